@@ -1,0 +1,52 @@
+"""Limber's numeric core: numpy/scipy only, never bpy or mathutils.
+
+Usable without Blender: ``from core import Limb, PoseGoal, solve_limb``.
+"""
+
+from .errors import (
+    InvalidGoalError,
+    InvalidInputError,
+    InvalidLimbError,
+    InvalidLimitsError,
+    InvalidOrderError,
+    InvalidRotationError,
+    LimberError,
+    ShapeMismatchError,
+)
+from .limb import (
+    LIMIT_TOLERANCE,
+    REACH_TOLERANCE,
+    ROTATION_TOLERANCE,
+    EulerLimits,
+    Limb,
+    LimbLimits,
+    LimbSolution,
+    PoseGoal,
+    PositionGoal,
+    SwivelStrategy,
+    feasible_swivel,
+    solve_limb,
+)
+
+__all__ = [
+    "LimberError",
+    "InvalidInputError",
+    "InvalidLimbError",
+    "InvalidGoalError",
+    "InvalidLimitsError",
+    "InvalidRotationError",
+    "InvalidOrderError",
+    "ShapeMismatchError",
+    "EulerLimits",
+    "Limb",
+    "LimbLimits",
+    "LimbSolution",
+    "PoseGoal",
+    "PositionGoal",
+    "SwivelStrategy",
+    "feasible_swivel",
+    "solve_limb",
+    "LIMIT_TOLERANCE",
+    "REACH_TOLERANCE",
+    "ROTATION_TOLERANCE",
+]

@@ -1,0 +1,50 @@
+"""The one error hierarchy of ``core``.
+
+Every invalid input raises a subclass of :class:`LimberError` whose message names
+the offending value and what would be valid.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LimberError",
+    "InvalidInputError",
+    "InvalidLimbError",
+    "InvalidGoalError",
+    "InvalidLimitsError",
+    "InvalidRotationError",
+    "InvalidOrderError",
+    "ShapeMismatchError",
+]
+
+
+class LimberError(Exception):
+    """Base class of every error raised by ``core``."""
+
+
+class InvalidInputError(LimberError, ValueError):
+    """An argument is malformed: wrong shape, non-finite, out of range."""
+
+
+class InvalidLimbError(InvalidInputError):
+    """A :class:`~core.limb.Limb` cannot be built from the given geometry."""
+
+
+class InvalidGoalError(InvalidInputError):
+    """A goal is malformed (non-finite, not a rotation, wrong shape)."""
+
+
+class InvalidLimitsError(InvalidInputError):
+    """Joint limits are malformed (lower > upper, non-finite, wrong size)."""
+
+
+class InvalidRotationError(InvalidInputError):
+    """A matrix that must be a rotation is not orthonormal with det +1."""
+
+
+class InvalidOrderError(InvalidInputError):
+    """An Euler order string is not one of Blender's six orders."""
+
+
+class ShapeMismatchError(InvalidInputError):
+    """Batched inputs have leading batch shapes that do not agree."""

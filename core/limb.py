@@ -1,0 +1,1444 @@
+"""Analytic inverse kinematics of a 7-DOF limb (Tolani, Goswami & Badler 2000, §3.1–3.2).
+
+The chain is Tolani's Eq. (3), extended by an end-effector transform E::
+
+    G = T1(R1) · A · T_k(θ4) · B · T2(R2) · E
+
+with R1 the shoulder (hip) rotation, θ4 the elbow (knee) hinge angle about the unit axis
+``k`` of the elbow's proximal frame, R2 the wrist (ankle) rotation and E the fixed wrist →
+end-effector transform. Everything is expressed in the *shoulder frame*: the frame in
+which R1 acts, with the shoulder joint at its origin. Units: metres and radians.
+
+For a reachable goal the solution set is a circle: the elbow may swivel about the
+shoulder–wrist axis n̂ by the *swivel angle* φ (§3.2.2, Eq. 6), measured from the
+projection of ``Limb.swivel_reference`` (Tolani's â) onto the circle's plane, positive by
+the right-hand rule about n̂. Joint limits turn into a set of feasible φ intervals, found
+analytically (§3.2.4) and from which φ is chosen by a :class:`SwivelStrategy`.
+
+Conventions: rotation matrices act on column vectors; Euler angles follow Blender
+(component order (x, y, z), order string ``'XYZ'`` meaning R = Rz·Ry·Rx).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _vec as V
+from .errors import (
+    InvalidGoalError,
+    InvalidLimbError,
+    InvalidLimitsError,
+    ShapeMismatchError,
+)
+from .rotations import (
+    angle_in_range,
+    check_order,
+    check_rotation,
+    euler_spec,
+    euler_to_matrix,
+    matrix_to_euler_families,
+)
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+__all__ = [
+    "EulerLimits",
+    "LimbLimits",
+    "Limb",
+    "PositionGoal",
+    "PoseGoal",
+    "SwivelStrategy",
+    "LimbSolution",
+    "solve_limb",
+    "feasible_swivel",
+    "ROTATION_TOLERANCE",
+    "LIMIT_TOLERANCE",
+    "REACH_TOLERANCE",
+]
+
+#: Max |RᵀR − I| accepted for an input rotation matrix.
+ROTATION_TOLERANCE = 1e-6
+#: Slack (rad) when testing a joint angle against its limits.
+LIMIT_TOLERANCE = 1e-9
+#: A goal counts as reached when the position error is at most this × limb length and the
+#: orientation error at most this (rad).
+REACH_TOLERANCE = 1e-9
+# Lengths below this × limb length are treated as zero (degenerate directions).
+_EPS_LEN = 1e-9
+_TINY = 1e-300
+
+
+# --------------------------------------------------------------------------------------
+# Input validation helpers
+# --------------------------------------------------------------------------------------
+
+
+def _finite_array(value: ArrayLike, name: str, error: type[Exception]) -> FloatArray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise error(f"{name} must be numeric, got {value!r}") from exc
+    if not np.all(np.isfinite(arr)):
+        raise error(f"{name} must be finite, got {arr!r}")
+    return arr
+
+
+def _transform(value: ArrayLike, name: str) -> FloatArray:
+    m = _finite_array(value, name, InvalidLimbError)
+    if m.shape != (4, 4):
+        raise InvalidLimbError(f"{name} must be a 4×4 transform, got shape {m.shape}")
+    if np.max(np.abs(m[3] - (0.0, 0.0, 0.0, 1.0))) > 1e-12:
+        raise InvalidLimbError(f"{name} must have bottom row (0, 0, 0, 1), got {m[3]!r}")
+    check_rotation(m[:3, :3], tol=ROTATION_TOLERANCE, name=f"{name}[:3, :3]", error=InvalidLimbError)
+    m = m.copy()
+    m.setflags(write=False)
+    return m
+
+
+def _unit(value: ArrayLike, name: str, error: type[Exception]) -> FloatArray:
+    v = _finite_array(value, name, error)
+    if v.shape != (3,):
+        raise error(f"{name} must be a 3-vector, got shape {v.shape}")
+    n = float(np.linalg.norm(v))
+    if n < 1e-12:
+        raise error(f"{name} must be a non-zero vector, got {v!r}")
+    out = v / n
+    out.setflags(write=False)
+    return out
+
+
+def _batch_of(arr: FloatArray, core_ndim: int, name: str) -> int | None:
+    """Leading batch size (None for a single value) of an array with ``core_ndim`` dims."""
+    if arr.ndim == core_ndim:
+        return None
+    if arr.ndim == core_ndim + 1:
+        return int(arr.shape[0])
+    raise InvalidGoalError(
+        f"{name} must have shape {'(3,)' if core_ndim == 1 else '(3, 3)'} or a leading "
+        f"batch axis, got shape {arr.shape}"
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Limits
+# --------------------------------------------------------------------------------------
+
+
+def _angle_bounds(
+    value: Sequence[float | None] | ArrayLike | None, default: float, name: str
+) -> tuple[float, float, float]:
+    if value is None:
+        return (default, default, default)
+    items = list(value)  # type: ignore[arg-type]
+    if len(items) != 3:
+        raise InvalidLimitsError(f"{name} must have 3 angles (x, y, z), got {value!r}")
+    out = []
+    for v in items:
+        f = default if v is None else float(v)
+        if math.isnan(f):
+            raise InvalidLimitsError(f"{name} must not contain NaN, got {value!r}")
+        out.append(f)
+    return (out[0], out[1], out[2])
+
+
+@dataclass(frozen=True)
+class EulerLimits:
+    """Limits on a spherical joint's Euler angles.
+
+    Attributes:
+        order: Blender Euler order string ('XYZ', 'XZY', 'YXZ', 'YZX', 'ZXY', 'ZYX');
+            'XYZ' means R = Rz·Ry·Rx. Default 'XYZ'.
+        lower, upper: per-angle bounds in radians, in component order (x, y, z) whatever
+            the order string (like ``bone.rotation_euler``). ``None`` or ±inf leaves an
+            angle free, as does a range of 2π or more. Ranges may extend past ±π (e.g.
+            lower = 2.5, upper = 4.0 wraps around π): an angle a is within limits when
+            some a + 2πk lies in [lower, upper].
+
+    Raises:
+        InvalidOrderError: unknown order. InvalidLimitsError: lower > upper, NaN, not 3.
+    """
+
+    order: str = "XYZ"
+    lower: tuple[float, float, float] | Sequence[float | None] | None = None
+    upper: tuple[float, float, float] | Sequence[float | None] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "order", check_order(self.order))
+        lo = _angle_bounds(self.lower, -math.inf, "EulerLimits.lower")
+        hi = _angle_bounds(self.upper, math.inf, "EulerLimits.upper")
+        for i in range(3):
+            if lo[i] > hi[i]:
+                raise InvalidLimitsError(
+                    f"EulerLimits angle {'xyz'[i]}: lower {lo[i]!r} > upper {hi[i]!r}; "
+                    "need lower <= upper"
+                )
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+
+    @property
+    def limited(self) -> tuple[bool, bool, bool]:
+        """Per angle (x, y, z): whether its range is narrower than a full turn."""
+        lo, hi = self.lower, self.upper
+        assert isinstance(lo, tuple) and isinstance(hi, tuple)
+        return tuple(bool(hi[i] - lo[i] < 2.0 * math.pi) for i in range(3))  # type: ignore[return-value]
+
+    def bounds(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        lo, hi = self.lower, self.upper
+        assert isinstance(lo, tuple) and isinstance(hi, tuple)
+        return lo, hi  # type: ignore[return-value]
+
+    def contains(self, angles: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
+        """Whether Euler angles (..., 3) lie within the limits (mod 2π, with slack ``tol``)."""
+        a = np.asarray(angles, dtype=np.float64)
+        lo, hi = self.bounds()
+        ok = np.ones(a.shape[:-1], dtype=bool)
+        for i, lim in enumerate(self.limited):
+            if lim:
+                ok &= angle_in_range(a[..., i], lo[i], hi[i], tol=tol)
+        return ok
+
+
+@dataclass(frozen=True)
+class LimbLimits:
+    """Joint limits of a limb; ``None`` means unlimited.
+
+    Attributes:
+        shoulder: :class:`EulerLimits` of R1 (shoulder / hip).
+        elbow: (lower, upper) radians of θ4, lower <= upper; may extend past ±π.
+        wrist: :class:`EulerLimits` of R2 (wrist / ankle).
+    """
+
+    shoulder: EulerLimits | None = None
+    elbow: tuple[float, float] | None = None
+    wrist: EulerLimits | None = None
+
+    def __post_init__(self) -> None:
+        if self.elbow is not None:
+            try:
+                lo, hi = (float(x) for x in self.elbow)
+            except (TypeError, ValueError) as exc:
+                raise InvalidLimitsError(
+                    f"LimbLimits.elbow must be (lower, upper) in radians, got {self.elbow!r}"
+                ) from exc
+            if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+                raise InvalidLimitsError(
+                    f"LimbLimits.elbow must be finite with lower <= upper, got {self.elbow!r}"
+                )
+            object.__setattr__(self, "elbow", (lo, hi) if hi - lo < 2 * math.pi else None)
+        for name in ("shoulder", "wrist"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, EulerLimits):
+                raise InvalidLimitsError(
+                    f"LimbLimits.{name} must be an EulerLimits or None, got {v!r}"
+                )
+
+    def elbow_contains(self, angle: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
+        if self.elbow is None:
+            return np.ones(np.shape(angle), dtype=bool)
+        return angle_in_range(np.asarray(angle, dtype=np.float64), *self.elbow, tol=tol)
+
+
+# --------------------------------------------------------------------------------------
+# Limb
+# --------------------------------------------------------------------------------------
+
+
+class _Consts:
+    """Derived constants of a limb, as Python floats (for the scalar kernel)."""
+
+    def __init__(self, a: FloatArray, b: FloatArray, k: FloatArray, eff: FloatArray) -> None:
+        self.Ra: V.Mat = V.mat_of(a[:3, :3])
+        self.Rb: V.Mat = V.mat_of(b[:3, :3])
+        self.ta: V.Vec = V.vec_of(a[:3, 3])
+        self.tb: V.Vec = V.vec_of(b[:3, 3])
+        self.k: V.Vec = V.vec_of(k)
+        self.RE: V.Mat = V.mat_of(eff[:3, :3])
+        self.tE: V.Vec = V.vec_of(eff[:3, 3])
+        self.ta_l = V.mtv(self.Ra, self.ta)  # ta in the elbow's proximal frame
+        self.kta = V.dot(self.k, self.ta_l)
+        self.ta2 = V.dot(self.ta, self.ta)
+        self.L1 = math.sqrt(self.ta2)
+        self.L2 = math.sqrt(V.dot(self.tb, self.tb))
+        self.length = self.L1 + self.L2 + math.sqrt(V.dot(self.tE, self.tE))
+        # Ra·Rθ·Rb = C0 + cosθ·C1 + sinθ·C2 (Rodrigues about k).
+        ra = a[:3, :3]
+        rb = b[:3, :3]
+        kk = np.outer(k, k)
+        kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+        self.C0: V.Mat = V.mat_of(ra @ kk @ rb)
+        self.C1: V.Mat = V.mat_of(ra @ (np.eye(3) - kk) @ rb)
+        self.C2: V.Mat = V.mat_of(ra @ kx @ rb)
+        # A unit vector ⊥ ta (fallback shoulder–wrist axis when the wrist sits on the shoulder).
+        t = np.asarray(a[:3, 3])
+        helper = np.eye(3)[int(np.argmin(np.abs(t)))]
+        p = np.cross(t, helper)
+        self.ta_perp: V.Vec = V.vec_of(p / np.linalg.norm(p))
+
+
+@dataclass(frozen=True, eq=False)
+class Limb:
+    """A 7-DOF limb: spherical shoulder, hinge elbow, spherical wrist (Tolani §3.1).
+
+    Attributes:
+        a: 4×4, shoulder joint's distal frame → elbow joint's proximal frame (Tolani's A).
+            Its translation (the upper-arm segment, metres) must be non-zero.
+        b: 4×4, elbow joint's distal frame → wrist joint's proximal frame (Tolani's B).
+            Its translation (the forearm) must be non-zero.
+        elbow_axis: unit hinge axis in the elbow's proximal frame; default (0, 1, 0) as in
+            the paper. Any axis works (Eq. 5 is solved in general, §3.2.1) except one that
+            cannot change the shoulder–wrist distance.
+        effector: 4×4, wrist distal frame → end effector (Tolani's E); default identity.
+        limits: :class:`LimbLimits` or None (no limits).
+        swivel_reference: unit vector in the shoulder frame (Tolani's â); φ = 0 puts the
+            elbow on its side of the shoulder–wrist axis. Default: derived so that the
+            bent zero pose has φ = 0; for a straight zero pose, the side the elbow moves to
+            when it starts bending (positive θ4, or toward the elbow limits' middle).
+
+    Raises:
+        InvalidLimbError: non-finite values, non-rigid transforms (rotation part off by more
+            than ``ROTATION_TOLERANCE``), zero-length segments, zero or ineffective hinge axis.
+        InvalidLimitsError: ``limits`` not a LimbLimits.
+    """
+
+    a: ArrayLike
+    b: ArrayLike
+    elbow_axis: ArrayLike = (0.0, 1.0, 0.0)
+    effector: ArrayLike = field(default_factory=lambda: np.eye(4))
+    limits: LimbLimits | None = None
+    swivel_reference: ArrayLike | None = None
+    _c: _Consts = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        a = _transform(self.a, "Limb.a")
+        b = _transform(self.b, "Limb.b")
+        eff = _transform(self.effector, "Limb.effector")
+        k = _unit(self.elbow_axis, "Limb.elbow_axis", InvalidLimbError)
+        for name, t in (("Limb.a", a), ("Limb.b", b)):
+            if np.linalg.norm(t[:3, 3]) < 1e-9:
+                raise InvalidLimbError(
+                    f"{name} translation (segment length) must be non-zero, got {t[:3, 3]!r}"
+                )
+        if self.limits is not None and not isinstance(self.limits, LimbLimits):
+            raise InvalidLimitsError(f"Limb.limits must be LimbLimits or None, got {self.limits!r}")
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "b", b)
+        object.__setattr__(self, "effector", eff)
+        object.__setattr__(self, "elbow_axis", k)
+        c = _Consts(a, b, k, eff)
+        # The hinge must be able to change the shoulder–wrist distance (Eq. 5: r > 0).
+        ktb = V.dot(c.k, c.tb)
+        r = math.hypot(V.dot(c.ta_l, c.tb) - c.kta * ktb, V.dot(c.ta_l, V.cross(c.k, c.tb)))
+        if r < 1e-9 * c.L1 * c.L2:
+            raise InvalidLimbError(
+                f"Limb.elbow_axis {k!r} cannot change the shoulder-wrist distance (it is "
+                "parallel to the upper arm or the forearm); choose an axis across the limb"
+            )
+        object.__setattr__(self, "_c", c)
+        if self.swivel_reference is None:
+            ref = _default_reference(c, self.limits)
+        else:
+            ref = _unit(self.swivel_reference, "Limb.swivel_reference", InvalidLimbError)
+        ref.setflags(write=False)
+        object.__setattr__(self, "swivel_reference", ref)
+
+    # -- forward kinematics ------------------------------------------------------------
+
+    @property
+    def length(self) -> float:
+        """|A translation| + |B translation| + |E translation| (m)."""
+        return self._c.length
+
+    def _elbow_rot(self, elbow: FloatArray) -> FloatArray:
+        c = self._c
+        cc = np.asarray(c.C0)
+        return cc + np.cos(elbow)[..., None, None] * np.asarray(c.C1) + np.sin(elbow)[
+            ..., None, None
+        ] * np.asarray(c.C2)
+
+    def forward(self, shoulder: ArrayLike, elbow: ArrayLike, wrist: ArrayLike) -> FloatArray:
+        """Effector frame (…, 4, 4) in the shoulder frame: T1·A·T_k(θ4)·B·T2·E (Eq. 3).
+
+        Args:
+            shoulder: R1, rotation(s) (…, 3, 3). elbow: θ4 (…) radians.
+            wrist: R2, rotation(s) (…, 3, 3). Leading axes broadcast.
+        """
+        r1 = np.asarray(shoulder, dtype=np.float64)
+        r2 = np.asarray(wrist, dtype=np.float64)
+        th = np.asarray(elbow, dtype=np.float64)
+        a = np.asarray(self.a)
+        b = np.asarray(self.b)
+        e = np.asarray(self.effector)
+        m = self._elbow_rot(th)  # Ra Rθ Rb
+        rot_w = r1 @ m @ r2
+        p_w = r1 @ (a[:3, 3] + (a[:3, :3] @ _hinge(self.elbow_axis, th) @ b[:3, 3][:, None])[..., 0])[
+            ..., None
+        ]
+        shape = np.broadcast_shapes(rot_w.shape[:-2], p_w.shape[:-2])
+        out = np.zeros(shape + (4, 4))
+        out[..., :3, :3] = rot_w @ e[:3, :3]
+        out[..., :3, 3] = p_w[..., 0] + (rot_w @ e[:3, 3])
+        out[..., 3, 3] = 1.0
+        return out
+
+    def elbow_position(self, shoulder: ArrayLike) -> FloatArray:
+        """Elbow joint centre (…, 3) in the shoulder frame: R1 · tA."""
+        r1 = np.asarray(shoulder, dtype=np.float64)
+        return r1 @ np.asarray(self.a)[:3, 3]
+
+    def wrist_position(self, shoulder: ArrayLike, elbow: ArrayLike) -> FloatArray:
+        """Wrist joint centre (…, 3) in the shoulder frame: R1 (tA + RA Rθ tB)."""
+        r1 = np.asarray(shoulder, dtype=np.float64)
+        th = np.asarray(elbow, dtype=np.float64)
+        a = np.asarray(self.a)
+        b = np.asarray(self.b)
+        local = a[:3, 3] + (a[:3, :3] @ _hinge(self.elbow_axis, th) @ b[:3, 3][:, None])[..., 0]
+        return (r1 @ local[..., None])[..., 0]
+
+
+def _hinge(axis: ArrayLike, angle: FloatArray) -> FloatArray:
+    k = np.asarray(axis, dtype=np.float64)
+    kk = np.outer(k, k)
+    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    c = np.cos(angle)[..., None, None]
+    s = np.sin(angle)[..., None, None]
+    out: FloatArray = kk + c * (np.eye(3) - kk) + s * kx
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Goals
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PositionGoal:
+    """The end-effector point goes to ``position`` (m, shoulder frame), shape (3,) or (N, 3).
+
+    Raises InvalidGoalError for non-finite values or a bad shape.
+    """
+
+    position: ArrayLike
+
+    def __post_init__(self) -> None:
+        p = _finite_array(self.position, "PositionGoal.position", InvalidGoalError)
+        n = _batch_of(p, 1, "PositionGoal.position")
+        if p.shape[-1] != 3:
+            raise InvalidGoalError(f"PositionGoal.position must end in 3, got {p.shape}")
+        object.__setattr__(self, "position", p)
+        object.__setattr__(self, "_n", n)
+
+
+@dataclass(frozen=True, eq=False)
+class PoseGoal:
+    """The effector frame goes to (``position``, ``rotation``) in the shoulder frame.
+
+    Attributes:
+        position: (3,) or (N, 3), metres.
+        rotation: (3, 3) or (N, 3, 3) rotation matrix; orthonormal to ``ROTATION_TOLERANCE``.
+
+    Raises InvalidGoalError for non-finite values, bad shapes, non-rotations, or batch
+    sizes that differ between position and rotation (ShapeMismatchError).
+    """
+
+    position: ArrayLike
+    rotation: ArrayLike
+
+    def __post_init__(self) -> None:
+        p = _finite_array(self.position, "PoseGoal.position", InvalidGoalError)
+        r = _finite_array(self.rotation, "PoseGoal.rotation", InvalidGoalError)
+        n_p = _batch_of(p, 1, "PoseGoal.position")
+        n_r = _batch_of(r, 2, "PoseGoal.rotation")
+        if p.shape[-1] != 3 or r.shape[-2:] != (3, 3):
+            raise InvalidGoalError(
+                f"PoseGoal needs position (…, 3) and rotation (…, 3, 3), got {p.shape}, {r.shape}"
+            )
+        if n_p != n_r:
+            raise ShapeMismatchError(
+                f"PoseGoal position batch {n_p} and rotation batch {n_r} must agree"
+            )
+        check_rotation(r, tol=ROTATION_TOLERANCE, name="PoseGoal.rotation", error=InvalidGoalError)
+        object.__setattr__(self, "position", p)
+        object.__setattr__(self, "rotation", r)
+        object.__setattr__(self, "_n", n_p)
+
+
+Goal = PositionGoal | PoseGoal
+
+
+class SwivelStrategy(Enum):
+    """How φ is chosen from the feasible intervals when limits are set (§3.2.4)."""
+
+    #: The feasible φ nearest the desired one (``swivel``, ``elbow_target`` or 0).
+    CLOSEST = "closest"
+    #: The midpoint of the largest feasible interval (clearance from the limits).
+    MIDPOINT = "midpoint"
+
+
+#: A callable strategy: maps joint angles (M, 7) → (M,) cost; columns are the shoulder
+#: Euler angles (x, y, z in the shoulder limits' order, 'XYZ' if none), θ4, and the wrist
+#: Euler angles likewise — the family within limits where there is one.
+Objective = Callable[[FloatArray], FloatArray]
+
+
+# --------------------------------------------------------------------------------------
+# Solution
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class LimbSolution:
+    """Result of :func:`solve_limb`; arrays gain a leading axis N for batched goals.
+
+    Attributes:
+        shoulder: R1 (3, 3). elbow: θ4 (rad). wrist: R2 (3, 3).
+        swivel: φ (rad, in [-π, π)).
+        reachable: the goal was attained: position error ≤ REACH_TOLERANCE × limb length
+            and orientation error ≤ REACH_TOLERANCE rad.
+        within_limits: every joint within its limits (± LIMIT_TOLERANCE).
+        position_error: |FK effector position − goal position| (m), from forward kinematics.
+        orientation_error: angle (rad) between the FK effector frame and the goal's (0 for
+            position goals).
+        feasible_swivel: the φ set satisfying every limit, as (lo, hi) intervals with
+            lo ∈ [-π, π) and lo < hi ≤ lo + 2π (an interval through π has hi > π; the whole
+            circle is ((-π, π),)); ``((-π, π),)`` without limits; ``()`` when empty. For a
+            batch: an (N, K, 2) array padded with NaN.
+    """
+
+    shoulder: FloatArray
+    elbow: Any
+    wrist: FloatArray
+    swivel: Any
+    reachable: Any
+    within_limits: Any
+    position_error: Any
+    orientation_error: Any
+    feasible_swivel: Any
+
+    def __len__(self) -> int:
+        if np.ndim(self.elbow) == 0:
+            raise TypeError("a single LimbSolution has no len()")
+        return int(np.shape(self.elbow)[0])
+
+    def __getitem__(self, i: int) -> LimbSolution:
+        """Element ``i`` of a batched solution, as a single solution."""
+        fs = self.feasible_swivel[i]
+        return LimbSolution(
+            shoulder=self.shoulder[i],
+            elbow=float(self.elbow[i]),
+            wrist=self.wrist[i],
+            swivel=float(self.swivel[i]),
+            reachable=bool(self.reachable[i]),
+            within_limits=bool(self.within_limits[i]),
+            position_error=float(self.position_error[i]),
+            orientation_error=float(self.orientation_error[i]),
+            feasible_swivel=tuple((float(a), float(b)) for a, b in fs if not math.isnan(a)),
+        )
+
+
+# --------------------------------------------------------------------------------------
+# The kernel: θ4, the elbow circle and the reference frames (§3.2.1–3.2.3)
+# --------------------------------------------------------------------------------------
+
+
+class _Circle:
+    """θ4, the rest triangle frame (x_r, y_r, z_r) and the goal frame (n, u, v)."""
+
+    __slots__ = ("theta", "x_r", "y_r", "z_r", "n", "u", "v", "w0", "ep", "erad", "rw0", "rg")
+
+
+def _bend_direction(
+    ops: V.Ops, c: _Consts, x_r: V.Vec, ep: Any, rt: V.Vec, sigma: Any
+) -> V.Vec:
+    """Unit bend direction ⊥ x_r for a straight (or folded) limb.
+
+    The limit, as the limb starts to bend in the direction ``sigma`` of θ4, of the
+    direction from the shoulder–wrist axis to the elbow: −sign(e·x_r)·σ·(∂w/∂θ4)⊥.
+    """
+    dw = V.mv(c.Ra, V.cross(c.k, rt))
+    dwp = V.axpy(-V.dot(dw, x_r), x_r, dw)
+    nl = ops.sqrt(V.dot(dwp, dwp))
+    s = -ops.sign(ep) * sigma / ops.maximum(nl, _TINY)
+    return V.scale(dwp, s)
+
+
+def _default_reference(c: _Consts, limits: LimbLimits | None) -> FloatArray:
+    """â such that the zero pose has φ = 0 (see :class:`Limb`)."""
+    ops = V.ScalarOps
+    w0 = V.add(c.ta, V.mv(c.Ra, c.tb))
+    rw0 = math.sqrt(V.dot(w0, w0))
+    if rw0 < _EPS_LEN * c.length:
+        return np.array(c.ta_perp)
+    x_r = V.scale(w0, 1.0 / rw0)
+    ep = V.dot(c.ta, x_r)
+    eperp = V.axpy(-ep, x_r, c.ta)
+    erad = math.sqrt(V.dot(eperp, eperp))
+    if erad > _EPS_LEN * c.L1:
+        return np.array(V.scale(eperp, 1.0 / erad))
+    sigma = 1.0
+    if limits is not None and limits.elbow is not None:
+        mid = 0.5 * (limits.elbow[0] + limits.elbow[1])
+        sigma = -1.0 if V.wrap(mid) < 0.0 else 1.0
+    # A straight zero pose is stretched when ep > 0 (then bending toward σ), folded otherwise.
+    sigma = sigma if ep > 0.0 else -sigma
+    return np.array(_bend_direction(ops, c, x_r, ep, c.tb, sigma))
+
+
+def _circle(
+    ops: V.Ops,
+    c: _Consts,
+    wg: V.Vec,
+    tbe: V.Vec,
+    aref: V.Vec,
+    elbow: tuple[float, float] | None,
+) -> _Circle:
+    """Solve θ4 (Eq. 5) and set up the elbow circle (Eq. 6) and triangle frames (Eq. 7).
+
+    ``wg``: the goal of the chain's terminal point (wrist for pose goals, effector point
+    for position goals); ``tbe``: that point in the elbow's distal frame. Out-of-reach
+    goals clamp cos(θ4 − δ) to ±1: fully stretched or folded, aimed at the goal.
+    """
+    k = c.k
+    ktb = V.dot(k, tbe)
+    kxtb = V.cross(k, tbe)
+    # 2 taᵀ Ra Rθ tb = |wg|² − |ta|² − |tb|², i.e. a cosθ + b sinθ = rhs  (Eq. 5)
+    a = V.dot(c.ta_l, tbe) - c.kta * ktb
+    b = V.dot(c.ta_l, kxtb)
+    d2 = V.dot(wg, wg)
+    rhs = 0.5 * (d2 - c.ta2 - V.dot(tbe, tbe)) - c.kta * ktb
+    r = ops.sqrt(a * a + b * b)
+    delta = ops.atan2(b, a)
+    beta = ops.acos(rhs / ops.maximum(r, _TINY))
+    t_plus = V.wrap(delta + beta)
+    if elbow is None:
+        theta = t_plus
+        plus: Any = True if not ops.batched else np.ones(np.shape(t_plus), dtype=bool)
+    else:
+        theta, plus = _pick_root(ops, t_plus, V.wrap(delta - beta), elbow)
+    # σ: which way θ4 moves away from the straight (β = 0) or folded (β = π) pose.
+    sigma = ops.where(plus, 1.0, -1.0) * ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
+
+    cth = ops.cos(theta)
+    sth = ops.sin(theta)
+    omc = ktb * (1.0 - cth)
+    rt = (
+        tbe[0] * cth + kxtb[0] * sth + k[0] * omc,
+        tbe[1] * cth + kxtb[1] * sth + k[1] * omc,
+        tbe[2] * cth + kxtb[2] * sth + k[2] * omc,
+    )
+    w0 = V.add(c.ta, V.mv(c.Ra, rt))
+    rw0 = ops.sqrt(V.dot(w0, w0))
+    eps = _EPS_LEN * c.length
+    x_r = ops.lazy(rw0 > eps, lambda: V.scale(w0, 1.0 / ops.maximum(rw0, _TINY)), lambda: c.ta_perp)
+    ep = V.dot(c.ta, x_r)
+    eperp = V.axpy(-ep, x_r, c.ta)
+    erad = ops.sqrt(V.dot(eperp, eperp))
+    y_r = ops.lazy(
+        erad > _EPS_LEN * c.L1,
+        lambda: V.scale(eperp, 1.0 / ops.maximum(erad, _TINY)),
+        lambda: _bend_direction(ops, c, x_r, ep, rt, sigma),
+    )
+    z_r = V.cross(x_r, y_r)
+
+    rg = ops.sqrt(d2)
+    n = ops.lazy(rg > eps, lambda: V.scale(wg, 1.0 / ops.maximum(rg, _TINY)), lambda: x_r)
+    ap = V.axpy(-V.dot(aref, n), n, aref)
+    al = ops.sqrt(V.dot(ap, ap))
+
+    def fallback_u() -> V.Vec:
+        yp = V.axpy(-V.dot(y_r, n), n, y_r)
+        zp = V.axpy(-V.dot(z_r, n), n, z_r)
+        yl = V.dot(yp, yp)
+        p = ops.lazy(yl >= 0.5, lambda: yp, lambda: zp)
+        pl = ops.sqrt(V.dot(p, p))
+        return V.scale(p, 1.0 / pl)
+
+    u = ops.lazy(al > 1e-9, lambda: V.scale(ap, 1.0 / ops.maximum(al, _TINY)), fallback_u)
+    out = _Circle()
+    out.theta, out.x_r, out.y_r, out.z_r = theta, x_r, y_r, z_r
+    out.n, out.u, out.v = n, u, V.cross(n, u)
+    out.w0, out.ep, out.erad, out.rw0, out.rg = w0, ep, erad, rw0, rg
+    return out
+
+
+def _pick_root(
+    ops: V.Ops, t_plus: Any, t_minus: Any, elbow: tuple[float, float]
+) -> tuple[Any, Any]:
+    """θ4 root rule with elbow limits (lo, hi), depending on the limits only.
+
+    The root inside the limits; if both are, the one nearer (circularly) the limits'
+    middle, ties to the + root; if neither, the limit nearest (circularly) to a root
+    (the goal then is not reached). Returns (θ4, whether the + root's side was taken).
+    """
+    lo, hi = elbow
+    mid = 0.5 * (lo + hi)
+
+    def inside(t: Any) -> Any:
+        d = (t - lo) % V.TAU
+        return (d <= hi - lo + LIMIT_TOLERANCE) | (d >= V.TAU - LIMIT_TOLERANCE)
+
+    in_p = inside(t_plus)
+    in_m = inside(t_minus)
+    d_p = abs(V.wrap(t_plus - mid))
+    d_m = abs(V.wrap(t_minus - mid))
+    take_plus = in_p & ops.where(in_m, d_p <= d_m, True)
+    neither = ops.not_(in_p | in_m)
+    d_lo = ops.where(abs(V.wrap(t_plus - lo)) < abs(V.wrap(t_minus - lo)), t_plus, t_minus)
+    dist_lo = ops.maximum(-abs(V.wrap(t_plus - lo)), -abs(V.wrap(t_minus - lo)))
+    dist_hi = ops.maximum(-abs(V.wrap(t_plus - hi)), -abs(V.wrap(t_minus - hi)))
+    clamped = ops.where(dist_lo >= dist_hi, lo, hi)
+    del d_lo
+    theta = ops.where(neither, clamped, ops.where(take_plus, t_plus, t_minus))
+    plus = ops.where(neither, abs(V.wrap(t_plus - clamped)) <= abs(V.wrap(t_minus - clamped)), take_plus)
+    return theta, plus
+
+
+def _shoulder_at(ops: V.Ops, ci: _Circle, phi: Any) -> V.Mat:
+    """R1(φ) = [n, yφ, zφ]·[x_r, y_r, z_r]ᵀ (Eq. 7), yφ = cosφ û + sinφ v̂."""
+    cp = ops.cos(phi)
+    sp = ops.sin(phi)
+    u, v = ci.u, ci.v
+    y_phi = (cp * u[0] + sp * v[0], cp * u[1] + sp * v[1], cp * u[2] + sp * v[2])
+    z_phi = (cp * v[0] - sp * u[0], cp * v[1] - sp * u[1], cp * v[2] - sp * u[2])
+    return V.frame_product((ci.n, y_phi, z_phi), (ci.x_r, ci.y_r, ci.z_r))
+
+
+def _elbow_matrix(ops: V.Ops, c: _Consts, theta: Any) -> V.Mat:
+    """Ra·Rθ·Rb."""
+    ct = ops.cos(theta)
+    st = ops.sin(theta)
+    return tuple(  # type: ignore[return-value]
+        tuple(c.C0[i][j] + ct * c.C1[i][j] + st * c.C2[i][j] for j in range(3))
+        for i in range(3)
+    )
+
+
+def _desired_swivel(ci: _Circle, swivel: Any, elbow_target: V.Vec | None, ops: V.Ops) -> Any:
+    """φ_d: the given swivel, or the one nearest the elbow target (§3.2.2), or 0."""
+    if elbow_target is not None:
+        p = V.axpy(-ci.ep, ci.n, elbow_target)  # e_d − c, c = (e·x_r) n̂
+        return ops.atan2(V.dot(p, ci.v), V.dot(p, ci.u))
+    if swivel is not None:
+        return V.wrap(swivel)
+    return 0.0
+
+
+class _Problem:
+    """A goal reduced to the chain's terminal point and, for pose goals, the wrist frame."""
+
+    __slots__ = ("wg", "tbe", "RW", "R2", "goal_p", "n")
+
+
+def _problem(limb: Limb, goal: Goal, wrist: Any, n: int | None) -> _Problem:
+    c = limb._c
+    pr = _Problem()
+    pr.n = n
+    if isinstance(goal, PoseGoal):
+        rg = V.mat_of(np.asarray(goal.rotation))
+        tg = V.vec_of(np.asarray(goal.position))
+        rw = V.mm(rg, V.transpose(c.RE))  # wrist frame: R_G R_Eᵀ
+        pr.RW = rw
+        pr.R2 = None
+        pr.wg = V.sub(tg, V.mv(rw, c.tE))
+        pr.tbe = c.tb
+        pr.goal_p = tg
+    else:
+        r2 = V.mat_of(wrist)
+        pr.RW = None
+        pr.R2 = r2
+        pr.tbe = V.add(c.tb, V.mv(c.Rb, V.mv(r2, c.tE)))
+        pr.wg = V.vec_of(np.asarray(goal.position))
+        pr.goal_p = pr.wg
+    if n is not None:  # broadcast constants to (N,) components
+        ones = np.ones(n)
+        pr.wg = tuple(x * ones for x in pr.wg)
+    return pr
+
+
+def _pose(
+    ops: V.Ops, c: _Consts, pr: _Problem, ci: _Circle, phi: Any
+) -> tuple[V.Mat, V.Mat, Any, Any]:
+    """R1, R2, position error and orientation error at swivel φ (errors from FK)."""
+    r1 = _shoulder_at(ops, ci, phi)
+    p = V.mv(r1, ci.w0)  # the terminal point, by forward kinematics
+    if pr.RW is None:
+        r2 = pr.R2
+        d = V.sub(p, pr.goal_p)
+        return r1, r2, ops.sqrt(V.dot(d, d)), 0.0 * ci.rg
+    n1 = V.mm(r1, _elbow_matrix(ops, c, ci.theta))
+    r2 = V.mtm(n1, pr.RW)
+    w_fk = V.mm(n1, r2)
+    d = V.sub(V.add(p, V.mv(w_fk, c.tE)), pr.goal_p)
+    return r1, r2, ops.sqrt(V.dot(d, d)), V.rotation_angle(w_fk, pr.RW, ops)
+
+
+# --------------------------------------------------------------------------------------
+# Feasible swivel intervals (§3.2.4)
+# --------------------------------------------------------------------------------------
+
+
+class _Coeffs:
+    """R(φ) = P + cosφ·Q + sinφ·S for one spherical joint, arrays (N, 3, 3)."""
+
+    __slots__ = ("P", "Q", "S")
+
+    def __init__(self, p: FloatArray, q: FloatArray, s: FloatArray) -> None:
+        self.P, self.Q, self.S = p, q, s
+
+    def at(self, phi: FloatArray) -> FloatArray:
+        """R at φ of shape (N, K) → (N, K, 3, 3)."""
+        cp = np.cos(phi)[..., None, None]
+        sp = np.sin(phi)[..., None, None]
+        return self.P[:, None] + cp * self.Q[:, None] + sp * self.S[:, None]  # type: ignore[no-any-return]
+
+    def entry(self, ij: tuple[int, int]) -> tuple[FloatArray, FloatArray, FloatArray]:
+        i, j = ij
+        return self.P[:, i, j], self.Q[:, i, j], self.S[:, i, j]
+
+
+def _outer(a: V.Vec, b: V.Vec) -> FloatArray:
+    return V.vec_array(a, len(a[0]))[:, :, None] * V.vec_array(b, len(b[0]))[:, None, :]  # type: ignore[no-any-return]
+
+
+def _joint_coeffs(c: _Consts, pr: _Problem, ci: _Circle) -> tuple[_Coeffs, _Coeffs]:
+    """Coefficients of R1(φ) and R2(φ) (§3.2.4: R1 = R0·Rφ and R2 = (R1 Ra Rθ Rb)⁻¹ Rg)."""
+    n = len(ci.theta)
+    p1 = _outer(ci.n, ci.x_r)
+    q1 = _outer(ci.u, ci.y_r) + _outer(ci.v, ci.z_r)
+    s1 = _outer(ci.v, ci.y_r) - _outer(ci.u, ci.z_r)
+    sh = _Coeffs(p1, q1, s1)
+    if pr.RW is None:
+        r2 = V.mat_array(pr.R2, None) if np.ndim(pr.R2[0][0]) == 0 else V.mat_array(pr.R2, n)
+        r2 = np.broadcast_to(r2, (n, 3, 3))
+        z = np.zeros((n, 3, 3))
+        return sh, _Coeffs(r2, z, z)
+    m = V.mat_array(_elbow_matrix(V.ArrayOps, c, ci.theta), n)
+    rw = V.mat_array(pr.RW, None) if np.ndim(pr.RW[0][0]) == 0 else V.mat_array(pr.RW, n)
+    mt = np.swapaxes(m, -1, -2)
+
+    def f(x: FloatArray) -> FloatArray:
+        return mt @ np.swapaxes(x, -1, -2) @ rw  # type: ignore[no-any-return]
+
+    return sh, _Coeffs(f(p1), f(q1), f(s1))
+
+
+def _sincos_roots(alpha: FloatArray, beta: FloatArray, gamma: FloatArray) -> FloatArray:
+    """Roots φ ∈ [-π, π) of α sinφ + β cosφ + γ = 0, shape (..., 2); NaN where none."""
+    r = np.hypot(alpha, beta)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = -gamma / r
+        base = np.arctan2(alpha, beta)
+        ok = (r > 1e-14) & (np.abs(ratio) <= 1.0)
+        off = np.arccos(np.clip(ratio, -1.0, 1.0))
+    roots = np.stack([V.wrap(base + off), V.wrap(base - off)], axis=-1)
+    return np.where(ok[..., None], roots, np.nan)  # type: ignore[no-any-return]
+
+
+def _joint_breakpoints(co: _Coeffs, lim: EulerLimits) -> list[FloatArray]:
+    """φ where an Euler angle of the joint meets a limit, or passes gimbal lock."""
+    spec = euler_spec(lim.order)
+    lo, hi = lim.bounds()
+    limited = lim.limited
+    out: list[FloatArray] = []
+    if not any(limited):
+        return out
+    P, Q, S = co.entry(spec.sin_entry)
+    sgn = spec.sin_sign
+    values = [1.0, -1.0]
+    if limited[spec.middle]:
+        values += [math.sin(lo[spec.middle]), math.sin(hi[spec.middle])]
+    for val in values:  # sin θm = sgn·R[sin_entry] = val
+        out.append(_sincos_roots(sgn * S, sgn * Q, sgn * P - val))
+    for idx, (ye, ys, xe, xs) in (
+        (spec.first, (spec.first_y, spec.first_y_sign, spec.first_x, spec.first_x_sign)),
+        (spec.last, (spec.last_y, spec.last_y_sign, spec.last_x, spec.last_x_sign)),
+    ):
+        if not limited[idx]:
+            continue
+        py, qy, sy = co.entry(ye)
+        px, qx, sx = co.entry(xe)
+        for ang in (lo[idx], hi[idx]):  # y cos(a) − x sin(a) = 0
+            ca, sa = math.cos(ang) * ys, math.sin(ang) * xs
+            out.append(_sincos_roots(ca * sy - sa * sx, ca * qy - sa * qx, ca * py - sa * px))
+    return out
+
+
+def _joint_ok(co: _Coeffs, lim: EulerLimits | None, phi: FloatArray) -> BoolArray:
+    """Whether some Euler family of the joint is within limits at φ (N, K)."""
+    if lim is None or not any(lim.limited):
+        return np.ones(phi.shape, dtype=bool)
+    fam = matrix_to_euler_families(co.at(phi), lim.order)  # (N, K, 2, 3)
+    ok: BoolArray = lim.contains(fam).any(axis=-1)
+    return ok
+
+
+class _Feasible:
+    """Merged feasible intervals, (N, R, 2) NaN-padded, for all limits and the shoulder alone."""
+
+    __slots__ = ("all", "shoulder")
+
+
+def _merge(bp: FloatArray, feas: BoolArray) -> FloatArray:
+    """Merge feasible segments [bp_k, bp_k+1] into intervals, wrap-around joined at ±π."""
+    n, k = feas.shape
+    false = np.zeros((n, 1), dtype=bool)
+    prev = np.concatenate([false, feas[:, :-1]], axis=1)
+    nxt = np.concatenate([feas[:, 1:], false], axis=1)
+    starts = feas & ~prev
+    ends = feas & ~nxt
+    lo = np.sort(np.where(starts, bp[:, :-1], np.nan), axis=1)
+    hi = np.sort(np.where(ends, bp[:, 1:], np.nan), axis=1)
+    nruns = starts.sum(axis=1)
+    last_seg = np.sum(~np.isnan(bp), axis=1) - 2
+    rows = np.arange(n)
+    wrapped = feas[:, 0] & feas[rows, np.maximum(last_seg, 0)] & (nruns >= 2)
+    if np.any(wrapped):
+        w = np.nonzero(wrapped)[0]
+        lastrun = nruns[w] - 1
+        lo[w, 0] = lo[w, lastrun]
+        hi[w, 0] = hi[w, 0] + V.TAU
+        lo[w, lastrun] = np.nan
+        hi[w, lastrun] = np.nan
+        order = np.argsort(lo, axis=1)
+        lo = np.take_along_axis(lo, order, axis=1)
+        hi = np.take_along_axis(hi, order, axis=1)
+    width = int(max(1, nruns.max(initial=0)))
+    return np.stack([lo[:, :width], hi[:, :width]], axis=-1)
+
+
+def _feasible(
+    limits: LimbLimits, sh: _Coeffs, wr: _Coeffs, theta: FloatArray
+) -> _Feasible:
+    """Feasible φ intervals (§3.2.4): (A1 ∪ A2) ∩ (B1 ∪ B2), and A1 ∪ A2 alone."""
+    n = len(theta)
+    roots: list[FloatArray] = []
+    if limits.shoulder is not None:
+        roots += _joint_breakpoints(sh, limits.shoulder)
+    if limits.wrist is not None:
+        roots += _joint_breakpoints(wr, limits.wrist)
+    ends = np.broadcast_to(np.array([-math.pi, math.pi]), (n, 2))
+    bp = np.sort(np.concatenate([r.reshape(n, -1) for r in roots] + [ends], axis=1), axis=1)
+    # Breakpoints past π come only from NaN padding (sorted last); -π duplicates are harmless.
+    lo_b, hi_b = bp[:, :-1], bp[:, 1:]
+    valid = (hi_b - lo_b) > 1e-13
+    mid = np.where(valid, 0.5 * (lo_b + hi_b), 0.0)
+    ok_sh = _joint_ok(sh, limits.shoulder, mid) & valid
+    ok_wr = _joint_ok(wr, limits.wrist, mid)
+    elbow_ok = limits.elbow_contains(theta)[:, None]
+    feas_sh = ok_sh & elbow_ok
+    feas = feas_sh & ok_wr
+    # A zero-length segment between two feasible ones must not split them.
+    for f in (feas, feas_sh):
+        prev = np.concatenate([f[:, :1], f[:, :-1]], axis=1)
+        nxt = np.concatenate([f[:, 1:], f[:, -1:]], axis=1)
+        gap = ~valid & ~np.isnan(lo_b) & ~np.isnan(hi_b) & prev & nxt
+        f |= gap
+    out = _Feasible()
+    out.all = _merge(bp, feas)
+    out.shoulder = _merge(bp, feas_sh)
+    return out
+
+
+def _closest(intervals: FloatArray, phi_d: FloatArray) -> tuple[FloatArray, BoolArray]:
+    """Per row, the φ in the intervals nearest φ_d (circularly); flag rows with none."""
+    lo, hi = intervals[..., 0], intervals[..., 1]
+    pd = phi_d[:, None]
+    inside = ((pd - lo) % V.TAU) <= (hi - lo)
+    d_lo = np.abs(V.wrap(pd - lo))
+    d_hi = np.abs(V.wrap(pd - hi))
+    cand = np.where(inside, pd, np.where(d_lo <= d_hi, lo, hi))
+    dist = np.where(inside, 0.0, np.minimum(d_lo, d_hi))
+    dist = np.where(np.isnan(lo), np.inf, dist)
+    j = np.argmin(dist, axis=1)
+    rows = np.arange(len(phi_d))
+    return V.wrap(cand[rows, j]), ~np.isnan(lo[:, 0])
+
+
+def _midpoint(intervals: FloatArray) -> tuple[FloatArray, BoolArray]:
+    """Per row, the midpoint of the largest interval."""
+    lo, hi = intervals[..., 0], intervals[..., 1]
+    length = np.where(np.isnan(lo), -1.0, hi - lo)
+    j = np.argmax(length, axis=1)
+    rows = np.arange(len(lo))
+    return V.wrap(0.5 * (lo[rows, j] + hi[rows, j])), ~np.isnan(lo[:, 0])
+
+
+def _angles_at(
+    limits: LimbLimits | None, sh: _Coeffs, wr: _Coeffs, theta: FloatArray, phi: FloatArray
+) -> FloatArray:
+    """Joint angles (N, K, 7) at φ (N, K): shoulder Euler, θ4, wrist Euler (see Objective)."""
+
+    def euler(co: _Coeffs, lim: EulerLimits | None) -> FloatArray:
+        fam = matrix_to_euler_families(co.at(phi), lim.order if lim else "XYZ")
+        if lim is None:
+            return fam[..., 0, :]  # type: ignore[no-any-return]
+        ok1 = lim.contains(fam[..., 0, :])
+        ok2 = lim.contains(fam[..., 1, :])
+        use2 = ~ok1 & ok2
+        return np.where(use2[..., None], fam[..., 1, :], fam[..., 0, :])  # type: ignore[no-any-return]
+
+    th = np.broadcast_to(theta[:, None], phi.shape)[..., None]
+    return np.concatenate(
+        [
+            euler(sh, limits.shoulder if limits else None),
+            th,
+            euler(wr, limits.wrist if limits else None),
+        ],
+        axis=-1,
+    )
+
+
+def _objective_swivel(
+    objective: Objective,
+    limits: LimbLimits | None,
+    sh: _Coeffs,
+    wr: _Coeffs,
+    theta: FloatArray,
+    intervals: FloatArray,
+    samples: int = 96,
+    iterations: int = 48,
+) -> tuple[FloatArray, BoolArray]:
+    """Minimise ``objective`` over the feasible φ set (§3.2.4, 1-D minimisation).
+
+    Dense sampling of the union of intervals (by arc length), then golden-section search
+    around the best sample inside its interval; vectorised over the batch.
+    """
+    n = len(theta)
+    lo, hi = intervals[..., 0], intervals[..., 1]
+    length = np.where(np.isnan(lo), 0.0, hi - lo)
+    has = length.sum(axis=1) > 0
+    cum = np.cumsum(length, axis=1)
+    total = cum[:, -1:]
+    t = (np.arange(samples) + 0.5) / samples * total  # (N, S)
+    j = np.minimum((t[:, :, None] >= cum[:, None, :]).sum(axis=2), length.shape[1] - 1)
+    start = np.take_along_axis(np.nan_to_num(lo), j, axis=1)
+    before = np.take_along_axis(np.concatenate([np.zeros((n, 1)), cum[:, :-1]], 1), j, axis=1)
+    phi = start + (t - before)
+
+    def cost(p: FloatArray) -> FloatArray:
+        ang = _angles_at(limits, sh, wr, theta, p)
+        return np.asarray(objective(ang.reshape(-1, 7)), dtype=np.float64).reshape(p.shape)
+
+    f = cost(phi)
+    best = np.argmin(f, axis=1)
+    rows = np.arange(n)
+    jb = j[rows, best]
+    seg_lo = np.nan_to_num(lo)[rows, jb]
+    seg_hi = np.nan_to_num(hi)[rows, jb]
+    step = total[:, 0] / samples
+    a = np.maximum(phi[rows, best] - step, seg_lo)
+    b = np.minimum(phi[rows, best] + step, seg_hi)
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    x1 = b - g * (b - a)
+    x2 = a + g * (b - a)
+    f1 = cost(x1[:, None])[:, 0]
+    f2 = cost(x2[:, None])[:, 0]
+    for _ in range(iterations):
+        left = f1 < f2
+        b = np.where(left, x2, b)
+        a = np.where(left, a, x1)
+        x2n = np.where(left, x1, a + g * (b - a))
+        x1n = np.where(left, b - g * (b - a), x2)
+        fnew = cost(np.where(left, x1n, x2n)[:, None])[:, 0]
+        f2 = np.where(left, f1, fnew)
+        f1 = np.where(left, fnew, f2 if False else f2)
+        f1 = np.where(left, fnew, f1)
+        x1, x2 = x1n, x2n
+    xm = 0.5 * (a + b)
+    fm = cost(xm[:, None])[:, 0]
+    choose = fm <= f[rows, best]
+    return V.wrap(np.where(choose, xm, phi[rows, best])), has
+
+
+# --------------------------------------------------------------------------------------
+# Unsolvable goals (§3.2.4 "Unsolvable problems")
+# --------------------------------------------------------------------------------------
+
+
+def _violation(fam: FloatArray, lim: EulerLimits) -> FloatArray:
+    """Total angular distance (rad) of Euler families (..., 2, 3) outside the limits; min over families."""
+    lo, hi = lim.bounds()
+    tot = np.zeros(fam.shape[:-1])
+    for i, on in enumerate(lim.limited):
+        if not on:
+            continue
+        d = (fam[..., i] - lo[i]) % V.TAU
+        width = hi[i] - lo[i]
+        outside = np.where(d <= width, 0.0, np.minimum(d - width, V.TAU - d))
+        tot = tot + outside
+    return tot.min(axis=-1)  # type: ignore[no-any-return]
+
+
+def _least_violating_swivel(sh: _Coeffs, lim: EulerLimits | None) -> float:
+    """φ minimising the shoulder's limit violation (dense sampling then golden refinement)."""
+    if lim is None:
+        return 0.0
+    phi = np.linspace(-math.pi, math.pi, 721)[None, :-1]
+    viol = _violation(matrix_to_euler_families(sh.at(phi), lim.order), lim)[0]
+    i = int(np.argmin(viol))
+    a, b = float(phi[0, i]) - math.pi / 360, float(phi[0, i]) + math.pi / 360
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(40):
+        x1, x2 = b - g * (b - a), a + g * (b - a)
+        f = _violation(matrix_to_euler_families(sh.at(np.array([[x1, x2]])), lim.order), lim)[0]
+        if f[0] < f[1]:
+            b = x2
+        else:
+            a = x1
+    return float(V.wrap(0.5 * (a + b)))
+
+
+def _unsolvable_pose(
+    limits: LimbLimits,
+    sh: _Coeffs,
+    m: FloatArray,
+    rw: FloatArray,
+    shoulder_intervals: FloatArray,
+) -> tuple[float, FloatArray]:
+    """One element: φ and R2 minimising the orientation error within the limits.
+
+    Position stays exact: φ ranges over the shoulder-feasible set A1 ∪ A2 (one bounded
+    search per interval) and the wrist's Euler angles over their limits (box bounds), the
+    objective being ‖R1(φ)·M·R2(θ5, θ6, θ7) − R_W‖²_F (L-BFGS-B, scipy). If no φ satisfies
+    the shoulder limits, φ minimises the shoulder's violation instead and only the wrist
+    is optimised.
+    """
+    from scipy.optimize import minimize
+
+    wlim = limits.wrist
+    order = wlim.order if wlim else "XYZ"
+    wlo, whi = wlim.bounds() if wlim else ((-np.inf,) * 3, (np.inf,) * 3)
+    bounds_w = [
+        (lo_, hi_) if (wlim and wlim.limited[i]) else (None, None)
+        for i, (lo_, hi_) in enumerate(zip(wlo, whi, strict=True))
+    ]
+
+    def r1_of(phi: float) -> FloatArray:
+        return sh.at(np.array([[phi]]))[0, 0]
+
+    def cost(x: FloatArray) -> float:
+        w = r1_of(float(x[0])) @ m @ euler_to_matrix(x[1:], order)
+        return float(np.sum((w - rw) ** 2))
+
+    def start_wrist(phi: float) -> FloatArray:
+        r2 = (r1_of(phi) @ m).T @ rw
+        fam = matrix_to_euler_families(r2, order)
+        best = fam[0]
+        if wlim is not None:
+            cl = [np.clip(f_, np.array(wlo), np.array(whi)) for f_ in fam]
+            best = min(cl, key=lambda x: float(np.sum((x - fam[0]) ** 2)))
+        return np.asarray(best)
+
+    intervals = [(a, b) for a, b in shoulder_intervals if not math.isnan(a)]
+    best_x: FloatArray | None = None
+    best_f = math.inf
+    if not intervals:
+        phi0 = _least_violating_swivel(sh, limits.shoulder)
+        res = minimize(
+            lambda x: cost(np.concatenate([[phi0], x])),
+            start_wrist(phi0),
+            method="L-BFGS-B",
+            bounds=bounds_w,
+        )
+        return phi0, euler_to_matrix(res.x, order)
+    for a, b in intervals:
+        for phi0 in np.linspace(a, b, 3)[[1, 0, 2]] if b - a > 1e-6 else [0.5 * (a + b)]:
+            x0 = np.concatenate([[phi0], start_wrist(float(phi0))])
+            res = minimize(cost, x0, method="L-BFGS-B", bounds=[(a, b), *bounds_w])
+            if res.fun < best_f:
+                best_f, best_x = float(res.fun), np.asarray(res.x)
+    assert best_x is not None
+    return float(V.wrap(best_x[0])), euler_to_matrix(best_x[1:], order)
+
+
+# --------------------------------------------------------------------------------------
+# Public entry points
+# --------------------------------------------------------------------------------------
+
+
+def _prepare(
+    limb: Limb, goal: Goal, wrist: ArrayLike | None, swivel: Any, elbow_target: Any
+) -> tuple[int | None, Any, Any, Any]:
+    if not isinstance(limb, Limb):
+        raise InvalidLimbError(f"limb must be a Limb, got {type(limb).__name__}")
+    if not isinstance(goal, PositionGoal | PoseGoal):
+        raise InvalidGoalError(
+            f"goal must be PositionGoal or PoseGoal, got {type(goal).__name__}"
+        )
+    n: int | None = goal._n  # type: ignore[attr-defined]
+    sizes = {"goal": n}
+    w = None
+    if isinstance(goal, PositionGoal):
+        w = np.eye(3) if wrist is None else _finite_array(wrist, "wrist", InvalidGoalError)
+        sizes["wrist"] = _batch_of(w, 2, "wrist")
+        if w.shape[-2:] != (3, 3):
+            raise InvalidGoalError(f"wrist must be a rotation (…, 3, 3), got shape {w.shape}")
+        check_rotation(w, tol=ROTATION_TOLERANCE, name="wrist", error=InvalidGoalError)
+    elif wrist is not None:
+        raise InvalidGoalError("wrist applies to PositionGoal only; a PoseGoal fixes the wrist")
+    sw = None
+    if swivel is not None:
+        sw = _finite_array(swivel, "swivel", InvalidGoalError)
+        if sw.ndim > 1:
+            raise InvalidGoalError(f"swivel must be a scalar or shape (N,), got {sw.shape}")
+        sizes["swivel"] = None if sw.ndim == 0 else int(sw.shape[0])
+        sw = float(sw) if sw.ndim == 0 else sw
+    et = None
+    if elbow_target is not None:
+        if swivel is not None:
+            raise InvalidGoalError("give swivel or elbow_target, not both")
+        et = _finite_array(elbow_target, "elbow_target", InvalidGoalError)
+        sizes["elbow_target"] = _batch_of(et, 1, "elbow_target")
+        if et.shape[-1] != 3:
+            raise InvalidGoalError(f"elbow_target must be (…, 3), got shape {et.shape}")
+    batched = {k: v for k, v in sizes.items() if v is not None}
+    if len(set(batched.values())) > 1:
+        raise ShapeMismatchError(f"batch sizes must agree, got {batched}")
+    n_all = next(iter(batched.values())) if batched else None
+    if n_all is not None:
+        if w is not None and w.ndim == 2:
+            w = np.broadcast_to(w, (n_all, 3, 3))
+        if et is not None and et.ndim == 1:
+            et = np.broadcast_to(et, (n_all, 3))
+        if isinstance(sw, float):
+            sw = np.full(n_all, sw)
+        if n is None:
+            goal = _broadcast_goal(goal, n_all)
+    return n_all, w, sw, (et, goal)
+
+
+def _broadcast_goal(goal: Goal, n: int) -> Goal:
+    if isinstance(goal, PoseGoal):
+        return PoseGoal(
+            np.broadcast_to(np.asarray(goal.position), (n, 3)),
+            np.broadcast_to(np.asarray(goal.rotation), (n, 3, 3)),
+        )
+    return PositionGoal(np.broadcast_to(np.asarray(goal.position), (n, 3)))
+
+
+def solve_limb(
+    limb: Limb,
+    goal: Goal,
+    *,
+    swivel: ArrayLike | None = None,
+    elbow_target: ArrayLike | None = None,
+    strategy: SwivelStrategy | Objective = SwivelStrategy.CLOSEST,
+    wrist: ArrayLike | None = None,
+) -> LimbSolution:
+    """Solve the limb for a goal in closed form (Tolani et al. §3.2).
+
+    Args:
+        limb: the :class:`Limb`.
+        goal: :class:`PositionGoal` or :class:`PoseGoal` in the shoulder frame; batched
+            goals (leading axis N) give a batched solution.
+        swivel: desired φ (rad, any real; scalar or (N,)). Default 0.
+        elbow_target: a point (m, shoulder frame; (3,) or (N, 3)); φ_d then minimises the
+            elbow's distance to it (§3.2.2). Mutually exclusive with ``swivel``.
+        strategy: with limits, how φ is chosen from the feasible set:
+            ``SwivelStrategy.CLOSEST`` (nearest φ_d), ``SwivelStrategy.MIDPOINT`` (middle
+            of the largest interval) or a callable objective (see :data:`Objective`)
+            minimised over the feasible set. Ignored without limits.
+        wrist: for position goals, R2 held fixed ((3, 3) or (N, 3, 3)); default identity.
+
+    Returns:
+        :class:`LimbSolution`. Never NaN: unreachable goals give the stretched/folded pose
+        aimed at the goal with ``reachable=False``; when no φ satisfies every limit the
+        position stays exact and the orientation error is minimised within the limits
+        (``within_limits`` and the errors tell the truth).
+
+    Raises:
+        InvalidLimbError, InvalidGoalError, ShapeMismatchError: bad input.
+        InvalidInputError: unknown strategy.
+    """
+    if not (isinstance(strategy, SwivelStrategy) or callable(strategy)):
+        raise InvalidGoalError(
+            f"strategy must be a SwivelStrategy ({', '.join(s.name for s in SwivelStrategy)}) "
+            f"or a callable, got {strategy!r}"
+        )
+    n, w, sw, (et, goal) = _prepare(limb, goal, wrist, swivel, elbow_target)
+    limits = limb.limits
+    has_limits = limits is not None and (
+        limits.elbow is not None
+        or any(lim is not None and any(lim.limited) for lim in (limits.shoulder, limits.wrist))
+    )
+    c = limb._c
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    if not has_limits and n is None:
+        ops: V.Ops = V.ScalarOps
+        pr = _problem(limb, goal, w, None)
+        ci = _circle(ops, c, pr.wg, pr.tbe, aref, None)
+        phi = _desired_swivel(ci, sw, None if et is None else V.vec_of(et), ops)
+        r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
+        tol = REACH_TOLERANCE
+        return LimbSolution(
+            shoulder=np.array(r1),
+            elbow=ci.theta,
+            wrist=np.array(r2),
+            swivel=V.wrap(phi),
+            reachable=bool(pe <= tol * c.length and oe <= tol),
+            within_limits=True,
+            position_error=pe,
+            orientation_error=oe,
+            feasible_swivel=((-math.pi, math.pi),),
+        )
+    single = n is None
+    if single:
+        goal = _broadcast_goal(goal, 1)
+        if w is not None:
+            w = w[None]
+        if et is not None:
+            et = et[None]
+        if sw is not None:
+            sw = np.array([sw])
+    nn = 1 if single else n
+    assert nn is not None
+    sol = _solve_batched(limb, goal, w, sw, et, strategy, nn)
+    return sol[0] if single else sol
+
+
+def _solve_batched(
+    limb: Limb,
+    goal: Goal,
+    w: Any,
+    sw: Any,
+    et: Any,
+    strategy: SwivelStrategy | Objective,
+    n: int,
+) -> LimbSolution:
+    ops = V.ArrayOps
+    c = limb._c
+    limits = limb.limits
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    pr = _problem(limb, goal, w, n)
+    elbow_lim = limits.elbow if limits is not None else None
+    ci = _circle(ops, c, pr.wg, pr.tbe, aref, elbow_lim)
+    theta = np.asarray(ci.theta, dtype=np.float64)
+    phi_d = np.broadcast_to(
+        np.asarray(_desired_swivel(ci, sw, None if et is None else V.vec_of(et), ops)), (n,)
+    ).astype(np.float64)
+    full = np.tile(np.array([[[-math.pi, math.pi]]]), (n, 1, 1))
+    if limits is None:
+        phi = phi_d
+        intervals = full
+        unsolved = np.zeros(n, dtype=bool)
+    else:
+        sh, wr = _joint_coeffs(c, pr, ci)
+        feas = _feasible(limits, sh, wr, theta)
+        intervals = feas.all
+        if strategy is SwivelStrategy.CLOSEST:
+            phi, has = _closest(intervals, phi_d)
+        elif strategy is SwivelStrategy.MIDPOINT:
+            phi, has = _midpoint(intervals)
+        else:
+            phi, has = _objective_swivel(strategy, limits, sh, wr, theta, intervals)  # type: ignore[arg-type]
+        unsolved = ~has
+        if np.any(unsolved):
+            phi = phi.copy()
+            phi_sh, has_sh = _closest(feas.shoulder, phi_d)
+            idx = np.nonzero(unsolved)[0]
+            r2_override: dict[int, FloatArray] = {}
+            for i in idx:  # rare path: a bounded optimisation per unsolvable element
+                if pr.RW is None:
+                    if has_sh[i]:
+                        phi[i] = phi_sh[i]
+                    else:
+                        phi[i] = _least_violating_swivel(_row(sh, i), limits.shoulder)
+                    continue
+                m = V.mat_array(_elbow_matrix(ops, c, theta[i : i + 1]), 1)[0]
+                rw = V.mat_array(pr.RW, n)[i] if np.ndim(pr.RW[0][0]) else V.mat_array(pr.RW, None)
+                phi[i], r2_override[i] = _unsolvable_pose(
+                    limits, _row(sh, i), m, rw, feas.shoulder[i]
+                )
+    r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
+    shoulder = V.mat_array(r1, n)
+    wrist_m = V.mat_array(r2, n) if np.ndim(r2[0][0]) else np.broadcast_to(V.mat_array(r2, None), (n, 3, 3)).copy()
+    pe = np.asarray(pe, dtype=np.float64)
+    oe = np.broadcast_to(np.asarray(oe, dtype=np.float64), (n,)).copy()
+    if limits is not None and np.any(unsolved) and pr.RW is not None:
+        for i, r2i in r2_override.items():
+            wrist_m[i] = r2i
+        # Recompute the errors of the overridden rows by forward kinematics.
+        fk = limb.forward(shoulder[idx], theta[idx], wrist_m[idx])
+        gp = np.asarray(goal.position)[idx]
+        gr = np.asarray(goal.rotation)[idx]  # type: ignore[union-attr]
+        pe = pe.copy()
+        pe[idx] = np.linalg.norm(fk[:, :3, 3] - gp, axis=-1)
+        oe[idx] = _angle_between(fk[:, :3, :3], gr)
+    within = _within_limits(limits, shoulder, theta, wrist_m)
+    tol = REACH_TOLERANCE
+    return LimbSolution(
+        shoulder=shoulder,
+        elbow=theta,
+        wrist=wrist_m,
+        swivel=V.wrap(phi),
+        reachable=(pe <= tol * c.length) & (oe <= tol),
+        within_limits=within,
+        position_error=pe,
+        orientation_error=oe,
+        feasible_swivel=intervals,
+    )
+
+
+def _row(co: _Coeffs, i: int) -> _Coeffs:
+    return _Coeffs(co.P[i : i + 1], co.Q[i : i + 1], co.S[i : i + 1])
+
+
+def _angle_between(a: FloatArray, b: FloatArray) -> FloatArray:
+    d = np.swapaxes(a, -1, -2) @ b
+    tr = d[..., 0, 0] + d[..., 1, 1] + d[..., 2, 2]
+    s = np.stack(
+        [d[..., 2, 1] - d[..., 1, 2], d[..., 0, 2] - d[..., 2, 0], d[..., 1, 0] - d[..., 0, 1]],
+        axis=-1,
+    )
+    return np.arctan2(0.5 * np.linalg.norm(s, axis=-1), 0.5 * (tr - 1.0))  # type: ignore[no-any-return]
+
+
+def _within_limits(
+    limits: LimbLimits | None, shoulder: FloatArray, theta: FloatArray, wrist: FloatArray
+) -> BoolArray:
+    n = len(theta)
+    ok = np.ones(n, dtype=bool)
+    if limits is None:
+        return ok
+    ok &= limits.elbow_contains(theta)
+    for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
+        if lim is not None and any(lim.limited):
+            ok &= lim.contains(matrix_to_euler_families(r, lim.order)).any(axis=-1)
+    return ok
+
+
+def feasible_swivel(
+    limb: Limb, goal: Goal, *, wrist: ArrayLike | None = None
+) -> tuple[tuple[float, float], ...] | FloatArray:
+    """The feasible swivel intervals for a goal (§3.2.4), as in ``LimbSolution.feasible_swivel``.
+
+    ``wrist`` as in :func:`solve_limb` (position goals). Batched goals give an (N, K, 2)
+    NaN-padded array.
+    """
+    n, w, _, (_, goal) = _prepare(limb, goal, wrist, None, None)
+    single = n is None
+    if single:
+        goal = _broadcast_goal(goal, 1)
+        w = None if w is None else w[None]
+    nn = 1 if single else n
+    assert nn is not None
+    limits = limb.limits
+    if limits is None:
+        out = np.tile(np.array([[[-math.pi, math.pi]]]), (nn, 1, 1))
+    else:
+        c = limb._c
+        pr = _problem(limb, goal, w, nn)
+        aref = V.vec_of(np.asarray(limb.swivel_reference))
+        ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
+        sh, wr = _joint_coeffs(c, pr, ci)
+        out = _feasible(limits, sh, wr, np.asarray(ci.theta, dtype=np.float64)).all
+    if single:
+        return tuple((float(a), float(b)) for a, b in out[0] if not math.isnan(a))
+    return out

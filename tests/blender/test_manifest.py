@@ -1,0 +1,56 @@
+"""``blender_manifest.toml`` passes Blender's own validator and states what Limber promises."""
+
+from __future__ import annotations
+
+import string
+import subprocess
+import tomllib
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BlenderExt = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def manifest(repo_root: Path) -> dict[str, Any]:
+    """The parsed manifest."""
+    with (repo_root / "blender_manifest.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def test_blender_validator_accepts_manifest(blender_ext: BlenderExt, repo_root: Path) -> None:
+    proc = blender_ext("validate", str(repo_root))
+    assert proc.returncode == 0, f"validate failed:\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_identity(manifest: dict[str, Any]) -> None:
+    assert manifest["schema_version"] == "1.0.0"
+    assert manifest["id"] == "limber"
+    assert manifest["name"] == "Limber"
+    assert manifest["type"] == "add-on"
+    assert manifest["version"] == "0.1.0"
+    assert manifest["blender_version_min"] == "4.2.0"
+    assert manifest["license"] == ["SPDX:GPL-3.0-or-later"]
+    assert manifest["maintainer"].strip()
+
+
+def test_tagline(manifest: dict[str, Any]) -> None:
+    tagline = manifest["tagline"]
+    assert 0 < len(tagline) <= 64
+    assert tagline[-1] not in string.punctuation, "tagline must not end with punctuation"
+
+
+def test_package_contains_only_the_extension(built_extension: Path) -> None:
+    """The built zip holds the manifest, the entry point, core/ and addon/, and nothing else."""
+    with zipfile.ZipFile(built_extension) as archive:
+        names = archive.namelist()
+    assert "blender_manifest.toml" in names
+    assert "__init__.py" in names
+    assert "addon/__init__.py" in names
+    top_level = {name.split("/", 1)[0] for name in names}
+    assert top_level <= {"blender_manifest.toml", "__init__.py", "core", "addon", "LICENSE"}
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
