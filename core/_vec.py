@@ -205,7 +205,7 @@ def mat_of(arr: Any) -> Mat:
     """Rows of components of an array of shape (3, 3) or (N, 3, 3)."""
     if arr.ndim == 2:
         r0, r1, r2 = arr.tolist()
-        return (tuple(r0), tuple(r1), tuple(r2))  # type: ignore[return-value]
+        return (tuple(r0), tuple(r1), tuple(r2))
     return tuple(  # type: ignore[return-value]
         tuple(arr[:, i, j] for j in range(3)) for i in range(3)
     )

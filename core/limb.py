@@ -142,7 +142,7 @@ def _angle_bounds(
         raise InvalidLimitsError(f"{name} must have 3 angles (x, y, z), got {value!r}")
     out = []
     for v in items:
-        f = default if v is None else float(v)
+        f = default if v is None else float(v)  # type: ignore[arg-type]
         if math.isnan(f):
             raise InvalidLimitsError(f"{name} must not contain NaN, got {value!r}")
         out.append(f)
@@ -193,7 +193,7 @@ class EulerLimits:
     def bounds(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
         lo, hi = self.lower, self.upper
         assert isinstance(lo, tuple) and isinstance(hi, tuple)
-        return lo, hi  # type: ignore[return-value]
+        return lo, hi
 
     def contains(self, angles: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
         """Whether Euler angles (..., 3) lie within the limits (mod 2π, with slack ``tol``)."""
@@ -358,7 +358,7 @@ class Limb:
 
     def _elbow_rot(self, elbow: FloatArray) -> FloatArray:
         c = self._c
-        cc = np.asarray(c.C0)
+        cc: FloatArray = np.asarray(c.C0)
         return cc + np.cos(elbow)[..., None, None] * np.asarray(c.C1) + np.sin(elbow)[
             ..., None, None
         ] * np.asarray(c.C2)
@@ -391,7 +391,8 @@ class Limb:
     def elbow_position(self, shoulder: ArrayLike) -> FloatArray:
         """Elbow joint centre (…, 3) in the shoulder frame: R1 · tA."""
         r1 = np.asarray(shoulder, dtype=np.float64)
-        return r1 @ np.asarray(self.a)[:3, 3]
+        out: FloatArray = r1 @ np.asarray(self.a)[:3, 3]
+        return out
 
     def wrist_position(self, shoulder: ArrayLike, elbow: ArrayLike) -> FloatArray:
         """Wrist joint centre (…, 3) in the shoulder frame: R1 (tA + RA Rθ tB)."""
@@ -400,7 +401,8 @@ class Limb:
         a = np.asarray(self.a)
         b = np.asarray(self.b)
         local = a[:3, 3] + (a[:3, :3] @ _hinge(self.elbow_axis, th) @ b[:3, 3][:, None])[..., 0]
-        return (r1 @ local[..., None])[..., 0]
+        out: FloatArray = (r1 @ local[..., None])[..., 0]
+        return out
 
 
 def _hinge(axis: ArrayLike, angle: FloatArray) -> FloatArray:
@@ -552,6 +554,18 @@ class _Circle:
     """θ4, the rest triangle frame (x_r, y_r, z_r) and the goal frame (n, u, v)."""
 
     __slots__ = ("theta", "x_r", "y_r", "z_r", "n", "u", "v", "w0", "ep", "erad", "rw0", "rg")
+    theta: Any
+    x_r: V.Vec
+    y_r: V.Vec
+    z_r: V.Vec
+    n: V.Vec
+    u: V.Vec
+    v: V.Vec
+    w0: V.Vec
+    ep: Any
+    erad: Any
+    rw0: Any
+    rg: Any
 
 
 def _bend_direction(
@@ -690,13 +704,12 @@ def _pick_root(
     d_m = abs(V.wrap(t_minus - mid))
     take_plus = in_p & ops.where(in_m, d_p <= d_m, True)
     neither = ops.not_(in_p | in_m)
-    d_lo = ops.where(abs(V.wrap(t_plus - lo)) < abs(V.wrap(t_minus - lo)), t_plus, t_minus)
     dist_lo = ops.maximum(-abs(V.wrap(t_plus - lo)), -abs(V.wrap(t_minus - lo)))
     dist_hi = ops.maximum(-abs(V.wrap(t_plus - hi)), -abs(V.wrap(t_minus - hi)))
     clamped = ops.where(dist_lo >= dist_hi, lo, hi)
-    del d_lo
     theta = ops.where(neither, clamped, ops.where(take_plus, t_plus, t_minus))
-    plus = ops.where(neither, abs(V.wrap(t_plus - clamped)) <= abs(V.wrap(t_minus - clamped)), take_plus)
+    near_plus = abs(V.wrap(t_plus - clamped)) <= abs(V.wrap(t_minus - clamped))
+    plus = ops.where(neither, near_plus, take_plus)
     return theta, plus
 
 
@@ -734,6 +747,12 @@ class _Problem:
     """A goal reduced to the chain's terminal point and, for pose goals, the wrist frame."""
 
     __slots__ = ("wg", "tbe", "RW", "R2", "goal_p", "n")
+    wg: V.Vec
+    tbe: V.Vec
+    RW: V.Mat | None
+    R2: V.Mat | None
+    goal_p: V.Vec
+    n: int | None
 
 
 def _problem(limb: Limb, goal: Goal, wrist: Any, n: int | None) -> _Problem:
@@ -771,6 +790,7 @@ def _pose(
     if pr.RW is None:
         r2 = pr.R2
         d = V.sub(p, pr.goal_p)
+        assert r2 is not None
         return r1, r2, ops.sqrt(V.dot(d, d)), 0.0 * ci.rg
     n1 = V.mm(r1, _elbow_matrix(ops, c, ci.theta))
     r2 = V.mtm(n1, pr.RW)
@@ -815,6 +835,7 @@ def _joint_coeffs(c: _Consts, pr: _Problem, ci: _Circle) -> tuple[_Coeffs, _Coef
     s1 = _outer(ci.v, ci.y_r) - _outer(ci.u, ci.z_r)
     sh = _Coeffs(p1, q1, s1)
     if pr.RW is None:
+        assert pr.R2 is not None
         r2 = V.mat_array(pr.R2, None) if np.ndim(pr.R2[0][0]) == 0 else V.mat_array(pr.R2, n)
         r2 = np.broadcast_to(r2, (n, 3, 3))
         z = np.zeros((n, 3, 3))
@@ -838,7 +859,8 @@ def _sincos_roots(alpha: FloatArray, beta: FloatArray, gamma: FloatArray) -> Flo
         ok = (r > 1e-14) & (np.abs(ratio) <= 1.0)
         off = np.arccos(np.clip(ratio, -1.0, 1.0))
     roots = np.stack([V.wrap(base + off), V.wrap(base - off)], axis=-1)
-    return np.where(ok[..., None], roots, np.nan)  # type: ignore[no-any-return]
+    out: FloatArray = np.where(ok[..., None], roots, np.nan)
+    return out
 
 
 def _joint_breakpoints(co: _Coeffs, lim: EulerLimits) -> list[FloatArray]:
@@ -883,6 +905,8 @@ class _Feasible:
     """Merged feasible intervals, (N, R, 2) NaN-padded, for all limits and the shoulder alone."""
 
     __slots__ = ("all", "shoulder")
+    all: FloatArray
+    shoulder: FloatArray
 
 
 def _merge(bp: FloatArray, feas: BoolArray) -> FloatArray:
@@ -978,11 +1002,13 @@ def _angles_at(
     def euler(co: _Coeffs, lim: EulerLimits | None) -> FloatArray:
         fam = matrix_to_euler_families(co.at(phi), lim.order if lim else "XYZ")
         if lim is None:
-            return fam[..., 0, :]  # type: ignore[no-any-return]
+            first: FloatArray = fam[..., 0, :]
+            return first
         ok1 = lim.contains(fam[..., 0, :])
         ok2 = lim.contains(fam[..., 1, :])
         use2 = ~ok1 & ok2
-        return np.where(use2[..., None], fam[..., 1, :], fam[..., 0, :])  # type: ignore[no-any-return]
+        out: FloatArray = np.where(use2[..., None], fam[..., 1, :], fam[..., 0, :])
+        return out
 
     th = np.broadcast_to(theta[:, None], phi.shape)[..., None]
     return np.concatenate(
@@ -1063,7 +1089,7 @@ def _objective_swivel(
 
 
 def _violation(fam: FloatArray, lim: EulerLimits) -> FloatArray:
-    """Total angular distance (rad) of Euler families (..., 2, 3) outside the limits; min over families."""
+    """Angular distance (rad) of Euler families (..., 2, 3) outside the limits, best family."""
     lo, hi = lim.bounds()
     tot = np.zeros(fam.shape[:-1])
     for i, on in enumerate(lim.limited):
@@ -1121,7 +1147,8 @@ def _unsolvable_pose(
     ]
 
     def r1_of(phi: float) -> FloatArray:
-        return sh.at(np.array([[phi]]))[0, 0]
+        out: FloatArray = sh.at(np.array([[phi]]))[0, 0]
+        return out
 
     def cost(x: FloatArray) -> float:
         w = r1_of(float(x[0])) @ m @ euler_to_matrix(x[1:], order)
@@ -1172,7 +1199,7 @@ def _prepare(
         raise InvalidGoalError(
             f"goal must be PositionGoal or PoseGoal, got {type(goal).__name__}"
         )
-    n: int | None = goal._n  # type: ignore[attr-defined]
+    n: int | None = getattr(goal, "_n")  # noqa: B009
     sizes = {"goal": n}
     w = None
     if isinstance(goal, PositionGoal):
@@ -1189,7 +1216,7 @@ def _prepare(
         if sw.ndim > 1:
             raise InvalidGoalError(f"swivel must be a scalar or shape (N,), got {sw.shape}")
         sizes["swivel"] = None if sw.ndim == 0 else int(sw.shape[0])
-        sw = float(sw) if sw.ndim == 0 else sw
+        sw = float(sw) if sw.ndim == 0 else sw  # type: ignore[assignment]
     et = None
     if elbow_target is not None:
         if swivel is not None:
@@ -1337,7 +1364,7 @@ def _solve_batched(
         elif strategy is SwivelStrategy.MIDPOINT:
             phi, has = _midpoint(intervals)
         else:
-            phi, has = _objective_swivel(strategy, limits, sh, wr, theta, intervals)  # type: ignore[arg-type]
+            phi, has = _objective_swivel(strategy, limits, sh, wr, theta, intervals)
         unsolved = ~has
         if np.any(unsolved):
             phi = phi.copy()
@@ -1358,7 +1385,11 @@ def _solve_batched(
                 )
     r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
     shoulder = V.mat_array(r1, n)
-    wrist_m = V.mat_array(r2, n) if np.ndim(r2[0][0]) else np.broadcast_to(V.mat_array(r2, None), (n, 3, 3)).copy()
+    wrist_m = (
+        V.mat_array(r2, n)
+        if np.ndim(r2[0][0])
+        else np.broadcast_to(V.mat_array(r2, None), (n, 3, 3)).copy()
+    )
     pe = np.asarray(pe, dtype=np.float64)
     oe = np.broadcast_to(np.asarray(oe, dtype=np.float64), (n,)).copy()
     if limits is not None and np.any(unsolved) and pr.RW is not None:
