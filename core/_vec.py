@@ -158,12 +158,25 @@ def transpose(m: Mat) -> Mat:
 
 
 def mm(a: Mat, b: Mat) -> Mat:
-    """a · b."""
-    bt = transpose(b)
+    """a · b (written out: no helper calls in this hot path)."""
+    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = a
+    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = b
     return (
-        (dot(a[0], bt[0]), dot(a[0], bt[1]), dot(a[0], bt[2])),
-        (dot(a[1], bt[0]), dot(a[1], bt[1]), dot(a[1], bt[2])),
-        (dot(a[2], bt[0]), dot(a[2], bt[1]), dot(a[2], bt[2])),
+        (
+            a00 * b00 + a01 * b10 + a02 * b20,
+            a00 * b01 + a01 * b11 + a02 * b21,
+            a00 * b02 + a01 * b12 + a02 * b22,
+        ),
+        (
+            a10 * b00 + a11 * b10 + a12 * b20,
+            a10 * b01 + a11 * b11 + a12 * b21,
+            a10 * b02 + a11 * b12 + a12 * b22,
+        ),
+        (
+            a20 * b00 + a21 * b10 + a22 * b20,
+            a20 * b01 + a21 * b11 + a22 * b21,
+            a20 * b02 + a21 * b12 + a22 * b22,
+        ),
     )
 
 
@@ -174,11 +187,7 @@ def mtm(a: Mat, b: Mat) -> Mat:
 
 def frame_product(g: tuple[Vec, Vec, Vec], r: tuple[Vec, Vec, Vec]) -> Mat:
     """Σᵢ gᵢ rᵢᵀ: the rotation taking orthonormal frame ``r`` onto frame ``g``."""
-    (g0, g1, g2), (r0, r1, r2) = g, r
-    return tuple(  # type: ignore[return-value]
-        tuple(g0[i] * r0[j] + g1[i] * r1[j] + g2[i] * r2[j] for j in range(3))
-        for i in range(3)
-    )
+    return mm(transpose(g), r)
 
 
 def rotation_angle(a: Mat, b: Mat, ops: Ops) -> Any:

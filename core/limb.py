@@ -262,6 +262,7 @@ class _Consts:
         self.k: V.Vec = V.vec_of(k)
         self.RE: V.Mat = V.mat_of(eff[:3, :3])
         self.tE: V.Vec = V.vec_of(eff[:3, 3])
+        self.RE_identity = bool(np.array_equal(eff[:3, :3], np.eye(3)))
         self.ta_l = V.mtv(self.Ra, self.ta)  # ta in the elbow's proximal frame
         self.kta = V.dot(self.k, self.ta_l)
         self.ta2 = V.dot(self.ta, self.ta)
@@ -724,12 +725,26 @@ def _shoulder_at(ops: V.Ops, ci: _Circle, phi: Any) -> V.Mat:
 
 
 def _elbow_matrix(ops: V.Ops, c: _Consts, theta: Any) -> V.Mat:
-    """Ra·Rθ·Rb."""
+    """Ra·Rθ·Rb = C0 + cosθ·C1 + sinθ·C2."""
     ct = ops.cos(theta)
     st = ops.sin(theta)
-    return tuple(  # type: ignore[return-value]
-        tuple(c.C0[i][j] + ct * c.C1[i][j] + st * c.C2[i][j] for j in range(3))
-        for i in range(3)
+    c0, c1, c2 = c.C0, c.C1, c.C2
+    return (
+        (
+            c0[0][0] + ct * c1[0][0] + st * c2[0][0],
+            c0[0][1] + ct * c1[0][1] + st * c2[0][1],
+            c0[0][2] + ct * c1[0][2] + st * c2[0][2],
+        ),
+        (
+            c0[1][0] + ct * c1[1][0] + st * c2[1][0],
+            c0[1][1] + ct * c1[1][1] + st * c2[1][1],
+            c0[1][2] + ct * c1[1][2] + st * c2[1][2],
+        ),
+        (
+            c0[2][0] + ct * c1[2][0] + st * c2[2][0],
+            c0[2][1] + ct * c1[2][1] + st * c2[2][1],
+            c0[2][2] + ct * c1[2][2] + st * c2[2][2],
+        ),
     )
 
 
@@ -762,7 +777,7 @@ def _problem(limb: Limb, goal: Goal, wrist: Any, n: int | None) -> _Problem:
     if isinstance(goal, PoseGoal):
         rg = V.mat_of(np.asarray(goal.rotation))
         tg = V.vec_of(np.asarray(goal.position))
-        rw = V.mm(rg, V.transpose(c.RE))  # wrist frame: R_G R_Eᵀ
+        rw = rg if c.RE_identity else V.mm(rg, V.transpose(c.RE))  # wrist frame: R_G R_Eᵀ
         pr.RW = rw
         pr.R2 = None
         pr.wg = V.sub(tg, V.mv(rw, c.tE))

@@ -370,14 +370,30 @@ def _quat_tables() -> tuple[FloatArray, FloatArray]:
     """
     # each candidate entry: (constant, [(sign, row, col), ...])
     table = [
-        [(1.0, [(1, 0, 0), (1, 1, 1), (1, 2, 2)]), (0.0, [(1, 2, 1), (-1, 1, 2)]),
-         (0.0, [(1, 0, 2), (-1, 2, 0)]), (0.0, [(1, 1, 0), (-1, 0, 1)])],
-        [(0.0, [(1, 2, 1), (-1, 1, 2)]), (1.0, [(1, 0, 0), (-1, 1, 1), (-1, 2, 2)]),
-         (0.0, [(1, 0, 1), (1, 1, 0)]), (0.0, [(1, 0, 2), (1, 2, 0)])],
-        [(0.0, [(1, 0, 2), (-1, 2, 0)]), (0.0, [(1, 0, 1), (1, 1, 0)]),
-         (1.0, [(-1, 0, 0), (1, 1, 1), (-1, 2, 2)]), (0.0, [(1, 1, 2), (1, 2, 1)])],
-        [(0.0, [(1, 1, 0), (-1, 0, 1)]), (0.0, [(1, 0, 2), (1, 2, 0)]),
-         (0.0, [(1, 1, 2), (1, 2, 1)]), (1.0, [(-1, 0, 0), (-1, 1, 1), (1, 2, 2)])],
+        [
+            (1.0, [(1, 0, 0), (1, 1, 1), (1, 2, 2)]),
+            (0.0, [(1, 2, 1), (-1, 1, 2)]),
+            (0.0, [(1, 0, 2), (-1, 2, 0)]),
+            (0.0, [(1, 1, 0), (-1, 0, 1)]),
+        ],
+        [
+            (0.0, [(1, 2, 1), (-1, 1, 2)]),
+            (1.0, [(1, 0, 0), (-1, 1, 1), (-1, 2, 2)]),
+            (0.0, [(1, 0, 1), (1, 1, 0)]),
+            (0.0, [(1, 0, 2), (1, 2, 0)]),
+        ],
+        [
+            (0.0, [(1, 0, 2), (-1, 2, 0)]),
+            (0.0, [(1, 0, 1), (1, 1, 0)]),
+            (1.0, [(-1, 0, 0), (1, 1, 1), (-1, 2, 2)]),
+            (0.0, [(1, 1, 2), (1, 2, 1)]),
+        ],
+        [
+            (0.0, [(1, 1, 0), (-1, 0, 1)]),
+            (0.0, [(1, 0, 2), (1, 2, 0)]),
+            (0.0, [(1, 1, 2), (1, 2, 1)]),
+            (1.0, [(-1, 0, 0), (-1, 1, 1), (1, 2, 2)]),
+        ],
     ]
     linear = np.zeros((9, 16))
     const = np.zeros(16)
@@ -523,8 +539,7 @@ def _gather_table(spec: EulerSpec) -> tuple[NDArray[np.intp], NDArray[np.intp], 
 _GATHER = {o: _gather_table(spec) for o, spec in _SPECS.items()}
 #: Family 2 = family 1 * _F2_SIGN[order] + pi (then wrapped).
 _F2_SIGN = {
-    o: np.array([-1.0 if a == spec.middle else 1.0 for a in range(3)])
-    for o, spec in _SPECS.items()
+    o: np.array([-1.0 if a == spec.middle else 1.0 for a in range(3)]) for o, spec in _SPECS.items()
 }
 
 
@@ -644,9 +659,7 @@ def check_rotation(
     except (TypeError, ValueError) as exc:
         raise error(f"{name} must be a real (..., 3, 3) rotation matrix, got {R!r}") from exc
     if m.ndim < 2 or m.shape[-2:] != (3, 3):
-        raise error(
-            f"{name} must have shape (..., 3, 3) (rotation matrices), got shape {m.shape}"
-        )
+        raise error(f"{name} must have shape (..., 3, 3) (rotation matrices), got shape {m.shape}")
     batch = m.shape[:-2]
     if m.size == 0:
         return m
