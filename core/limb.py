@@ -38,7 +38,6 @@ from .errors import (
     ShapeMismatchError,
 )
 from .rotations import (
-    angle_in_range,
     check_order,
     check_rotation,
     euler_spec,
@@ -74,11 +73,20 @@ REACH_TOLERANCE = 1e-9
 # Lengths below this × limb length are treated as zero (degenerate directions).
 _EPS_LEN = 1e-9
 _TINY = 1e-300
+_IDENTITY = np.eye(3)
+_IDENTITY.setflags(write=False)
 
 
 # --------------------------------------------------------------------------------------
 # Input validation helpers
 # --------------------------------------------------------------------------------------
+
+
+def _in_range(a: Any, lo: float, hi: float, tol: float) -> BoolArray:
+    """Unchecked :func:`core.rotations.angle_in_range` for trusted limits (lo <= hi)."""
+    d = np.mod(a - lo, V.TAU)
+    ok: BoolArray = (d <= hi - lo + tol) | (d >= V.TAU - tol)
+    return ok
 
 
 def _finite_array(value: ArrayLike, name: str, error: type[Exception]) -> FloatArray:
@@ -97,7 +105,9 @@ def _transform(value: ArrayLike, name: str) -> FloatArray:
         raise InvalidLimbError(f"{name} must be a 4×4 transform, got shape {m.shape}")
     if np.max(np.abs(m[3] - (0.0, 0.0, 0.0, 1.0))) > 1e-12:
         raise InvalidLimbError(f"{name} must have bottom row (0, 0, 0, 1), got {m[3]!r}")
-    check_rotation(m[:3, :3], tol=ROTATION_TOLERANCE, name=f"{name}[:3, :3]", error=InvalidLimbError)
+    check_rotation(
+        m[:3, :3], tol=ROTATION_TOLERANCE, name=f"{name}[:3, :3]", error=InvalidLimbError
+    )
     m = m.copy()
     m.setflags(write=False)
     return m
@@ -182,13 +192,19 @@ class EulerLimits:
                 )
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
+        limited = tuple(bool(hi[i] - lo[i] < 2.0 * math.pi) for i in range(3))
+        object.__setattr__(self, "_limited", limited)
+        object.__setattr__(self, "_lo", np.array([lo[i] if limited[i] else 0.0 for i in range(3)]))
+        object.__setattr__(
+            self, "_width", np.array([hi[i] - lo[i] if limited[i] else np.inf for i in range(3)])
+        )
+        object.__setattr__(self, "_equations", _limit_equations(self.order, lo, hi, limited))
 
     @property
     def limited(self) -> tuple[bool, bool, bool]:
         """Per angle (x, y, z): whether its range is narrower than a full turn."""
-        lo, hi = self.lower, self.upper
-        assert isinstance(lo, tuple) and isinstance(hi, tuple)
-        return tuple(bool(hi[i] - lo[i] < 2.0 * math.pi) for i in range(3))  # type: ignore[return-value]
+        out: tuple[bool, bool, bool] = getattr(self, "_limited")  # noqa: B009
+        return out
 
     def bounds(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
         lo, hi = self.lower, self.upper
@@ -198,12 +214,53 @@ class EulerLimits:
     def contains(self, angles: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
         """Whether Euler angles (..., 3) lie within the limits (mod 2π, with slack ``tol``)."""
         a = np.asarray(angles, dtype=np.float64)
-        lo, hi = self.bounds()
-        ok = np.ones(a.shape[:-1], dtype=bool)
-        for i, lim in enumerate(self.limited):
-            if lim:
-                ok &= angle_in_range(a[..., i], lo[i], hi[i], tol=tol)
+        width = getattr(self, "_width")  # noqa: B009
+        d = np.mod(a - getattr(self, "_lo"), V.TAU)  # noqa: B009
+        ok: BoolArray = ((d <= width + tol) | (d >= V.TAU - tol)).all(axis=-1)
         return ok
+
+
+def _limit_equations(
+    order: str,
+    lo: tuple[float, float, float],
+    hi: tuple[float, float, float],
+    limited: tuple[bool, ...],
+) -> tuple[FloatArray, FloatArray]:
+    """The φ-crossing equations of a joint's Euler limits, as weights on matrix entries.
+
+    Each row e of the returned ``(W (E, 9), v (E,))`` is the equation
+    Σⱼ W[e, j]·R(φ).flat[j] = v[e]: an Euler angle meeting one of its limits, or the
+    middle angle reaching ±π/2 (gimbal lock, where the outer angles jump) — §3.2.4's
+    sin θ1 = f1(φ) and Eq. (8) (written y cos α − x sin α = 0). With R(φ) = P + cosφ Q
+    + sinφ S each becomes α sinφ + β cosφ + γ = 0.
+    """
+    spec = euler_spec(order)
+    rows: list[FloatArray] = []
+    vals: list[float] = []
+    if not any(limited):
+        return np.zeros((0, 9)), np.zeros(0)
+
+    def unit(ij: tuple[int, int], w: float) -> FloatArray:
+        r = np.zeros(9)
+        r[3 * ij[0] + ij[1]] = w
+        return r
+
+    values = [1.0, -1.0]
+    if limited[spec.middle]:
+        values += [math.sin(lo[spec.middle]), math.sin(hi[spec.middle])]
+    for val in values:  # sin θm = sign·R[sin_entry] = val
+        rows.append(unit(spec.sin_entry, spec.sin_sign))
+        vals.append(val)
+    for idx, ye, ys, xe, xs in (
+        (spec.first, spec.first_y, spec.first_y_sign, spec.first_x, spec.first_x_sign),
+        (spec.last, spec.last_y, spec.last_y_sign, spec.last_x, spec.last_x_sign),
+    ):
+        if not limited[idx]:
+            continue
+        for ang in (lo[idx], hi[idx]):  # y cos(a) − x sin(a) = 0
+            rows.append(unit(ye, ys * math.cos(ang)) - unit(xe, xs * math.sin(ang)))
+            vals.append(0.0)
+    return np.array(rows), np.array(vals)
 
 
 @dataclass(frozen=True)
@@ -243,7 +300,7 @@ class LimbLimits:
     def elbow_contains(self, angle: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
         if self.elbow is None:
             return np.ones(np.shape(angle), dtype=bool)
-        return angle_in_range(np.asarray(angle, dtype=np.float64), *self.elbow, tol=tol)
+        return _in_range(np.asarray(angle, dtype=np.float64), *self.elbow, tol)
 
 
 # --------------------------------------------------------------------------------------
@@ -374,14 +431,10 @@ class Limb:
         r1 = np.asarray(shoulder, dtype=np.float64)
         r2 = np.asarray(wrist, dtype=np.float64)
         th = np.asarray(elbow, dtype=np.float64)
-        a = np.asarray(self.a)
-        b = np.asarray(self.b)
         e = np.asarray(self.effector)
         m = self._elbow_rot(th)  # Ra Rθ Rb
         rot_w = r1 @ m @ r2
-        p_w = r1 @ (a[:3, 3] + (a[:3, :3] @ _hinge(self.elbow_axis, th) @ b[:3, 3][:, None])[..., 0])[
-            ..., None
-        ]
+        p_w = self.wrist_position(r1, th)[..., None]
         shape = np.broadcast_shapes(rot_w.shape[:-2], p_w.shape[:-2])
         out = np.zeros(shape + (4, 4))
         out[..., :3, :3] = rot_w @ e[:3, :3]
@@ -868,43 +921,26 @@ def _joint_coeffs(c: _Consts, pr: _Problem, ci: _Circle) -> tuple[_Coeffs, _Coef
 def _sincos_roots(alpha: FloatArray, beta: FloatArray, gamma: FloatArray) -> FloatArray:
     """Roots φ ∈ [-π, π) of α sinφ + β cosφ + γ = 0, shape (..., 2); NaN where none."""
     r = np.hypot(alpha, beta)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = -gamma / r
-        base = np.arctan2(alpha, beta)
-        ok = (r > 1e-14) & (np.abs(ratio) <= 1.0)
-        off = np.arccos(np.clip(ratio, -1.0, 1.0))
-    roots = np.stack([V.wrap(base + off), V.wrap(base - off)], axis=-1)
+    has = r > 1e-14
+    ratio = -gamma / np.where(has, r, 1.0)
+    ok = has & (np.abs(ratio) <= 1.0)
+    base = np.arctan2(alpha, beta)
+    off = np.arccos(np.clip(ratio, -1.0, 1.0))
+    roots = V.wrap(np.stack([base + off, base - off], axis=-1))
     out: FloatArray = np.where(ok[..., None], roots, np.nan)
     return out
 
 
-def _joint_breakpoints(co: _Coeffs, lim: EulerLimits) -> list[FloatArray]:
-    """φ where an Euler angle of the joint meets a limit, or passes gimbal lock."""
-    spec = euler_spec(lim.order)
-    lo, hi = lim.bounds()
-    limited = lim.limited
-    out: list[FloatArray] = []
-    if not any(limited):
-        return out
-    P, Q, S = co.entry(spec.sin_entry)
-    sgn = spec.sin_sign
-    values = [1.0, -1.0]
-    if limited[spec.middle]:
-        values += [math.sin(lo[spec.middle]), math.sin(hi[spec.middle])]
-    for val in values:  # sin θm = sgn·R[sin_entry] = val
-        out.append(_sincos_roots(sgn * S, sgn * Q, sgn * P - val))
-    for idx, (ye, ys, xe, xs) in (
-        (spec.first, (spec.first_y, spec.first_y_sign, spec.first_x, spec.first_x_sign)),
-        (spec.last, (spec.last_y, spec.last_y_sign, spec.last_x, spec.last_x_sign)),
-    ):
-        if not limited[idx]:
-            continue
-        py, qy, sy = co.entry(ye)
-        px, qx, sx = co.entry(xe)
-        for ang in (lo[idx], hi[idx]):  # y cos(a) − x sin(a) = 0
-            ca, sa = math.cos(ang) * ys, math.sin(ang) * xs
-            out.append(_sincos_roots(ca * sy - sa * sx, ca * qy - sa * qx, ca * py - sa * px))
-    return out
+def _joint_equations(co: _Coeffs, lim: EulerLimits) -> FloatArray:
+    """(α, β, γ) stacked (3, N, E) of the joint's limit-crossing equations at φ."""
+    w, v = getattr(lim, "_equations")  # noqa: B009
+    n = co.P.shape[0]
+    if len(v) == 0:
+        return np.zeros((3, n, 0))
+    wt = w.T
+    return np.stack(
+        [co.S.reshape(n, 9) @ wt, co.Q.reshape(n, 9) @ wt, co.P.reshape(n, 9) @ wt - v]
+    )
 
 
 def _joint_ok(co: _Coeffs, lim: EulerLimits | None, phi: FloatArray) -> BoolArray:
@@ -919,9 +955,15 @@ def _joint_ok(co: _Coeffs, lim: EulerLimits | None, phi: FloatArray) -> BoolArra
 class _Feasible:
     """Merged feasible intervals, (N, R, 2) NaN-padded, for all limits and the shoulder alone."""
 
-    __slots__ = ("all", "shoulder")
+    __slots__ = ("all", "bp", "feas_shoulder")
     all: FloatArray
-    shoulder: FloatArray
+    bp: FloatArray
+    feas_shoulder: BoolArray
+
+    @property
+    def shoulder(self) -> FloatArray:
+        """Intervals satisfying the shoulder and elbow limits only (A1 ∪ A2)."""
+        return _merge(self.bp, self.feas_shoulder)
 
 
 def _merge(bp: FloatArray, feas: BoolArray) -> FloatArray:
@@ -957,13 +999,15 @@ def _feasible(
 ) -> _Feasible:
     """Feasible φ intervals (§3.2.4): (A1 ∪ A2) ∩ (B1 ∪ B2), and A1 ∪ A2 alone."""
     n = len(theta)
-    roots: list[FloatArray] = []
+    eqs = [np.zeros((3, n, 0))]
     if limits.shoulder is not None:
-        roots += _joint_breakpoints(sh, limits.shoulder)
+        eqs.append(_joint_equations(sh, limits.shoulder))
     if limits.wrist is not None:
-        roots += _joint_breakpoints(wr, limits.wrist)
+        eqs.append(_joint_equations(wr, limits.wrist))
+    coef = np.concatenate(eqs, axis=2)  # (3, N, E)
+    roots = _sincos_roots(coef[0], coef[1], coef[2]).reshape(n, -1)  # (N, 2E)
     ends = np.broadcast_to(np.array([-math.pi, math.pi]), (n, 2))
-    bp = np.sort(np.concatenate([r.reshape(n, -1) for r in roots] + [ends], axis=1), axis=1)
+    bp = np.sort(np.concatenate([roots, ends], axis=1), axis=1)
     # Breakpoints past π come only from NaN padding (sorted last); -π duplicates are harmless.
     lo_b, hi_b = bp[:, :-1], bp[:, 1:]
     valid = (hi_b - lo_b) > 1e-13
@@ -981,7 +1025,7 @@ def _feasible(
         f |= gap
     out = _Feasible()
     out.all = _merge(bp, feas)
-    out.shoulder = _merge(bp, feas_sh)
+    out.bp, out.feas_shoulder = bp, feas_sh
     return out
 
 
@@ -1218,11 +1262,14 @@ def _prepare(
     sizes = {"goal": n}
     w = None
     if isinstance(goal, PositionGoal):
-        w = np.eye(3) if wrist is None else _finite_array(wrist, "wrist", InvalidGoalError)
-        sizes["wrist"] = _batch_of(w, 2, "wrist")
-        if w.shape[-2:] != (3, 3):
-            raise InvalidGoalError(f"wrist must be a rotation (…, 3, 3), got shape {w.shape}")
-        check_rotation(w, tol=ROTATION_TOLERANCE, name="wrist", error=InvalidGoalError)
+        if wrist is None:
+            w = _IDENTITY
+        else:
+            w = _finite_array(wrist, "wrist", InvalidGoalError)
+            sizes["wrist"] = _batch_of(w, 2, "wrist")
+            if w.shape[-2:] != (3, 3):
+                raise InvalidGoalError(f"wrist must be a rotation (…, 3, 3), got shape {w.shape}")
+            check_rotation(w, tol=ROTATION_TOLERANCE, name="wrist", error=InvalidGoalError)
     elif wrist is not None:
         raise InvalidGoalError("wrist applies to PositionGoal only; a PoseGoal fixes the wrist")
     sw = None
@@ -1310,122 +1357,126 @@ def solve_limb(
         limits.elbow is not None
         or any(lim is not None and any(lim.limited) for lim in (limits.shoulder, limits.wrist))
     )
-    c = limb._c
-    aref = V.vec_of(np.asarray(limb.swivel_reference))
-    if not has_limits and n is None:
-        ops: V.Ops = V.ScalarOps
-        pr = _problem(limb, goal, w, None)
-        ci = _circle(ops, c, pr.wg, pr.tbe, aref, None)
-        phi = _desired_swivel(ci, sw, None if et is None else V.vec_of(et), ops)
-        r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
-        tol = REACH_TOLERANCE
-        return LimbSolution(
-            shoulder=np.array(r1),
-            elbow=ci.theta,
-            wrist=np.array(r2),
-            swivel=V.wrap(phi),
-            reachable=bool(pe <= tol * c.length and oe <= tol),
-            within_limits=True,
-            position_error=pe,
-            orientation_error=oe,
-            feasible_swivel=((-math.pi, math.pi),),
-        )
-    single = n is None
-    if single:
-        goal = _broadcast_goal(goal, 1)
-        if w is not None:
-            w = w[None]
-        if et is not None:
-            et = et[None]
-        if sw is not None:
-            sw = np.array([sw])
-    nn = 1 if single else n
-    assert nn is not None
-    sol = _solve_batched(limb, goal, w, sw, et, strategy, nn)
-    return sol[0] if single else sol
+    return _solve(limb, goal, w, sw, et, strategy, n, limits if has_limits else None)
 
 
-def _solve_batched(
+def _batch1(ci: _Circle) -> _Circle:
+    """A scalar-kernel circle as a batch of one (for the array-based limits machinery)."""
+    out = _Circle()
+    for name in _Circle.__slots__:
+        val = getattr(ci, name)
+        if isinstance(val, tuple):
+            setattr(out, name, tuple(np.array([x], dtype=np.float64) for x in val))
+        else:
+            setattr(out, name, np.array([val], dtype=np.float64))
+    return out
+
+
+def _solve(
     limb: Limb,
     goal: Goal,
     w: Any,
     sw: Any,
     et: Any,
     strategy: SwivelStrategy | Objective,
-    n: int,
+    n: int | None,
+    limits: LimbLimits | None,
 ) -> LimbSolution:
-    ops = V.ArrayOps
+    """The solve: scalar kernel when ``n`` is None, vectorised over N otherwise."""
+    single = n is None
+    ops: V.Ops = V.ScalarOps if single else V.ArrayOps
     c = limb._c
-    limits = limb.limits
     aref = V.vec_of(np.asarray(limb.swivel_reference))
     pr = _problem(limb, goal, w, n)
-    elbow_lim = limits.elbow if limits is not None else None
-    ci = _circle(ops, c, pr.wg, pr.tbe, aref, elbow_lim)
-    theta = np.asarray(ci.theta, dtype=np.float64)
-    phi_d = np.broadcast_to(
-        np.asarray(_desired_swivel(ci, sw, None if et is None else V.vec_of(et), ops)), (n,)
-    ).astype(np.float64)
-    full = np.tile(np.array([[[-math.pi, math.pi]]]), (n, 1, 1))
+    ci = _circle(ops, c, pr.wg, pr.tbe, aref, None if limits is None else limits.elbow)
+    phi_d = _desired_swivel(ci, sw, None if et is None else V.vec_of(et), ops)
+    nb = 1 if n is None else n
+    r2_override: dict[int, FloatArray] = {}
     if limits is None:
-        phi = phi_d
-        intervals = full
-        unsolved = np.zeros(n, dtype=bool)
+        phi = phi_d if single else np.broadcast_to(np.asarray(phi_d, dtype=np.float64), (nb,))
+        intervals = np.tile(np.array([[[-math.pi, math.pi]]]), (nb, 1, 1))
     else:
-        sh, wr = _joint_coeffs(c, pr, ci)
-        feas = _feasible(limits, sh, wr, theta)
+        cb = _batch1(ci) if single else ci
+        theta_b = np.asarray(cb.theta, dtype=np.float64)
+        phi_db = np.broadcast_to(np.asarray(phi_d, dtype=np.float64), (nb,))
+        sh, wr = _joint_coeffs(c, pr, cb)
+        feas = _feasible(limits, sh, wr, theta_b)
         intervals = feas.all
         if strategy is SwivelStrategy.CLOSEST:
-            phi, has = _closest(intervals, phi_d)
+            phi_b, has = _closest(intervals, phi_db)
         elif strategy is SwivelStrategy.MIDPOINT:
-            phi, has = _midpoint(intervals)
+            phi_b, has = _midpoint(intervals)
         else:
-            phi, has = _objective_swivel(strategy, limits, sh, wr, theta, intervals)
-        unsolved = ~has
-        if np.any(unsolved):
-            phi = phi.copy()
-            phi_sh, has_sh = _closest(feas.shoulder, phi_d)
-            idx = np.nonzero(unsolved)[0]
-            r2_override: dict[int, FloatArray] = {}
-            for i in idx:  # rare path: a bounded optimisation per unsolvable element
+            phi_b, has = _objective_swivel(strategy, limits, sh, wr, theta_b, intervals)
+        if not np.all(has):
+            phi_b = phi_b.copy()
+            shoulder_sets = feas.shoulder
+            phi_sh, has_sh = _closest(shoulder_sets, phi_db)
+            for i in np.nonzero(~has)[0]:  # rare path: a bounded optimisation per element
                 if pr.RW is None:
-                    if has_sh[i]:
-                        phi[i] = phi_sh[i]
-                    else:
-                        phi[i] = _least_violating_swivel(_row(sh, i), limits.shoulder)
+                    phi_b[i] = (
+                        phi_sh[i]
+                        if has_sh[i]
+                        else _least_violating_swivel(_row(sh, i), limits.shoulder)
+                    )
                     continue
-                m = V.mat_array(_elbow_matrix(ops, c, theta[i : i + 1]), 1)[0]
-                rw = V.mat_array(pr.RW, n)[i] if np.ndim(pr.RW[0][0]) else V.mat_array(pr.RW, None)
-                phi[i], r2_override[i] = _unsolvable_pose(
-                    limits, _row(sh, i), m, rw, feas.shoulder[i]
+                m = V.mat_array(_elbow_matrix(V.ArrayOps, c, theta_b[i : i + 1]), 1)[0]
+                rw = V.mat_array(pr.RW, n)[i] if not single else V.mat_array(pr.RW, None)
+                phi_b[i], r2_override[i] = _unsolvable_pose(
+                    limits, _row(sh, i), m, rw, shoulder_sets[i]
                 )
+        phi = float(phi_b[0]) if single else phi_b
     r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
+    tol = REACH_TOLERANCE
+    if single:
+        shoulder: FloatArray = np.array(r1)
+        wrist_m = r2_override.get(0, np.array(r2))
+        if r2_override:
+            fk = limb.forward(shoulder, ci.theta, wrist_m)
+            pe = float(np.linalg.norm(fk[:3, 3] - np.asarray(goal.position)))
+            oe = float(_angle_between(fk[:3, :3], np.asarray(goal.rotation)))  # type: ignore[union-attr]
+        within = (
+            True
+            if limits is None
+            else bool(
+                _within_limits(limits, shoulder[None], np.array([ci.theta]), wrist_m[None])[0]
+            )
+        )
+        fs = tuple((float(a), float(b)) for a, b in intervals[0] if not math.isnan(a))
+        return LimbSolution(
+            shoulder=shoulder,
+            elbow=ci.theta,
+            wrist=wrist_m,
+            swivel=V.wrap(phi),
+            reachable=bool(pe <= tol * c.length and oe <= tol),
+            within_limits=within,
+            position_error=pe,
+            orientation_error=oe,
+            feasible_swivel=fs,
+        )
+    theta = np.asarray(ci.theta, dtype=np.float64)
     shoulder = V.mat_array(r1, n)
     wrist_m = (
         V.mat_array(r2, n)
         if np.ndim(r2[0][0])
-        else np.broadcast_to(V.mat_array(r2, None), (n, 3, 3)).copy()
+        else np.broadcast_to(V.mat_array(r2, None), (nb, 3, 3)).copy()
     )
-    pe = np.asarray(pe, dtype=np.float64)
-    oe = np.broadcast_to(np.asarray(oe, dtype=np.float64), (n,)).copy()
-    if limits is not None and np.any(unsolved) and pr.RW is not None:
-        for i, r2i in r2_override.items():
-            wrist_m[i] = r2i
-        # Recompute the errors of the overridden rows by forward kinematics.
+    pe = np.asarray(pe, dtype=np.float64).copy()
+    oe = np.broadcast_to(np.asarray(oe, dtype=np.float64), (nb,)).copy()
+    if r2_override:
+        idx = np.array(sorted(r2_override))
+        for i in idx:
+            wrist_m[i] = r2_override[int(i)]
         fk = limb.forward(shoulder[idx], theta[idx], wrist_m[idx])
-        gp = np.asarray(goal.position)[idx]
-        gr = np.asarray(goal.rotation)[idx]  # type: ignore[union-attr]
-        pe = pe.copy()
-        pe[idx] = np.linalg.norm(fk[:, :3, 3] - gp, axis=-1)
-        oe[idx] = _angle_between(fk[:, :3, :3], gr)
-    within = _within_limits(limits, shoulder, theta, wrist_m)
-    tol = REACH_TOLERANCE
+        pe[idx] = np.linalg.norm(fk[:, :3, 3] - np.asarray(goal.position)[idx], axis=-1)
+        oe[idx] = _angle_between(fk[:, :3, :3], np.asarray(goal.rotation)[idx])  # type: ignore[union-attr]
     return LimbSolution(
         shoulder=shoulder,
         elbow=theta,
         wrist=wrist_m,
         swivel=V.wrap(phi),
         reachable=(pe <= tol * c.length) & (oe <= tol),
-        within_limits=within,
+        within_limits=_within_limits(limits, shoulder, theta, wrist_m),
         position_error=pe,
         orientation_error=oe,
         feasible_swivel=intervals,
