@@ -134,9 +134,7 @@ def test_family_one_middle_in_half_range_and_family_two_is_pi_shift(
     fam = matrix_to_euler_families(euler_to_matrix(a, order), order)
     mid1 = fam[0, spec.middle]
     assert -PI / 2 <= mid1 <= PI / 2
-    np.testing.assert_allclose(
-        fam[1, spec.middle], wrap_angle(PI - mid1), atol=1e-12
-    )
+    np.testing.assert_allclose(fam[1, spec.middle], wrap_angle(PI - mid1), atol=1e-12)
     for c in (spec.first, spec.last):
         np.testing.assert_allclose(fam[1, c], wrap_angle(fam[0, c] + PI), atol=1e-12)
 
@@ -227,7 +225,9 @@ def test_euler_spec_atan2_formulas_give_both_families(a: tuple[float, ...], orde
     if abs(math.cos(fam[0, s.middle])) < 1e-6:
         return  # gimbal lock: the atan2 arguments vanish
     for f, sign in ((0, 1.0), (1, -1.0)):
-        first = math.atan2(sign * s.first_y_sign * R[s.first_y], sign * s.first_x_sign * R[s.first_x])
+        first = math.atan2(
+            sign * s.first_y_sign * R[s.first_y], sign * s.first_x_sign * R[s.first_x]
+        )
         last = math.atan2(sign * s.last_y_sign * R[s.last_y], sign * s.last_x_sign * R[s.last_x])
         assert wrap_angle(first - fam[f, s.first]) == pytest.approx(0.0, abs=1e-9)
         assert wrap_angle(last - fam[f, s.last]) == pytest.approx(0.0, abs=1e-9)
