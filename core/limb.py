@@ -650,12 +650,14 @@ def _default_reference(c: _Consts, limits: LimbLimits | None) -> FloatArray:
     erad = math.sqrt(V.dot(eperp, eperp))
     if erad > _EPS_LEN * c.L1:
         return np.array(V.scale(eperp, 1.0 / erad))
-    sigma = 1.0
+    # σ = the sign of θ4's change as the limb leaves the zero pose, as _circle's root rule
+    # would take it: toward the elbow limits' middle; without limits the + root, which
+    # increases θ4 from a stretched pose (a > 0 in Eq. 5) and decreases it from a folded one.
     if limits is not None and limits.elbow is not None:
-        mid = 0.5 * (limits.elbow[0] + limits.elbow[1])
-        sigma = -1.0 if V.wrap(mid) < 0.0 else 1.0
-    # A straight zero pose is stretched when ep > 0 (then bending toward σ), folded otherwise.
-    sigma = sigma if ep > 0.0 else -sigma
+        sigma = -1.0 if V.wrap(0.5 * (limits.elbow[0] + limits.elbow[1])) < 0.0 else 1.0
+    else:
+        ktb = V.dot(c.k, c.tb)
+        sigma = 1.0 if V.dot(c.ta_l, c.tb) - c.kta * ktb > 0.0 else -1.0
     return np.array(_bend_direction(ops, c, x_r, ep, c.tb, sigma))
 
 
