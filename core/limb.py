@@ -38,6 +38,7 @@ from .errors import (
     ShapeMismatchError,
 )
 from .rotations import (
+    axis_angle_to_matrix,
     check_order,
     check_rotation,
     euler_spec,
@@ -74,6 +75,8 @@ REACH_TOLERANCE = 1e-9
 _EPS_LEN = 1e-9
 _TINY = 1e-300
 _IDENTITY = np.eye(3)
+# Tight tolerances: the unsolvable-goal optimum feeds a fixed point that must be exact.
+_LBFGSB_OPTIONS = {"ftol": 1e-15, "gtol": 1e-11, "maxiter": 200}
 _IDENTITY.setflags(write=False)
 
 
@@ -417,9 +420,11 @@ class Limb:
     def _elbow_rot(self, elbow: FloatArray) -> FloatArray:
         c = self._c
         cc: FloatArray = np.asarray(c.C0)
-        return cc + np.cos(elbow)[..., None, None] * np.asarray(c.C1) + np.sin(elbow)[
-            ..., None, None
-        ] * np.asarray(c.C2)
+        return (
+            cc
+            + np.cos(elbow)[..., None, None] * np.asarray(c.C1)
+            + np.sin(elbow)[..., None, None] * np.asarray(c.C2)
+        )
 
     def forward(self, shoulder: ArrayLike, elbow: ArrayLike, wrist: ArrayLike) -> FloatArray:
         """Effector frame (…, 4, 4) in the shoulder frame: T1·A·T_k(θ4)·B·T2·E (Eq. 3).
@@ -622,9 +627,7 @@ class _Circle:
     rg: Any
 
 
-def _bend_direction(
-    ops: V.Ops, c: _Consts, x_r: V.Vec, ep: Any, rt: V.Vec, sigma: Any
-) -> V.Vec:
+def _bend_direction(ops: V.Ops, c: _Consts, x_r: V.Vec, ep: Any, rt: V.Vec, sigma: Any) -> V.Vec:
     """Unit bend direction ⊥ x_r for a straight (or folded) limb.
 
     The limit, as the limb starts to bend in the direction ``sigma`` of θ4, of the
@@ -940,9 +943,7 @@ def _joint_equations(co: _Coeffs, lim: EulerLimits) -> FloatArray:
     if len(v) == 0:
         return np.zeros((3, n, 0))
     wt = w.T
-    return np.stack(
-        [co.S.reshape(n, 9) @ wt, co.Q.reshape(n, 9) @ wt, co.P.reshape(n, 9) @ wt - v]
-    )
+    return np.stack([co.S.reshape(n, 9) @ wt, co.Q.reshape(n, 9) @ wt, co.P.reshape(n, 9) @ wt - v])
 
 
 def _joint_ok(co: _Coeffs, lim: EulerLimits | None, phi: FloatArray) -> BoolArray:
@@ -996,9 +997,7 @@ def _merge(bp: FloatArray, feas: BoolArray) -> FloatArray:
     return np.stack([lo[:, :width], hi[:, :width]], axis=-1)
 
 
-def _feasible(
-    limits: LimbLimits, sh: _Coeffs, wr: _Coeffs, theta: FloatArray
-) -> _Feasible:
+def _feasible(limits: LimbLimits, sh: _Coeffs, wr: _Coeffs, theta: FloatArray) -> _Feasible:
     """Feasible φ intervals (§3.2.4): (A1 ∪ A2) ∩ (B1 ∪ B2), and A1 ∪ A2 alone."""
     n = len(theta)
     eqs = [np.zeros((3, n, 0))]
@@ -1188,14 +1187,16 @@ def _unsolvable_pose(
     m: FloatArray,
     rw: FloatArray,
     shoulder_intervals: FloatArray,
-) -> tuple[float, FloatArray]:
+    warm: FloatArray | None = None,
+) -> tuple[float, FloatArray, FloatArray]:
     """One element: φ and R2 minimising the orientation error within the limits.
 
     Position stays exact: φ ranges over the shoulder-feasible set A1 ∪ A2 (one bounded
     search per interval) and the wrist's Euler angles over their limits (box bounds), the
     objective being ‖R1(φ)·M·R2(θ5, θ6, θ7) − R_W‖²_F (L-BFGS-B, scipy). If no φ satisfies
     the shoulder limits, φ minimises the shoulder's violation instead and only the wrist
-    is optimised.
+    is optimised. ``warm`` (φ, θ5, θ6, θ7) from a previous, nearby solve replaces the
+    multi-start when its φ lies in one of the intervals. Returns (φ, R2, x).
     """
     from scipy.optimize import minimize
 
@@ -1211,9 +1212,39 @@ def _unsolvable_pose(
         out: FloatArray = sh.at(np.array([[phi]]))[0, 0]
         return out
 
-    def cost(x: FloatArray) -> float:
-        w = r1_of(float(x[0])) @ m @ euler_to_matrix(x[1:], order)
-        return float(np.sum((w - rw) ** 2))
+    axes = [("XYZ".index(ch)) for ch in order]  # application order: first, middle, last
+    gens = np.zeros((3, 3, 3))  # [e_i]x
+    for i in range(3):
+        gens[i] = np.cross(np.eye(3)[i], np.eye(3))  # rows: e_i × e_j, i.e. ([e_i]x)ᵀ
+        gens[i] = gens[i].T
+
+    def cost_grad(x: FloatArray) -> tuple[float, FloatArray]:
+        """f = ‖R1(φ)·M·R2(θ) − R_W‖²_F = 6 − 2 tr(R_Wᵀ R1 M R2) and its exact gradient."""
+        phi = float(x[0])
+        cp, sp = math.cos(phi), math.sin(phi)
+        r1 = sh.P[0] + cp * sh.Q[0] + sp * sh.S[0]
+        dr1 = -sp * sh.Q[0] + cp * sh.S[0]
+        e = [axis_angle_to_matrix(np.eye(3)[a], x[1 + a]) for a in axes]  # E1, E2, E3
+        r2 = e[2] @ e[1] @ e[0]
+        d = [
+            r2 @ gens[axes[0]],  # ∂/∂(first): E3 E2 E1 [a1]x
+            e[2] @ e[1] @ gens[axes[1]] @ e[0],
+            e[2] @ gens[axes[2]] @ e[1] @ e[0],
+        ]
+        left = rw.T @ r1 @ m  # tr(R_Wᵀ R1 M X) = Σ leftᵀ ∘ X
+        f = 6.0 - 2.0 * float(np.sum(left.T * r2))
+        g = np.empty(4)
+        g[0] = -2.0 * float(np.sum((rw.T @ dr1 @ m).T * r2))
+        for k in range(3):
+            g[1 + axes[k]] = -2.0 * float(np.sum(left.T * d[k]))
+        return f, g
+
+    def wrist_only(phi: float) -> Callable[[FloatArray], tuple[float, FloatArray]]:
+        def fg(x: FloatArray) -> tuple[float, FloatArray]:
+            f, g = cost_grad(np.concatenate([[phi], x]))
+            return f, g[1:]
+
+        return fg
 
     def start_wrist(phi: float) -> FloatArray:
         r2 = (r1_of(phi) @ m).T @ rw
@@ -1225,25 +1256,85 @@ def _unsolvable_pose(
         return np.asarray(best)
 
     intervals = [(a, b) for a, b in shoulder_intervals if not math.isnan(a)]
-    best_x: FloatArray | None = None
-    best_f = math.inf
     if not intervals:
         phi0 = _least_violating_swivel(sh, limits.shoulder)
+        x0 = warm[1:] if warm is not None else start_wrist(phi0)
         res = minimize(
-            lambda x: cost(np.concatenate([[phi0], x])),
-            start_wrist(phi0),
+            wrist_only(phi0),
+            x0,
+            jac=True,
             method="L-BFGS-B",
             bounds=bounds_w,
+            options=_LBFGSB_OPTIONS,
         )
-        return phi0, euler_to_matrix(res.x, order)
-    for a, b in intervals:
-        for phi0 in np.linspace(a, b, 3)[[1, 0, 2]] if b - a > 1e-6 else [0.5 * (a + b)]:
-            x0 = np.concatenate([[phi0], start_wrist(float(phi0))])
-            res = minimize(cost, x0, method="L-BFGS-B", bounds=[(a, b), *bounds_w])
-            if res.fun < best_f:
-                best_f, best_x = float(res.fun), np.asarray(res.x)
+        return phi0, euler_to_matrix(res.x, order), np.concatenate([[phi0], res.x])
+    starts: list[tuple[float, float, FloatArray]] = []
+    if warm is not None:
+        for a, b in intervals:
+            phi_w = a + (float(warm[0]) - a) % V.TAU  # the warm φ, unwrapped past a
+            if phi_w <= b:
+                starts.append((a, b, np.concatenate([[phi_w], warm[1:]])))
+    if not starts:
+        for a, b in intervals:
+            for phi0 in np.linspace(a, b, 3)[[1, 0, 2]] if b - a > 1e-6 else [0.5 * (a + b)]:
+                starts.append((a, b, np.concatenate([[phi0], start_wrist(float(phi0))])))
+    best_x: FloatArray | None = None
+    best_f = math.inf
+    for a, b, x0 in starts:
+        res = minimize(
+            cost_grad,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(a, b), *bounds_w],
+            options=_LBFGSB_OPTIONS,
+        )
+        if res.fun < best_f:
+            best_f, best_x = float(res.fun), np.asarray(res.x)
     assert best_x is not None
-    return float(V.wrap(best_x[0])), euler_to_matrix(best_x[1:], order)
+    return float(V.wrap(best_x[0])), euler_to_matrix(best_x[1:], order), best_x
+
+
+def _unsolvable_element(
+    limb: Limb,
+    limits: LimbLimits,
+    tg: FloatArray,
+    rw: FloatArray,
+    first: tuple[_Coeffs, float, FloatArray],
+    iterations: int = 12,
+) -> tuple[float, float, FloatArray, FloatArray]:
+    """One pose goal with no feasible φ: (φ, θ4, R1, R2) per "Unsolvable problems".
+
+    :func:`_unsolvable_pose` keeps the wrist centre on its target and minimises the
+    orientation error within the limits. With an effector offset E the end-effector point
+    would then move with the orientation error, so the wrist-centre target is updated to
+    tG − W·tE for the achieved wrist frame W and the problem re-solved until the effector
+    point is exact (a fixed point; a few iterations). ``first`` is the shoulder
+    coefficients, θ4 and shoulder-feasible intervals for the initial wrist-centre target.
+    """
+    c = limb._c
+    te = np.asarray(c.tE)
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    sh, theta, sets = first
+    w_prev = rw
+    x: FloatArray | None = None
+    for _ in range(iterations):
+        m = V.mat_array(_elbow_matrix(V.ScalarOps, c, theta), None)
+        phi, r2, x = _unsolvable_pose(limits, sh, m, rw, sets, warm=x)
+        r1 = sh.at(np.array([[phi]]))[0, 0]
+        w = r1 @ m @ r2
+        if np.linalg.norm((w - w_prev) @ te) <= 1e-13 * c.length:
+            break
+        w_prev = w
+        pr = _Problem()
+        pr.n, pr.tbe, pr.RW, pr.R2 = 1, c.tb, V.mat_of(rw), None
+        pr.wg = V.vec_of((tg - w @ te)[None])
+        pr.goal_p = pr.wg
+        ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
+        sh, wr = _joint_coeffs(c, pr, ci)
+        theta = float(ci.theta[0])
+        sets = _feasible(limits, sh, wr, np.array([theta])).shoulder[0]
+    return phi, theta, r1, r2
 
 
 # --------------------------------------------------------------------------------------
@@ -1257,9 +1348,7 @@ def _prepare(
     if not isinstance(limb, Limb):
         raise InvalidLimbError(f"limb must be a Limb, got {type(limb).__name__}")
     if not isinstance(goal, PositionGoal | PoseGoal):
-        raise InvalidGoalError(
-            f"goal must be PositionGoal or PoseGoal, got {type(goal).__name__}"
-        )
+        raise InvalidGoalError(f"goal must be PositionGoal or PoseGoal, got {type(goal).__name__}")
     n: int | None = getattr(goal, "_n")  # noqa: B009
     sizes = {"goal": n}
     w = None
@@ -1393,7 +1482,8 @@ def _solve(
     ci = _circle(ops, c, pr.wg, pr.tbe, aref, None if limits is None else limits.elbow)
     phi_d = _desired_swivel(ci, sw, None if et is None else V.vec_of(et), ops)
     nb = 1 if n is None else n
-    r2_override: dict[int, FloatArray] = {}
+    # Rows solved by the unsolvable-goal optimisation: i -> (φ, θ4, R1, R2).
+    override: dict[int, tuple[float, float, FloatArray, FloatArray]] = {}
     if limits is None:
         phi = phi_d if single else np.broadcast_to(np.asarray(phi_d, dtype=np.float64), (nb,))
         intervals = np.tile(np.array([[[-math.pi, math.pi]]]), (nb, 1, 1))
@@ -1422,32 +1512,37 @@ def _solve(
                         else _least_violating_swivel(_row(sh, i), limits.shoulder)
                     )
                     continue
-                m = V.mat_array(_elbow_matrix(V.ArrayOps, c, theta_b[i : i + 1]), 1)[0]
                 rw = V.mat_array(pr.RW, n)[i] if not single else V.mat_array(pr.RW, None)
-                phi_b[i], r2_override[i] = _unsolvable_pose(
-                    limits, _row(sh, i), m, rw, shoulder_sets[i]
+                tg = np.asarray(goal.position, dtype=np.float64)
+                override[i] = _unsolvable_element(
+                    limb,
+                    limits,
+                    tg if single else tg[i],
+                    rw,
+                    (_row(sh, i), float(theta_b[i]), shoulder_sets[i]),
                 )
+                phi_b[i] = override[i][0]
         phi = float(phi_b[0]) if single else phi_b
     r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
     tol = REACH_TOLERANCE
     if single:
         shoulder: FloatArray = np.array(r1)
-        wrist_m = r2_override.get(0, np.array(r2))
-        if r2_override:
-            fk = limb.forward(shoulder, ci.theta, wrist_m)
+        wrist_m: FloatArray = np.array(r2)
+        elbow = ci.theta
+        if override:
+            phi, elbow, shoulder, wrist_m = override[0]
+            fk = limb.forward(shoulder, elbow, wrist_m)
             pe = float(np.linalg.norm(fk[:3, 3] - np.asarray(goal.position)))
             oe = float(_angle_between(fk[:3, :3], np.asarray(goal.rotation)))  # type: ignore[union-attr]
         within = (
             True
             if limits is None
-            else bool(
-                _within_limits(limits, shoulder[None], np.array([ci.theta]), wrist_m[None])[0]
-            )
+            else bool(_within_limits(limits, shoulder[None], np.array([elbow]), wrist_m[None])[0])
         )
         fs = tuple((float(a), float(b)) for a, b in intervals[0] if not math.isnan(a))
         return LimbSolution(
             shoulder=shoulder,
-            elbow=ci.theta,
+            elbow=elbow,
             wrist=wrist_m,
             swivel=V.wrap(phi),
             reachable=bool(pe <= tol * c.length and oe <= tol),
@@ -1456,7 +1551,7 @@ def _solve(
             orientation_error=oe,
             feasible_swivel=fs,
         )
-    theta = np.asarray(ci.theta, dtype=np.float64)
+    theta = np.array(ci.theta, dtype=np.float64)
     shoulder = V.mat_array(r1, n)
     wrist_m = (
         V.mat_array(r2, n)
@@ -1465,10 +1560,10 @@ def _solve(
     )
     pe = np.asarray(pe, dtype=np.float64).copy()
     oe = np.broadcast_to(np.asarray(oe, dtype=np.float64), (nb,)).copy()
-    if r2_override:
-        idx = np.array(sorted(r2_override))
+    if override:
+        idx = np.array(sorted(override))
         for i in idx:
-            wrist_m[i] = r2_override[int(i)]
+            phi[i], theta[i], shoulder[i], wrist_m[i] = override[int(i)]
         fk = limb.forward(shoulder[idx], theta[idx], wrist_m[idx])
         pe[idx] = np.linalg.norm(fk[:, :3, 3] - np.asarray(goal.position)[idx], axis=-1)
         oe[idx] = _angle_between(fk[:, :3, :3], np.asarray(goal.rotation)[idx])  # type: ignore[union-attr]
