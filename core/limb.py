@@ -76,7 +76,7 @@ _EPS_LEN = 1e-9
 _TINY = 1e-300
 _IDENTITY = np.eye(3)
 # Tight tolerances: the unsolvable-goal optimum feeds a fixed point that must be exact.
-_LBFGSB_OPTIONS = {"ftol": 1e-15, "gtol": 1e-11, "maxiter": 200}
+_LBFGSB_OPTIONS = {"ftol": 1e-15, "gtol": 1e-11, "maxiter": 200, "maxcor": 4}
 _IDENTITY.setflags(write=False)
 
 
@@ -664,6 +664,16 @@ def _default_reference(c: _Consts, limits: LimbLimits | None) -> FloatArray:
     return np.array(_bend_direction(ops, c, x_r, ep, c.tb, sigma))
 
 
+def _reorthonormalise(ops: V.Ops, v: V.Vec, axis: V.Vec) -> V.Vec:
+    """v made exactly ⊥ the unit ``axis`` and unit again (a second Gram–Schmidt pass).
+
+    A direction found by dividing a short difference vector (near-straight limb, reference
+    nearly along the axis) carries a relative error of eps/length along ``axis``.
+    """
+    p = V.axpy(-V.dot(v, axis), axis, v)
+    return V.scale(p, 1.0 / ops.sqrt(V.dot(p, p)))
+
+
 def _circle(
     ops: V.Ops,
     c: _Consts,
@@ -718,6 +728,7 @@ def _circle(
         lambda: V.scale(eperp, 1.0 / ops.maximum(erad, _TINY)),
         lambda: _bend_direction(ops, c, x_r, ep, rt, sigma),
     )
+    y_r = _reorthonormalise(ops, y_r, x_r)
     z_r = V.cross(x_r, y_r)
 
     rg = ops.sqrt(d2)
@@ -734,6 +745,7 @@ def _circle(
         return V.scale(p, 1.0 / pl)
 
     u = ops.lazy(al > 1e-9, lambda: V.scale(ap, 1.0 / ops.maximum(al, _TINY)), fallback_u)
+    u = _reorthonormalise(ops, u, n)
     out = _Circle()
     out.theta, out.x_r, out.y_r, out.z_r = theta, x_r, y_r, z_r
     out.n, out.u, out.v = n, u, V.cross(n, u)
@@ -1127,16 +1139,16 @@ def _objective_swivel(
     f1 = cost(x1[:, None])[:, 0]
     f2 = cost(x2[:, None])[:, 0]
     for _ in range(iterations):
-        left = f1 < f2
-        b = np.where(left, x2, b)
-        a = np.where(left, a, x1)
-        x2n = np.where(left, x1, a + g * (b - a))
-        x1n = np.where(left, b - g * (b - a), x2)
-        fnew = cost(np.where(left, x1n, x2n)[:, None])[:, 0]
-        f2 = np.where(left, f1, fnew)
-        f1 = np.where(left, fnew, f2 if False else f2)
-        f1 = np.where(left, fnew, f1)
-        x1, x2 = x1n, x2n
+        left = f1 < f2  # the minimum lies in [a, x2]
+        a, b = np.where(left, a, x1), np.where(left, x2, b)
+        x_new = np.where(left, b - g * (b - a), a + g * (b - a))
+        f_new = cost(x_new[:, None])[:, 0]
+        x1, f1, x2, f2 = (
+            np.where(left, x_new, x2),
+            np.where(left, f_new, f2),
+            np.where(left, x1, x_new),
+            np.where(left, f1, f_new),
+        )
     xm = 0.5 * (a + b)
     fm = cost(xm[:, None])[:, 0]
     choose = fm <= f[rows, best]
@@ -1301,7 +1313,7 @@ def _unsolvable_element(
     tg: FloatArray,
     rw: FloatArray,
     first: tuple[_Coeffs, float, FloatArray],
-    iterations: int = 12,
+    iterations: int = 30,
 ) -> tuple[float, float, FloatArray, FloatArray]:
     """One pose goal with no feasible φ: (φ, θ4, R1, R2) per "Unsolvable problems".
 
@@ -1315,26 +1327,54 @@ def _unsolvable_element(
     c = limb._c
     te = np.asarray(c.tE)
     aref = V.vec_of(np.asarray(limb.swivel_reference))
-    sh, theta, sets = first
-    w_prev = rw
-    x: FloatArray | None = None
-    for _ in range(iterations):
+    warm: FloatArray | None = None
+
+    def evaluate(
+        wc: FloatArray, setup: tuple[_Coeffs, float, FloatArray] | None
+    ) -> tuple[tuple[float, float, FloatArray, FloatArray], FloatArray]:
+        """Solve for wrist-centre target ``wc``; return the pose and tG − W·tE."""
+        nonlocal warm
+        if setup is None:
+            pr = _Problem()
+            pr.n, pr.tbe, pr.RW, pr.R2 = 1, c.tb, V.mat_of(rw), None
+            pr.wg = V.vec_of(wc[None])
+            pr.goal_p = pr.wg
+            ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
+            sh_, wr_ = _joint_coeffs(c, pr, ci)
+            th = float(ci.theta[0])
+            setup = (sh_, th, _feasible(limits, sh_, wr_, np.array([th])).shoulder[0])
+        sh, theta, sets = setup
         m = V.mat_array(_elbow_matrix(V.ScalarOps, c, theta), None)
-        phi, r2, x = _unsolvable_pose(limits, sh, m, rw, sets, warm=x)
+        phi, r2, warm = _unsolvable_pose(limits, sh, m, rw, sets, warm=warm)
         r1 = sh.at(np.array([[phi]]))[0, 0]
-        w = r1 @ m @ r2
-        if np.linalg.norm((w - w_prev) @ te) <= 1e-13 * c.length:
+        return (phi, theta, r1, r2), tg - (r1 @ m @ r2) @ te
+
+    # Anderson-accelerated fixed point wc = tG − W(wc)·tE (the plain iteration can
+    # oscillate slowly when the optimum sits on a limit).
+    x = tg - rw @ te
+    xs: list[FloatArray] = []
+    fs: list[FloatArray] = []
+    best: tuple[float, tuple[float, float, FloatArray, FloatArray]] | None = None
+    for k in range(iterations):
+        pose, g = evaluate(x, first if k == 0 else None)
+        f = g - x  # = the effector-position error of ``pose``
+        err = float(np.linalg.norm(f))
+        if best is None or err < best[0]:
+            best = (err, pose)
+        if err <= 1e-13 * c.length or not te.any():
             break
-        w_prev = w
-        pr = _Problem()
-        pr.n, pr.tbe, pr.RW, pr.R2 = 1, c.tb, V.mat_of(rw), None
-        pr.wg = V.vec_of((tg - w @ te)[None])
-        pr.goal_p = pr.wg
-        ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
-        sh, wr = _joint_coeffs(c, pr, ci)
-        theta = float(ci.theta[0])
-        sets = _feasible(limits, sh, wr, np.array([theta])).shoulder[0]
-    return phi, theta, r1, r2
+        xs.append(x)
+        fs.append(f)
+        xs, fs = xs[-4:], fs[-4:]
+        if len(xs) >= 2:
+            dx = np.diff(np.array(xs), axis=0).T
+            df = np.diff(np.array(fs), axis=0).T
+            gamma = np.linalg.lstsq(df, f, rcond=None)[0]
+            x = x + f - (dx + df) @ gamma
+        else:
+            x = g
+    assert best is not None
+    return best[1]
 
 
 # --------------------------------------------------------------------------------------
