@@ -1312,7 +1312,6 @@ def _unsolvable_element(
     limits: LimbLimits,
     tg: FloatArray,
     rw: FloatArray,
-    first: tuple[_Coeffs, float, FloatArray],
     iterations: int = 30,
 ) -> tuple[float, float, FloatArray, FloatArray]:
     """One pose goal with no feasible φ: (φ, θ4, R1, R2) per "Unsolvable problems".
@@ -1321,8 +1320,10 @@ def _unsolvable_element(
     orientation error within the limits. With an effector offset E the end-effector point
     would then move with the orientation error, so the wrist-centre target is updated to
     tG − W·tE for the achieved wrist frame W and the problem re-solved until the effector
-    point is exact (a fixed point; a few iterations). ``first`` is the shoulder
-    coefficients, θ4 and shoulder-feasible intervals for the initial wrist-centre target.
+    point is exact (a fixed point; a few iterations). Should a wrist-centre update empty
+    the shoulder's feasible set, the best iterate that keeps every limit wins over
+    positional exactness. Runs on the array kernel with N = 1 for single and batched
+    calls alike, so both give identical results.
     """
     c = limb._c
     te = np.asarray(c.tE)
@@ -1330,37 +1331,37 @@ def _unsolvable_element(
     warm: FloatArray | None = None
 
     def evaluate(
-        wc: FloatArray, setup: tuple[_Coeffs, float, FloatArray] | None
-    ) -> tuple[tuple[float, float, FloatArray, FloatArray], FloatArray]:
-        """Solve for wrist-centre target ``wc``; return the pose and tG − W·tE."""
+        wc: FloatArray,
+    ) -> tuple[tuple[float, float, FloatArray, FloatArray], FloatArray, bool]:
+        """Solve for wrist-centre target ``wc``: the pose, tG − W·tE, shoulder set non-empty."""
         nonlocal warm
-        if setup is None:
-            pr = _Problem()
-            pr.n, pr.tbe, pr.RW, pr.R2 = 1, c.tb, V.mat_of(rw), None
-            pr.wg = V.vec_of(wc[None])
-            pr.goal_p = pr.wg
-            ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
-            sh_, wr_ = _joint_coeffs(c, pr, ci)
-            th = float(ci.theta[0])
-            setup = (sh_, th, _feasible(limits, sh_, wr_, np.array([th])).shoulder[0])
-        sh, theta, sets = setup
-        m = V.mat_array(_elbow_matrix(V.ScalarOps, c, theta), None)
+        pr = _Problem()
+        pr.n, pr.tbe, pr.RW, pr.R2 = 1, c.tb, V.mat_of(rw), None
+        pr.wg = V.vec_of(wc[None])
+        pr.goal_p = pr.wg
+        ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
+        sh, wr = _joint_coeffs(c, pr, ci)
+        theta = float(ci.theta[0])
+        sets = _feasible(limits, sh, wr, np.array([theta])).shoulder[0]
+        m = V.mat_array(_elbow_matrix(V.ArrayOps, c, np.array([theta])), 1)[0]
         phi, r2, warm = _unsolvable_pose(limits, sh, m, rw, sets, warm=warm)
         r1 = sh.at(np.array([[phi]]))[0, 0]
-        return (phi, theta, r1, r2), tg - (r1 @ m @ r2) @ te
+        ok = bool(np.any(~np.isnan(sets[:, 0])))
+        return (phi, theta, r1, r2), tg - (r1 @ m @ r2) @ te, ok
 
     # Anderson-accelerated fixed point wc = tG − W(wc)·tE (the plain iteration can
     # oscillate slowly when the optimum sits on a limit).
     x = tg - rw @ te
     xs: list[FloatArray] = []
     fs: list[FloatArray] = []
-    best: tuple[float, tuple[float, float, FloatArray, FloatArray]] | None = None
-    for k in range(iterations):
-        pose, g = evaluate(x, first if k == 0 else None)
+    best: tuple[tuple[bool, float], tuple[float, float, FloatArray, FloatArray]] | None = None
+    for _ in range(iterations):
+        pose, g, ok = evaluate(x)
         f = g - x  # = the effector-position error of ``pose``
         err = float(np.linalg.norm(f))
-        if best is None or err < best[0]:
-            best = (err, pose)
+        key = (not ok, err)  # limits first, then positional exactness
+        if best is None or key < best[0]:
+            best = (key, pose)
         if err <= 1e-13 * c.length or not te.any():
             break
         xs.append(x)
@@ -1552,15 +1553,10 @@ def _solve(
                         else _least_violating_swivel(_row(sh, i), limits.shoulder)
                     )
                     continue
-                rw = V.mat_array(pr.RW, n)[i] if not single else V.mat_array(pr.RW, None)
                 tg = np.asarray(goal.position, dtype=np.float64)
-                override[i] = _unsolvable_element(
-                    limb,
-                    limits,
-                    tg if single else tg[i],
-                    rw,
-                    (_row(sh, i), float(theta_b[i]), shoulder_sets[i]),
-                )
+                rg = np.asarray(goal.rotation, dtype=np.float64)  # type: ignore[union-attr]
+                rw = (rg if single else rg[i]) @ np.asarray(limb.effector)[:3, :3].T
+                override[i] = _unsolvable_element(limb, limits, tg if single else tg[i], rw)
                 phi_b[i] = override[i][0]
         phi = float(phi_b[0]) if single else phi_b
     r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
