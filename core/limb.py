@@ -908,31 +908,43 @@ class _Coeffs:
         return self.P[:, i, j], self.Q[:, i, j], self.S[:, i, j]
 
 
-def _outer(a: V.Vec, b: V.Vec) -> FloatArray:
-    return V.vec_array(a, len(a[0]))[:, :, None] * V.vec_array(b, len(b[0]))[:, None, :]  # type: ignore[no-any-return]
+def _stack(m: V.Mat, n: int) -> FloatArray:
+    """Component rows → array (n, 3, 3), broadcasting scalar components."""
+    if np.ndim(m[0][0]) == 0 and np.ndim(m[1][1]) == 0:
+        return np.broadcast_to(np.array(m, dtype=np.float64), (n, 3, 3))
+    return V.mat_array(m, n)  # type: ignore[no-any-return]
 
 
-def _joint_coeffs(c: _Consts, pr: _Problem, ci: _Circle) -> tuple[_Coeffs, _Coeffs]:
-    """Coefficients of R1(φ) and R2(φ) (§3.2.4: R1 = R0·Rφ and R2 = (R1 Ra Rθ Rb)⁻¹ Rg)."""
-    n = len(ci.theta)
-    p1 = _outer(ci.n, ci.x_r)
-    q1 = _outer(ci.u, ci.y_r) + _outer(ci.v, ci.z_r)
-    s1 = _outer(ci.v, ci.y_r) - _outer(ci.u, ci.z_r)
-    sh = _Coeffs(p1, q1, s1)
+def _outer_coeffs(
+    left: tuple[V.Vec, V.Vec, V.Vec], right: tuple[V.Vec, V.Vec, V.Vec], sign: float, n: int
+) -> _Coeffs:
+    """P = l0 r0ᵀ, Q = l1 r1ᵀ + l2 r2ᵀ, S = sign·(l2 r1ᵀ − l1 r2ᵀ)."""
+    (l0, l1, l2), (r0, r1, r2) = left, right
+    rng = range(3)
+    p = tuple(tuple(l0[i] * r0[j] for j in rng) for i in rng)
+    q = tuple(tuple(l1[i] * r1[j] + l2[i] * r2[j] for j in rng) for i in rng)
+    sg = tuple(tuple(sign * (l2[i] * r1[j] - l1[i] * r2[j]) for j in rng) for i in rng)
+    return _Coeffs(_stack(p, n), _stack(q, n), _stack(sg, n))  # type: ignore[arg-type]
+
+
+def _joint_coeffs(
+    ops: V.Ops, c: _Consts, pr: _Problem, ci: _Circle, n: int
+) -> tuple[_Coeffs, _Coeffs]:
+    """Coefficients of R1(φ) and R2(φ) as P + cosφ·Q + sinφ·S, arrays (n, 3, 3) (§3.2.4).
+
+    R1 = [n̂, yφ, zφ]·[x_r, y_r, z_r]ᵀ (Eq. 7 with R1 = R0·Rφ), and R2 = (R1 Ra Rθ Rb)ᵀ R_W
+    is the same sum of outer products with x_r, y_r, z_r → Mᵀ·(…) and n̂, û, v̂ → R_Wᵀ·(…).
+    Works on scalar (n = 1) or batched circle components alike.
+    """
+    sh = _outer_coeffs((ci.n, ci.u, ci.v), (ci.x_r, ci.y_r, ci.z_r), 1.0, n)
     if pr.RW is None:
         assert pr.R2 is not None
-        r2 = V.mat_array(pr.R2, None) if np.ndim(pr.R2[0][0]) == 0 else V.mat_array(pr.R2, n)
-        r2 = np.broadcast_to(r2, (n, 3, 3))
         z = np.zeros((n, 3, 3))
-        return sh, _Coeffs(r2, z, z)
-    m = V.mat_array(_elbow_matrix(V.ArrayOps, c, ci.theta), n)
-    rw = V.mat_array(pr.RW, None) if np.ndim(pr.RW[0][0]) == 0 else V.mat_array(pr.RW, n)
-    mt = np.swapaxes(m, -1, -2)
-
-    def f(x: FloatArray) -> FloatArray:
-        return mt @ np.swapaxes(x, -1, -2) @ rw  # type: ignore[no-any-return]
-
-    return sh, _Coeffs(f(p1), f(q1), f(s1))
+        return sh, _Coeffs(_stack(pr.R2, n), z, z)
+    m = _elbow_matrix(ops, c, ci.theta)
+    left = (V.mtv(m, ci.x_r), V.mtv(m, ci.y_r), V.mtv(m, ci.z_r))
+    right = (V.mtv(pr.RW, ci.n), V.mtv(pr.RW, ci.u), V.mtv(pr.RW, ci.v))
+    return sh, _outer_coeffs(left, right, -1.0, n)
 
 
 def _sincos_roots(alpha: FloatArray, beta: FloatArray, gamma: FloatArray) -> FloatArray:
@@ -958,13 +970,29 @@ def _joint_equations(co: _Coeffs, lim: EulerLimits) -> FloatArray:
     return np.stack([co.S.reshape(n, 9) @ wt, co.Q.reshape(n, 9) @ wt, co.P.reshape(n, 9) @ wt - v])
 
 
-def _joint_ok(co: _Coeffs, lim: EulerLimits | None, phi: FloatArray) -> BoolArray:
-    """Whether some Euler family of the joint is within limits at φ (N, K)."""
-    if lim is None or not any(lim.limited):
-        return np.ones(phi.shape, dtype=bool)
-    fam = matrix_to_euler_families(co.at(phi), lim.order)  # (N, K, 2, 3)
-    ok: BoolArray = lim.contains(fam).any(axis=-1)
-    return ok
+def _rotations_ok(
+    rotations: tuple[FloatArray, FloatArray],
+    limits: tuple[EulerLimits | None, EulerLimits | None],
+) -> tuple[BoolArray, BoolArray]:
+    """Whether some Euler family of each rotation array (..., 3, 3) is within its limits.
+
+    Both joints' angles are extracted in one call when their Euler orders agree.
+    """
+    shape = rotations[0].shape[:-2]
+    active = [i for i in (0, 1) if limits[i] is not None and any(limits[i].limited)]  # type: ignore[union-attr]
+    out = [np.ones(shape, dtype=bool), np.ones(shape, dtype=bool)]
+    orders = {limits[i].order for i in active}  # type: ignore[union-attr]
+    if len(active) == 2 and len(orders) == 1:
+        fam = matrix_to_euler_families(np.stack(rotations), orders.pop(), check=False)
+        for i in active:
+            out[i] = limits[i].contains(fam[i]).any(axis=-1)  # type: ignore[union-attr]
+    else:
+        for i in active:
+            lim = limits[i]
+            assert lim is not None
+            fam_i = matrix_to_euler_families(rotations[i], lim.order, check=False)
+            out[i] = lim.contains(fam_i).any(axis=-1)
+    return out[0], out[1]
 
 
 class _Feasible:
@@ -981,9 +1009,29 @@ class _Feasible:
         return _merge(self.bp, self.feas_shoulder)
 
 
+def _merge_one(bp: list[float], feas: list[bool]) -> list[tuple[float, float]]:
+    """:func:`_merge` for one row, in plain Python (a single solve has ~10 segments)."""
+    runs: list[tuple[float, float]] = []
+    for k, ok in enumerate(feas):
+        if not ok:
+            continue
+        if runs and k > 0 and feas[k - 1]:
+            runs[-1] = (runs[-1][0], bp[k + 1])
+        else:
+            runs.append((bp[k], bp[k + 1]))
+    if len(runs) >= 2 and feas[0] and runs[-1][1] == bp[-1]:
+        last = runs.pop()
+        runs[0] = (last[0], runs[0][1] + V.TAU)
+        runs.sort()
+    return runs
+
+
 def _merge(bp: FloatArray, feas: BoolArray) -> FloatArray:
     """Merge feasible segments [bp_k, bp_k+1] into intervals, wrap-around joined at ±π."""
     n, k = feas.shape
+    if n == 1 and not np.isnan(bp[0, -1]):
+        runs = _merge_one(bp[0].tolist(), feas[0].tolist())
+        return np.array(runs if runs else [(np.nan, np.nan)], dtype=np.float64)[None]
     false = np.zeros((n, 1), dtype=bool)
     prev = np.concatenate([false, feas[:, :-1]], axis=1)
     nxt = np.concatenate([feas[:, 1:], false], axis=1)
@@ -1021,21 +1069,23 @@ def _feasible(limits: LimbLimits, sh: _Coeffs, wr: _Coeffs, theta: FloatArray) -
     roots = _sincos_roots(coef[0], coef[1], coef[2]).reshape(n, -1)  # (N, 2E)
     ends = np.broadcast_to(np.array([-math.pi, math.pi]), (n, 2))
     bp = np.sort(np.concatenate([roots, ends], axis=1), axis=1)
-    # Breakpoints past π come only from NaN padding (sorted last); -π duplicates are harmless.
+    # NaN padding (no root) sorts last: drop the columns that are NaN in every row.
+    bp = bp[:, : int(np.max(np.sum(~np.isnan(bp), axis=1)))]
     lo_b, hi_b = bp[:, :-1], bp[:, 1:]
     valid = (hi_b - lo_b) > 1e-13
     mid = np.where(valid, 0.5 * (lo_b + hi_b), 0.0)
-    ok_sh = _joint_ok(sh, limits.shoulder, mid) & valid
-    ok_wr = _joint_ok(wr, limits.wrist, mid)
+    ok_sh, ok_wr = _rotations_ok((sh.at(mid), wr.at(mid)), (limits.shoulder, limits.wrist))
+    ok_sh &= valid
     elbow_ok = limits.elbow_contains(theta)[:, None]
     feas_sh = ok_sh & elbow_ok
     feas = feas_sh & ok_wr
     # A zero-length segment between two feasible ones must not split them.
-    for f in (feas, feas_sh):
-        prev = np.concatenate([f[:, :1], f[:, :-1]], axis=1)
-        nxt = np.concatenate([f[:, 1:], f[:, -1:]], axis=1)
-        gap = ~valid & ~np.isnan(lo_b) & ~np.isnan(hi_b) & prev & nxt
-        f |= gap
+    short = ~valid & ~np.isnan(lo_b) & ~np.isnan(hi_b)
+    if np.any(short):
+        for f in (feas, feas_sh):
+            prev = np.concatenate([f[:, :1], f[:, :-1]], axis=1)
+            nxt = np.concatenate([f[:, 1:], f[:, -1:]], axis=1)
+            f |= short & prev & nxt
     out = _Feasible()
     out.all = _merge(bp, feas)
     out.bp, out.feas_shoulder = bp, feas_sh
@@ -1044,6 +1094,20 @@ def _feasible(limits: LimbLimits, sh: _Coeffs, wr: _Coeffs, theta: FloatArray) -
 
 def _closest(intervals: FloatArray, phi_d: FloatArray) -> tuple[FloatArray, BoolArray]:
     """Per row, the φ in the intervals nearest φ_d (circularly); flag rows with none."""
+    if len(phi_d) == 1:  # one solve: a few intervals, plain Python
+        p1 = float(phi_d[0])
+        best, best_d = math.nan, math.inf
+        for lo1, hi1 in intervals[0].tolist():
+            if math.isnan(lo1):
+                continue
+            if (p1 - lo1) % V.TAU <= hi1 - lo1:
+                best, best_d = p1, 0.0
+                break
+            d_lo1, d_hi1 = abs(V.wrap(p1 - lo1)), abs(V.wrap(p1 - hi1))
+            if min(d_lo1, d_hi1) < best_d:
+                best, best_d = (lo1, d_lo1) if d_lo1 <= d_hi1 else (hi1, d_hi1)
+        has1 = not math.isnan(best)
+        return np.array([V.wrap(best) if has1 else 0.0]), np.array([has1])
     lo, hi = intervals[..., 0], intervals[..., 1]
     pd = phi_d[:, None]
     inside = ((pd - lo) % V.TAU) <= (hi - lo)
@@ -1072,7 +1136,7 @@ def _angles_at(
     """Joint angles (N, K, 7) at φ (N, K): shoulder Euler, θ4, wrist Euler (see Objective)."""
 
     def euler(co: _Coeffs, lim: EulerLimits | None) -> FloatArray:
-        fam = matrix_to_euler_families(co.at(phi), lim.order if lim else "XYZ")
+        fam = matrix_to_euler_families(co.at(phi), lim.order if lim else "XYZ", check=False)
         if lim is None:
             first: FloatArray = fam[..., 0, :]
             return first
@@ -1340,7 +1404,7 @@ def _unsolvable_element(
         pr.wg = V.vec_of(wc[None])
         pr.goal_p = pr.wg
         ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
-        sh, wr = _joint_coeffs(c, pr, ci)
+        sh, wr = _joint_coeffs(V.ArrayOps, c, pr, ci, 1)
         theta = float(ci.theta[0])
         sets = _feasible(limits, sh, wr, np.array([theta])).shoulder[0]
         m = V.mat_array(_elbow_matrix(V.ArrayOps, c, np.array([theta])), 1)[0]
@@ -1492,18 +1556,6 @@ def solve_limb(
     return _solve(limb, goal, w, sw, et, strategy, n, limits if has_limits else None)
 
 
-def _batch1(ci: _Circle) -> _Circle:
-    """A scalar-kernel circle as a batch of one (for the array-based limits machinery)."""
-    out = _Circle()
-    for name in _Circle.__slots__:
-        val = getattr(ci, name)
-        if isinstance(val, tuple):
-            setattr(out, name, tuple(np.array([x], dtype=np.float64) for x in val))
-        else:
-            setattr(out, name, np.array([val], dtype=np.float64))
-    return out
-
-
 def _solve(
     limb: Limb,
     goal: Goal,
@@ -1529,10 +1581,9 @@ def _solve(
         phi = phi_d if single else np.broadcast_to(np.asarray(phi_d, dtype=np.float64), (nb,))
         intervals = np.tile(np.array([[[-math.pi, math.pi]]]), (nb, 1, 1))
     else:
-        cb = _batch1(ci) if single else ci
-        theta_b = np.asarray(cb.theta, dtype=np.float64)
+        theta_b = np.array([ci.theta]) if single else np.asarray(ci.theta, dtype=np.float64)
         phi_db = np.broadcast_to(np.asarray(phi_d, dtype=np.float64), (nb,))
-        sh, wr = _joint_coeffs(c, pr, cb)
+        sh, wr = _joint_coeffs(ops, c, pr, ci, nb)
         feas = _feasible(limits, sh, wr, theta_b)
         intervals = feas.all
         if strategy is SwivelStrategy.CLOSEST:
@@ -1638,10 +1689,8 @@ def _within_limits(
     if limits is None:
         return ok
     ok &= limits.elbow_contains(theta)
-    for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
-        if lim is not None and any(lim.limited):
-            ok &= lim.contains(matrix_to_euler_families(r, lim.order)).any(axis=-1)
-    return ok
+    ok_sh, ok_wr = _rotations_ok((shoulder, wrist), (limits.shoulder, limits.wrist))
+    return ok & ok_sh & ok_wr
 
 
 def feasible_swivel(
@@ -1667,7 +1716,7 @@ def feasible_swivel(
         pr = _problem(limb, goal, w, nn)
         aref = V.vec_of(np.asarray(limb.swivel_reference))
         ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
-        sh, wr = _joint_coeffs(c, pr, ci)
+        sh, wr = _joint_coeffs(V.ArrayOps, c, pr, ci, nn)
         out = _feasible(limits, sh, wr, np.asarray(ci.theta, dtype=np.float64)).all
     if single:
         return tuple((float(a), float(b)) for a, b in out[0] if not math.isnan(a))

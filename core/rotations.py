@@ -570,7 +570,7 @@ def _family_one(m: FloatArray, spec: EulerSpec) -> FloatArray:
     return out
 
 
-def matrix_to_euler_families(R: ArrayLike, order: str = "XYZ") -> FloatArray:
+def matrix_to_euler_families(R: ArrayLike, order: str = "XYZ", *, check: bool = True) -> FloatArray:
     """Both Euler-angle solutions ("two families", Tolani et al. 2000, §3.2.4).
 
     Index 0 is family 1: middle angle ``θm`` in ``[-pi/2, pi/2]``, outer angles in
@@ -586,6 +586,7 @@ def matrix_to_euler_families(R: ArrayLike, order: str = "XYZ") -> FloatArray:
     Args:
         R: ``(..., 3, 3)`` rotation matrices (assumed orthonormal, det +1).
         order: one of :data:`EULER_ORDERS`.
+        check: validate shape and finiteness (skip only for trusted float64 arrays).
 
     Returns:
         ``(..., 2, 3)`` radians, components ``(ax, ay, az)``.
@@ -595,7 +596,7 @@ def matrix_to_euler_families(R: ArrayLike, order: str = "XYZ") -> FloatArray:
         InvalidInputError: wrong shape or non-finite entries.
     """
     spec = euler_spec(order)
-    one = _family_one(_matrix(R, "rotation"), spec)
+    one = _family_one(_matrix(R, "rotation") if check else np.asarray(R), spec)
     two = one * _F2_SIGN[order] + math.pi  # in (0, 2*pi]
     out = np.empty(one.shape[:-1] + (2, 3))
     out[..., 0, :] = one
