@@ -1376,7 +1376,7 @@ def _unsolvable_element(
     limits: LimbLimits,
     tg: FloatArray,
     rw: FloatArray,
-    iterations: int = 30,
+    iterations: int = 16,
 ) -> tuple[float, float, FloatArray, FloatArray]:
     """One pose goal with no feasible φ: (φ, θ4, R1, R2) per "Unsolvable problems".
 
@@ -1384,10 +1384,11 @@ def _unsolvable_element(
     orientation error within the limits. With an effector offset E the end-effector point
     would then move with the orientation error, so the wrist-centre target is updated to
     tG − W·tE for the achieved wrist frame W and the problem re-solved until the effector
-    point is exact (a fixed point; a few iterations). Should a wrist-centre update empty
-    the shoulder's feasible set, the best iterate that keeps every limit wins over
-    positional exactness. Runs on the array kernel with N = 1 for single and batched
-    calls alike, so both give identical results.
+    point is exact (a fixed point, Anderson-accelerated). The first iterate — the wrist
+    centre exactly on target, Tolani's formulation — is kept unless a later one is closer
+    to the goal without losing a limit the first one met (a wrist-centre update can empty
+    the shoulder's feasible set); the loop stops when converged or stalled. Runs on the
+    array kernel with N = 1 for single and batched calls alike (identical results).
     """
     c = limb._c
     te = np.asarray(c.tE)
@@ -1418,15 +1419,20 @@ def _unsolvable_element(
     x = tg - rw @ te
     xs: list[FloatArray] = []
     fs: list[FloatArray] = []
-    best: tuple[tuple[bool, float], tuple[float, float, FloatArray, FloatArray]] | None = None
-    for _ in range(iterations):
+    best_err, best_pose = math.inf, None
+    first_ok = True
+    stall = 0
+    for k in range(iterations):
         pose, g, ok = evaluate(x)
         f = g - x  # = the effector-position error of ``pose``
         err = float(np.linalg.norm(f))
-        key = (not ok, err)  # limits first, then positional exactness
-        if best is None or key < best[0]:
-            best = (key, pose)
-        if err <= 1e-13 * c.length or not te.any():
+        first_ok = ok if k == 0 else first_ok
+        if (ok or not first_ok) and err < best_err:  # keep every limit the first one kept
+            stall = 0 if err < 0.5 * best_err else stall + 1
+            best_err, best_pose = err, pose
+        else:
+            stall += 1
+        if err <= 1e-13 * c.length or not te.any() or stall >= 4:
             break
         xs.append(x)
         fs.append(f)
@@ -1438,8 +1444,8 @@ def _unsolvable_element(
             x = x + f - (dx + df) @ gamma
         else:
             x = g
-    assert best is not None
-    return best[1]
+    assert best_pose is not None
+    return best_pose
 
 
 # --------------------------------------------------------------------------------------
