@@ -182,6 +182,11 @@ class EulerLimits:
     order: str = "XYZ"
     lower: tuple[float, float, float] | Sequence[float | None] | None = None
     upper: tuple[float, float, float] | Sequence[float | None] | None = None
+    # Derived in __post_init__ (not part of equality or the repr).
+    _limited: tuple[bool, bool, bool] = field(init=False, repr=False, compare=False)
+    _lo: FloatArray = field(init=False, repr=False, compare=False)
+    _width: FloatArray = field(init=False, repr=False, compare=False)
+    _equations: tuple[FloatArray, FloatArray] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "order", check_order(self.order))
@@ -206,8 +211,7 @@ class EulerLimits:
     @property
     def limited(self) -> tuple[bool, bool, bool]:
         """Per angle (x, y, z): whether its range is narrower than a full turn."""
-        out: tuple[bool, bool, bool] = getattr(self, "_limited")  # noqa: B009
-        return out
+        return self._limited
 
     def bounds(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
         lo, hi = self.lower, self.upper
@@ -217,8 +221,8 @@ class EulerLimits:
     def contains(self, angles: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
         """Whether Euler angles (..., 3) lie within the limits (mod 2π, with slack ``tol``)."""
         a = np.asarray(angles, dtype=np.float64)
-        width = getattr(self, "_width")  # noqa: B009
-        d = np.mod(a - getattr(self, "_lo"), V.TAU)  # noqa: B009
+        width = self._width
+        d = np.mod(a - self._lo, V.TAU)
         ok: BoolArray = ((d <= width + tol) | (d >= V.TAU - tol)).all(axis=-1)
         return ok
 
@@ -487,6 +491,7 @@ class PositionGoal:
     """
 
     position: ArrayLike
+    _n: int | None = field(init=False, repr=False, default=None)  # batch size (None: one)
 
     def __post_init__(self) -> None:
         p = _finite_array(self.position, "PositionGoal.position", InvalidGoalError)
@@ -511,6 +516,7 @@ class PoseGoal:
 
     position: ArrayLike
     rotation: ArrayLike
+    _n: int | None = field(init=False, repr=False, default=None)  # batch size (None: one)
 
     def __post_init__(self) -> None:
         p = _finite_array(self.position, "PoseGoal.position", InvalidGoalError)
@@ -962,7 +968,7 @@ def _sincos_roots(alpha: FloatArray, beta: FloatArray, gamma: FloatArray) -> Flo
 
 def _joint_equations(co: _Coeffs, lim: EulerLimits) -> FloatArray:
     """(α, β, γ) stacked (3, N, E) of the joint's limit-crossing equations at φ."""
-    w, v = getattr(lim, "_equations")  # noqa: B009
+    w, v = lim._equations
     n = co.P.shape[0]
     if len(v) == 0:
         return np.zeros((3, n, 0))
@@ -1460,7 +1466,7 @@ def _prepare(
         raise InvalidLimbError(f"limb must be a Limb, got {type(limb).__name__}")
     if not isinstance(goal, PositionGoal | PoseGoal):
         raise InvalidGoalError(f"goal must be PositionGoal or PoseGoal, got {type(goal).__name__}")
-    n: int | None = getattr(goal, "_n")  # noqa: B009
+    n = goal._n
     sizes = {"goal": n}
     w = None
     if isinstance(goal, PositionGoal):
