@@ -13,6 +13,15 @@ from .errors import (
     LimberError,
     ShapeMismatchError,
 )
+from .goals import (
+    AimGoal,
+    DirectionGoal,
+    Goal,
+    OrientationGoal,
+    PartialOrientationGoal,
+    PoseGoal,
+    PositionGoal,
+)
 from .limb import (
     LIMIT_TOLERANCE,
     REACH_TOLERANCE,
@@ -21,8 +30,6 @@ from .limb import (
     Limb,
     LimbLimits,
     LimbSolution,
-    PoseGoal,
-    PositionGoal,
     SwivelStrategy,
     feasible_swivel,
     solve_limb,
@@ -43,6 +50,11 @@ __all__ = [
     "LimbSolution",
     "PoseGoal",
     "PositionGoal",
+    "OrientationGoal",
+    "PartialOrientationGoal",
+    "DirectionGoal",
+    "AimGoal",
+    "Goal",
     "SwivelStrategy",
     "feasible_swivel",
     "solve_limb",

@@ -37,6 +37,7 @@ from .errors import (
     InvalidLimitsError,
     ShapeMismatchError,
 )
+from .goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
 from .rotations import (
     axis_angle_to_matrix,
     check_order,
@@ -64,8 +65,6 @@ __all__ = [
     "REACH_TOLERANCE",
 ]
 
-#: Max |RᵀR − I| accepted for an input rotation matrix.
-ROTATION_TOLERANCE = 1e-6
 #: Slack (rad) when testing a joint angle against its limits.
 LIMIT_TOLERANCE = 1e-9
 #: A goal counts as reached when the position error is at most this × limb length and the
@@ -483,61 +482,7 @@ def _hinge(axis: ArrayLike, angle: FloatArray) -> FloatArray:
 # --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class PositionGoal:
-    """The end-effector point goes to ``position`` (m, shoulder frame), shape (3,) or (N, 3).
-
-    Raises InvalidGoalError for non-finite values or a bad shape.
-    """
-
-    position: ArrayLike
-    _n: int | None = field(init=False, repr=False, default=None)  # batch size (None: one)
-
-    def __post_init__(self) -> None:
-        p = _finite_array(self.position, "PositionGoal.position", InvalidGoalError)
-        n = _batch_of(p, 1, "PositionGoal.position")
-        if p.shape[-1] != 3:
-            raise InvalidGoalError(f"PositionGoal.position must end in 3, got {p.shape}")
-        object.__setattr__(self, "position", p)
-        object.__setattr__(self, "_n", n)
-
-
-@dataclass(frozen=True, eq=False)
-class PoseGoal:
-    """The effector frame goes to (``position``, ``rotation``) in the shoulder frame.
-
-    Attributes:
-        position: (3,) or (N, 3), metres.
-        rotation: (3, 3) or (N, 3, 3) rotation matrix; orthonormal to ``ROTATION_TOLERANCE``.
-
-    Raises InvalidGoalError for non-finite values, bad shapes, non-rotations, or batch
-    sizes that differ between position and rotation (ShapeMismatchError).
-    """
-
-    position: ArrayLike
-    rotation: ArrayLike
-    _n: int | None = field(init=False, repr=False, default=None)  # batch size (None: one)
-
-    def __post_init__(self) -> None:
-        p = _finite_array(self.position, "PoseGoal.position", InvalidGoalError)
-        r = _finite_array(self.rotation, "PoseGoal.rotation", InvalidGoalError)
-        n_p = _batch_of(p, 1, "PoseGoal.position")
-        n_r = _batch_of(r, 2, "PoseGoal.rotation")
-        if p.shape[-1] != 3 or r.shape[-2:] != (3, 3):
-            raise InvalidGoalError(
-                f"PoseGoal needs position (…, 3) and rotation (…, 3, 3), got {p.shape}, {r.shape}"
-            )
-        if n_p != n_r:
-            raise ShapeMismatchError(
-                f"PoseGoal position batch {n_p} and rotation batch {n_r} must agree"
-            )
-        check_rotation(r, tol=ROTATION_TOLERANCE, name="PoseGoal.rotation", error=InvalidGoalError)
-        object.__setattr__(self, "position", p)
-        object.__setattr__(self, "rotation", r)
-        object.__setattr__(self, "_n", n_p)
-
-
-Goal = PositionGoal | PoseGoal
+LimbGoal = PositionGoal | PoseGoal
 
 
 class SwivelStrategy(Enum):
@@ -846,7 +791,7 @@ class _Problem:
     n: int | None
 
 
-def _problem(limb: Limb, goal: Goal, wrist: Any, n: int | None) -> _Problem:
+def _problem(limb: Limb, goal: LimbGoal, wrist: Any, n: int | None) -> _Problem:
     c = limb._c
     pr = _Problem()
     pr.n = n
@@ -863,7 +808,9 @@ def _problem(limb: Limb, goal: Goal, wrist: Any, n: int | None) -> _Problem:
         r2 = V.mat_of(wrist)
         pr.RW = None
         pr.R2 = r2
-        pr.tbe = V.add(c.tb, V.mv(c.Rb, V.mv(r2, c.tE)))
+        point = np.asarray(goal.point)
+        te = c.tE if not point.any() else V.add(c.tE, V.mv(c.RE, V.vec_of(point)))
+        pr.tbe = V.add(c.tb, V.mv(c.Rb, V.mv(r2, te)))
         pr.wg = V.vec_of(np.asarray(goal.position))
         pr.goal_p = pr.wg
     if n is not None:  # broadcast constants to (N,) components
@@ -1460,12 +1407,18 @@ def _unsolvable_element(
 
 
 def _prepare(
-    limb: Limb, goal: Goal, wrist: ArrayLike | None, swivel: Any, elbow_target: Any
+    limb: Limb, goal: LimbGoal, wrist: ArrayLike | None, swivel: Any, elbow_target: Any
 ) -> tuple[int | None, Any, Any, Any]:
     if not isinstance(limb, Limb):
         raise InvalidLimbError(f"limb must be a Limb, got {type(limb).__name__}")
     if not isinstance(goal, PositionGoal | PoseGoal):
-        raise InvalidGoalError(f"goal must be PositionGoal or PoseGoal, got {type(goal).__name__}")
+        raise InvalidGoalError(
+            f"goal must be PositionGoal or PoseGoal for a limb, got {type(goal).__name__}"
+        )
+    if goal.joint is not None:
+        raise InvalidGoalError(
+            f"limb goals act on the limb's end effector: joint must be None, got {goal.joint!r}"
+        )
     n = goal._n
     sizes = {"goal": n}
     w = None
@@ -1511,18 +1464,18 @@ def _prepare(
     return n_all, w, sw, (et, goal)
 
 
-def _broadcast_goal(goal: Goal, n: int) -> Goal:
+def _broadcast_goal(goal: LimbGoal, n: int) -> LimbGoal:
     if isinstance(goal, PoseGoal):
         return PoseGoal(
             np.broadcast_to(np.asarray(goal.position), (n, 3)),
             np.broadcast_to(np.asarray(goal.rotation), (n, 3, 3)),
         )
-    return PositionGoal(np.broadcast_to(np.asarray(goal.position), (n, 3)))
+    return PositionGoal(np.broadcast_to(np.asarray(goal.position), (n, 3)), point=goal.point)
 
 
 def solve_limb(
     limb: Limb,
-    goal: Goal,
+    goal: LimbGoal,
     *,
     swivel: ArrayLike | None = None,
     elbow_target: ArrayLike | None = None,
@@ -1570,7 +1523,7 @@ def solve_limb(
 
 def _solve(
     limb: Limb,
-    goal: Goal,
+    goal: LimbGoal,
     w: Any,
     sw: Any,
     et: Any,
@@ -1706,7 +1659,7 @@ def _within_limits(
 
 
 def feasible_swivel(
-    limb: Limb, goal: Goal, *, wrist: ArrayLike | None = None
+    limb: Limb, goal: LimbGoal, *, wrist: ArrayLike | None = None
 ) -> tuple[tuple[float, float], ...] | FloatArray:
     """The feasible swivel intervals for a goal (§3.2.4), as in ``LimbSolution.feasible_swivel``.
 

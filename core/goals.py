@@ -1,0 +1,255 @@
+"""Goals shared by the analytic limb solver and the numeric chain/tree solvers.
+
+Every goal is a frozen dataclass validated on construction. Targets are float64 arrays
+with an optional leading batch axis N (one goal per problem of a batched solve); all
+arrays of one goal share the same N (or have none).
+
+Frames: for the limb solver (:func:`core.solve_limb`) targets are in the *shoulder frame*
+and ``joint`` must be None (the limb's end effector is meant). For the numeric solvers
+(:func:`core.solve`) targets are in the skeleton's root (world) frame and ``joint`` names
+the joint (index or name) whose frame the goal acts on. Units: metres, radians.
+
+Common fields:
+    joint: int index or str name of the joint (numeric solvers); None for limbs.
+    weight: relative weight ≥ 0 of the goal's error in least-squares methods; default 1.
+    priority: 0 = most important; larger numbers are satisfied only in the null space of
+        smaller ones by the task-priority solver; default 0.
+
+Raises :class:`InvalidGoalError` for non-finite values, bad shapes, non-rotations,
+non-unit or zero axes (tolerance :data:`UNIT_TOLERANCE`), negative weights or
+priorities, and :class:`ShapeMismatchError` for disagreeing batch sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import InvalidGoalError, ShapeMismatchError
+from .rotations import check_rotation
+
+FloatArray = NDArray[np.float64]
+
+__all__ = [
+    "PositionGoal",
+    "PoseGoal",
+    "OrientationGoal",
+    "PartialOrientationGoal",
+    "DirectionGoal",
+    "AimGoal",
+    "Goal",
+    "ROTATION_TOLERANCE",
+    "UNIT_TOLERANCE",
+]
+
+#: Max |RᵀR − I| accepted for a goal rotation matrix.
+ROTATION_TOLERANCE = 1e-6
+#: Max | |axis| − 1 | accepted for a goal's unit vectors.
+UNIT_TOLERANCE = 1e-6
+
+
+def _array(value: ArrayLike, name: str) -> FloatArray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidGoalError(f"{name} must be numeric, got {value!r}") from exc
+    if not np.all(np.isfinite(arr)):
+        raise InvalidGoalError(f"{name} must be finite, got {arr!r}")
+    return arr
+
+
+def _vector(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
+    v = _array(value, name)
+    if v.ndim not in (1, 2) or v.shape[-1] != 3:
+        raise InvalidGoalError(f"{name} must have shape (3,) or (N, 3), got {v.shape}")
+    return v, (None if v.ndim == 1 else int(v.shape[0]))
+
+
+def _unit(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
+    v, n = _vector(value, name)
+    norm = np.linalg.norm(v, axis=-1)
+    bad = np.abs(norm - 1.0) > UNIT_TOLERANCE
+    if np.any(bad):
+        worst = float(np.max(np.abs(norm - 1.0)))
+        raise InvalidGoalError(
+            f"{name} must be a unit vector (|v| = 1 ± {UNIT_TOLERANCE}), got norm "
+            f"{float(np.ravel(norm)[int(np.argmax(np.abs(np.ravel(norm) - 1.0)))])!r} "
+            f"(off by {worst:.3g}); normalise it first"
+        )
+    return v / norm[..., None], n
+
+
+def _rotation(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
+    r = _array(value, name)
+    if r.ndim not in (2, 3) or r.shape[-2:] != (3, 3):
+        raise InvalidGoalError(f"{name} must have shape (3, 3) or (N, 3, 3), got {r.shape}")
+    check_rotation(r, tol=ROTATION_TOLERANCE, name=name, error=InvalidGoalError)
+    return r, (None if r.ndim == 2 else int(r.shape[0]))
+
+
+def _common(goal: Any, sizes: dict[str, int | None]) -> None:
+    """Validate joint/weight/priority, agree batch sizes, store ``_n``."""
+    cls = type(goal).__name__
+    batched = {k: v for k, v in sizes.items() if v is not None}
+    if len(set(batched.values())) > 1:
+        raise ShapeMismatchError(f"{cls} batch sizes must agree, got {batched}")
+    j = goal.joint
+    if j is not None and not isinstance(j, int | str | np.integer):
+        raise InvalidGoalError(f"{cls}.joint must be an int index, a str name or None, got {j!r}")
+    w = float(goal.weight)
+    if not np.isfinite(w) or w < 0.0:
+        raise InvalidGoalError(f"{cls}.weight must be finite and >= 0, got {goal.weight!r}")
+    p = goal.priority
+    if not isinstance(p, int | np.integer) or isinstance(p, bool) or p < 0:
+        raise InvalidGoalError(f"{cls}.priority must be an int >= 0, got {p!r}")
+    object.__setattr__(goal, "weight", w)
+    object.__setattr__(goal, "priority", int(p))
+    object.__setattr__(goal, "_n", next(iter(batched.values())) if batched else None)
+
+
+@dataclass(frozen=True, eq=False)
+class PositionGoal:
+    """A point of a joint frame (limbs: the end effector) goes to ``position``.
+
+    Attributes:
+        position: target (3,) or (N, 3), metres.
+        joint: see the module docstring.
+        point: the point in the joint's frame (metres); default its origin. For limbs, a
+            point in the end-effector frame.
+    """
+
+    position: ArrayLike
+    joint: int | str | None = None
+    point: ArrayLike = (0.0, 0.0, 0.0)
+    weight: float = 1.0
+    priority: int = 0
+    _n: int | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        p, n_p = _vector(self.position, "PositionGoal.position")
+        q, n_q = _vector(self.point, "PositionGoal.point")
+        object.__setattr__(self, "position", p)
+        object.__setattr__(self, "point", q)
+        _common(self, {"position": n_p, "point": n_q})
+
+
+@dataclass(frozen=True, eq=False)
+class OrientationGoal:
+    """A joint frame's rotation goes to ``rotation`` ((3, 3) or (N, 3, 3))."""
+
+    rotation: ArrayLike
+    joint: int | str | None = None
+    weight: float = 1.0
+    priority: int = 0
+    _n: int | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        r, n_r = _rotation(self.rotation, "OrientationGoal.rotation")
+        object.__setattr__(self, "rotation", r)
+        _common(self, {"rotation": n_r})
+
+
+@dataclass(frozen=True, eq=False)
+class PoseGoal:
+    """A joint frame (limbs: the effector frame) goes to (``position``, ``rotation``).
+
+    Attributes:
+        position: (3,) or (N, 3), metres. rotation: (3, 3) or (N, 3, 3).
+    """
+
+    position: ArrayLike
+    rotation: ArrayLike
+    joint: int | str | None = None
+    weight: float = 1.0
+    priority: int = 0
+    _n: int | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        p, n_p = _vector(self.position, "PoseGoal.position")
+        r, n_r = _rotation(self.rotation, "PoseGoal.rotation")
+        object.__setattr__(self, "position", p)
+        object.__setattr__(self, "rotation", r)
+        _common(self, {"position": n_p, "rotation": n_r})
+
+
+@dataclass(frozen=True, eq=False)
+class PartialOrientationGoal:
+    """Position plus one aligned axis (Tolani §3.3); rotation about the axis is free.
+
+    Attributes:
+        position: where the joint's origin (limbs: the end-effector point) goes, (3,) or
+            (N, 3), metres.
+        axis: unit vector in the joint's (effector's) frame, e.g. (0, 1, 0).
+        direction: unit vector in the target frame that ``axis`` must align with.
+    """
+
+    position: ArrayLike
+    axis: ArrayLike
+    direction: ArrayLike
+    joint: int | str | None = None
+    weight: float = 1.0
+    priority: int = 0
+    _n: int | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        p, n_p = _vector(self.position, "PartialOrientationGoal.position")
+        a, n_a = _unit(self.axis, "PartialOrientationGoal.axis")
+        d, n_d = _unit(self.direction, "PartialOrientationGoal.direction")
+        object.__setattr__(self, "position", p)
+        object.__setattr__(self, "axis", a)
+        object.__setattr__(self, "direction", d)
+        _common(self, {"position": n_p, "axis": n_a, "direction": n_d})
+
+
+@dataclass(frozen=True, eq=False)
+class DirectionGoal:
+    """A joint's ``axis`` (unit, joint frame) aligns with ``direction`` (unit); no position."""
+
+    axis: ArrayLike
+    direction: ArrayLike
+    joint: int | str | None = None
+    weight: float = 1.0
+    priority: int = 0
+    _n: int | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        a, n_a = _unit(self.axis, "DirectionGoal.axis")
+        d, n_d = _unit(self.direction, "DirectionGoal.direction")
+        object.__setattr__(self, "axis", a)
+        object.__setattr__(self, "direction", d)
+        _common(self, {"axis": n_a, "direction": n_d})
+
+
+@dataclass(frozen=True, eq=False)
+class AimGoal:
+    """The ray from ``origin`` along ``axis`` (both in the joint's / effector's frame)
+    passes through ``target`` (Tolani §3.4).
+
+    Attributes:
+        target: (3,) or (N, 3), metres, in the target frame.
+        axis: unit vector, joint (effector) frame.
+        origin: the ray's start in the joint (effector) frame; default its origin.
+    """
+
+    target: ArrayLike
+    axis: ArrayLike
+    origin: ArrayLike = (0.0, 0.0, 0.0)
+    joint: int | str | None = None
+    weight: float = 1.0
+    priority: int = 0
+    _n: int | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        t, n_t = _vector(self.target, "AimGoal.target")
+        a, n_a = _unit(self.axis, "AimGoal.axis")
+        o, n_o = _vector(self.origin, "AimGoal.origin")
+        object.__setattr__(self, "target", t)
+        object.__setattr__(self, "axis", a)
+        object.__setattr__(self, "origin", o)
+        _common(self, {"target": n_t, "axis": n_a, "origin": n_o})
+
+
+Goal = PositionGoal | OrientationGoal | PoseGoal | PartialOrientationGoal | DirectionGoal | AimGoal
