@@ -34,6 +34,7 @@ from .limb import (
     feasible_swivel,
     solve_limb,
 )
+from .limb_partial import PsiStrategy
 
 __all__ = [
     "LimberError",
@@ -56,6 +57,7 @@ __all__ = [
     "AimGoal",
     "Goal",
     "SwivelStrategy",
+    "PsiStrategy",
     "feasible_swivel",
     "solve_limb",
     "LIMIT_TOLERANCE",

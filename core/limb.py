@@ -37,7 +37,8 @@ from .errors import (
     InvalidLimitsError,
     ShapeMismatchError,
 )
-from .goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
+from .goals import ROTATION_TOLERANCE, AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
+from .limb_partial import PsiStrategy
 from .rotations import (
     axis_angle_to_matrix,
     check_order,
@@ -522,6 +523,10 @@ class LimbSolution:
             lo ∈ [-π, π) and lo < hi ≤ lo + 2π (an interval through π has hi > π; the whole
             circle is ((-π, π),)); ``((-π, π),)`` without limits; ``()`` when empty. For a
             batch: an (N, K, 2) array padded with NaN.
+        psi: for partial-orientation goals, ψ (rad, [-π, π)); else None.
+        aim_error: for aim goals, the angle (rad) between the aiming ray and the direction
+            from its origin to the target; else None. For partial goals
+            ``orientation_error`` is the angle between the effector axis and ``direction``.
     """
 
     shoulder: FloatArray
@@ -533,6 +538,8 @@ class LimbSolution:
     position_error: Any
     orientation_error: Any
     feasible_swivel: Any
+    psi: Any = None
+    aim_error: Any = None
 
     def __len__(self) -> int:
         if np.ndim(self.elbow) == 0:
@@ -552,6 +559,8 @@ class LimbSolution:
             position_error=float(self.position_error[i]),
             orientation_error=float(self.orientation_error[i]),
             feasible_swivel=tuple((float(a), float(b)) for a, b in fs if not math.isnan(a)),
+            psi=None if self.psi is None else float(self.psi[i]),
+            aim_error=None if self.aim_error is None else float(self.aim_error[i]),
         )
 
 
@@ -1475,14 +1484,19 @@ def _broadcast_goal(goal: LimbGoal, n: int) -> LimbGoal:
 
 def solve_limb(
     limb: Limb,
-    goal: LimbGoal,
+    goal: LimbGoal | PartialOrientationGoal | AimGoal,
     *,
     swivel: ArrayLike | None = None,
     elbow_target: ArrayLike | None = None,
     strategy: SwivelStrategy | Objective = SwivelStrategy.CLOSEST,
     wrist: ArrayLike | None = None,
+    psi: ArrayLike | None = None,
+    psi_strategy: PsiStrategy = PsiStrategy.GIVEN,
+    wrist_target: ArrayLike | None = None,
+    up: ArrayLike | None = None,
+    elbow: ArrayLike | None = None,
 ) -> LimbSolution:
-    """Solve the limb for a goal in closed form (Tolani et al. §3.2).
+    """Solve the limb for a goal in closed form (Tolani et al. §3.2–3.4).
 
     Args:
         limb: the :class:`Limb`.
@@ -1495,7 +1509,14 @@ def solve_limb(
             ``SwivelStrategy.CLOSEST`` (nearest φ_d), ``SwivelStrategy.MIDPOINT`` (middle
             of the largest interval) or a callable objective (see :data:`Objective`)
             minimised over the feasible set. Ignored without limits.
-        wrist: for position goals, R2 held fixed ((3, 3) or (N, 3, 3)); default identity.
+        wrist: for position and aim goals, R2 held fixed ((3, 3) or (N, 3, 3)); default
+            identity.
+        psi, psi_strategy, wrist_target, up: for :class:`PartialOrientationGoal` (§3.3): ψ,
+            the free rotation about the aligned axis, is ``psi`` (GIVEN, default 0), or puts
+            the wrist nearest ``wrist_target`` (CLOSEST_WRIST, Eq. 12) or lowest / highest
+            along ``up`` (LOWEST_WRIST / HIGHEST_WRIST, Eq. 11); see
+            :mod:`core.limb_partial`.
+        elbow: for :class:`AimGoal` (§3.4): θ4 held at this value (rad); default free.
 
     Returns:
         :class:`LimbSolution`. Never NaN: unreachable goals give the stretched/folded pose
@@ -1507,18 +1528,52 @@ def solve_limb(
         InvalidLimbError, InvalidGoalError, ShapeMismatchError: bad input.
         InvalidInputError: unknown strategy.
     """
+    if isinstance(goal, PartialOrientationGoal):
+        from .limb_partial import solve_partial
+
+        if elbow is not None:
+            raise InvalidGoalError("elbow applies to AimGoal only")
+        return solve_partial(
+            limb,
+            goal,
+            psi=psi,
+            psi_strategy=psi_strategy,
+            wrist_target=wrist_target,
+            up=up,
+            swivel=swivel,
+            elbow_target=elbow_target,
+            strategy=strategy,
+            wrist=wrist,
+        )
+    if isinstance(goal, AimGoal):
+        from .limb_aim import solve_aim
+
+        return solve_aim(
+            limb,
+            goal,
+            elbow=elbow,
+            wrist=wrist,
+            swivel=swivel,
+            elbow_target=elbow_target,
+            strategy=strategy,
+        )
+    if psi is not None or wrist_target is not None or up is not None or elbow is not None:
+        raise InvalidGoalError(
+            "psi, wrist_target and up apply to PartialOrientationGoal, elbow to AimGoal; "
+            f"got a {type(goal).__name__}"
+        )
     if not (isinstance(strategy, SwivelStrategy) or callable(strategy)):
         raise InvalidGoalError(
             f"strategy must be a SwivelStrategy ({', '.join(s.name for s in SwivelStrategy)}) "
             f"or a callable, got {strategy!r}"
         )
-    n, w, sw, (et, goal) = _prepare(limb, goal, wrist, swivel, elbow_target)
+    n, w, sw, (et, pgoal) = _prepare(limb, goal, wrist, swivel, elbow_target)
     limits = limb.limits
     has_limits = limits is not None and (
         limits.elbow is not None
         or any(lim is not None and any(lim.limited) for lim in (limits.shoulder, limits.wrist))
     )
-    return _solve(limb, goal, w, sw, et, strategy, n, limits if has_limits else None)
+    return _solve(limb, pgoal, w, sw, et, strategy, n, limits if has_limits else None)
 
 
 def _solve(
@@ -1659,17 +1714,32 @@ def _within_limits(
 
 
 def feasible_swivel(
-    limb: Limb, goal: LimbGoal, *, wrist: ArrayLike | None = None
+    limb: Limb,
+    goal: LimbGoal | PartialOrientationGoal | AimGoal,
+    *,
+    wrist: ArrayLike | None = None,
+    psi: ArrayLike | None = None,
+    elbow: ArrayLike | None = None,
 ) -> tuple[tuple[float, float], ...] | FloatArray:
     """The feasible swivel intervals for a goal (§3.2.4), as in ``LimbSolution.feasible_swivel``.
 
-    ``wrist`` as in :func:`solve_limb` (position goals). Batched goals give an (N, K, 2)
-    NaN-padded array.
+    ``wrist`` as in :func:`solve_limb` (position and aim goals); ``psi`` (default 0) fixes
+    a partial-orientation goal's free rotation; ``elbow`` an aim goal's θ4 (default: as
+    :func:`solve_limb` chooses it). Batched goals give an (N, K, 2) NaN-padded array.
     """
-    n, w, _, (_, goal) = _prepare(limb, goal, wrist, None, None)
+    if isinstance(goal, PartialOrientationGoal):
+        from .limb_partial import partial_rotation
+
+        rot = partial_rotation(goal, 0.0 if psi is None else psi, np.asarray(limb.swivel_reference))
+        pos = np.broadcast_to(np.asarray(goal.position), rot.shape[:-2] + (3,))
+        return feasible_swivel(limb, PoseGoal(pos, rot))
+    if isinstance(goal, AimGoal):
+        out_sol = solve_limb(limb, goal, wrist=wrist, elbow=elbow)
+        return out_sol.feasible_swivel  # type: ignore[no-any-return]
+    n, w, _, (_, pgoal) = _prepare(limb, goal, wrist, None, None)
     single = n is None
     if single:
-        goal = _broadcast_goal(goal, 1)
+        pgoal = _broadcast_goal(pgoal, 1)
         w = None if w is None else w[None]
     nn = 1 if single else n
     assert nn is not None
@@ -1678,7 +1748,7 @@ def feasible_swivel(
         out = np.tile(np.array([[[-math.pi, math.pi]]]), (nn, 1, 1))
     else:
         c = limb._c
-        pr = _problem(limb, goal, w, nn)
+        pr = _problem(limb, pgoal, w, nn)
         aref = V.vec_of(np.asarray(limb.swivel_reference))
         ci = _circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)
         sh, wr = _joint_coeffs(V.ArrayOps, c, pr, ci, nn)

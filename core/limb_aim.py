@@ -1,0 +1,393 @@
+"""Aiming goals for the analytic limb (Tolani, Goswami & Badler 2000, §3.4).
+
+An :class:`~core.goals.AimGoal` asks that the ray from the effector-frame point ``origin``
+along the effector-frame unit ``axis`` passes through ``target`` (shoulder frame). As in
+the paper the wrist is held fixed (``wrist``, default identity), so the hand frame is rigid
+relative to the elbow's distal frame: H(θ4) = A·T_k(θ4)·B·T2(R2)·E. With θ4 given the ray
+origin h_o and direction a_o are fixed in the shoulder's distal frame; the target, seen
+from there, must lie on the ray at the distance |t| from the shoulder, which fixes the
+point t' = h_o + λ a_o (λ > 0 the root of |h_o + λ a_o| = |t|). R1 must then carry t' onto
+t, which leaves one rotation about the shoulder→target axis: the *hand circle* of Eq. (13),
+parameterised by φ (φ = 0 puts the ray origin on the side of the limb's swivel reference).
+R1 is built like Eq. (7), from the triangles (0, h_o, t') and (0, h(φ), t) — the same
+rotation as the paper's S2·S1 composition (Fig. 11), without its collinearity caveats.
+
+With θ4 free (``elbow=None``) θ4 and φ form the 2-DOF problem of Table 2: without limits
+θ4 is the zero pose's (0) when the aim is solvable there, else the solvable θ4 nearest 0
+on a grid; with limits (φ, θ4) minimise F = Σ (θᵢ − θᵢ*)² from the best limit-satisfying
+grid seed (feasible φ intervals found analytically per θ4, §3.2.4).
+
+Unreachable aims (the target closer to the shoulder than the ray can pass, or behind it)
+give the ray passing as close as it can, with the truthful ``aim_error``. Never NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _vec as V
+from .errors import InvalidGoalError, ShapeMismatchError
+from .goals import AimGoal
+
+if TYPE_CHECKING:
+    from .limb import Limb, LimbSolution
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["solve_aim", "aim_error"]
+
+
+def _unit(v: FloatArray) -> FloatArray:
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    out: FloatArray = v / np.where(n > 0.0, n, 1.0)
+    return out
+
+
+def _perp(v: FloatArray, axis: FloatArray, fallback: FloatArray) -> FloatArray:
+    """Unit part of v ⊥ unit axis; ``fallback`` (then any axis) where v ∥ axis."""
+
+    def proj(x: FloatArray) -> tuple[FloatArray, FloatArray]:
+        p = x - np.sum(x * axis, axis=-1, keepdims=True) * axis
+        return p, np.linalg.norm(p, axis=-1, keepdims=True)
+
+    p, n = proj(v)
+    pf, nf = proj(np.broadcast_to(fallback, v.shape))
+    alt = np.eye(3)[np.argmin(np.abs(axis), axis=-1)]
+    pa, na = proj(alt)
+    out = np.where(
+        n > 1e-9,
+        p / np.where(n > 0, n, 1),
+        np.where(nf > 1e-9, pf / np.where(nf > 0, nf, 1), pa / na),
+    )
+    # Second Gram–Schmidt pass for exact orthogonality.
+    out = out - np.sum(out * axis, axis=-1, keepdims=True) * axis
+    return _unit(out)
+
+
+def aim_error(origin: FloatArray, direction: FloatArray, target: FloatArray) -> FloatArray:
+    """Angle (rad) between a ray (origin, unit direction) and the direction from its origin
+    to ``target``; 0 when the target is at the origin (the ray passes through it)."""
+    to = target - origin
+    s = np.linalg.norm(np.cross(direction, to), axis=-1)
+    c = np.sum(direction * to, axis=-1)
+    out: FloatArray = np.where(np.linalg.norm(to, axis=-1) <= 1e-12, 0.0, np.arctan2(s, c))
+    return out
+
+
+def _hand(
+    limb: Limb, theta: FloatArray, wrist: FloatArray, goal: AimGoal
+) -> tuple[FloatArray, FloatArray]:
+    """Ray origin h_o and direction a_o in the shoulder's distal frame (R1 = I), (N, 3)."""
+    eye = np.broadcast_to(np.eye(3), theta.shape + (3, 3))
+    fk = limb.forward(eye, theta, wrist)  # (N, 4, 4) effector frame with R1 = I
+    origin = np.asarray(goal.origin)
+    h_o = (
+        fk[:, :3, 3]
+        + (fk[:, :3, :3] @ np.broadcast_to(origin, theta.shape + (3,))[..., None])[..., 0]
+    )
+    a_o = (fk[:, :3, :3] @ np.broadcast_to(np.asarray(goal.axis), theta.shape + (3,))[..., None])[
+        ..., 0
+    ]
+    return h_o, a_o
+
+
+def _aim_point(
+    h_o: FloatArray, a_o: FloatArray, t_len: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """t' = h_o + λ a_o with |t'| = |t| and λ the larger root; where none exists, the point
+    of closest approach (λ = max(−h_o·a_o, 0)). Returns (t', solvable)."""
+    b = np.sum(h_o * a_o, axis=-1)
+    disc = b * b - (np.sum(h_o * h_o, axis=-1) - t_len**2)
+    lam = -b + np.sqrt(np.maximum(disc, 0.0))
+    ok = (disc >= 0.0) & (lam >= 0.0)
+    lam = np.where(ok, lam, np.maximum(-b, 0.0))
+    return h_o + lam[:, None] * a_o, ok
+
+
+def _frames(limb: Limb, h_o: FloatArray, t_loc: FloatArray, target: FloatArray) -> Any:
+    """The hand-circle frames as a core.limb._Circle (arrays (N,)), so that R1(φ), the
+    limits coefficients and feasible intervals reuse the limb machinery."""
+    from . import limb as L
+
+    ref = np.asarray(limb.swivel_reference)
+    x_r = _unit(np.where(np.linalg.norm(t_loc, axis=-1, keepdims=True) > 1e-12, t_loc, h_o))
+    y_r = _perp(h_o, x_r, np.asarray(limb.a)[:3, 3])
+    z_r = np.cross(x_r, y_r)
+    t_len = np.linalg.norm(target, axis=-1, keepdims=True)
+    n = np.where(t_len > 1e-12, target / np.where(t_len > 0, t_len, 1), x_r)
+    u = _perp(np.broadcast_to(ref, n.shape), n, y_r)
+    v = np.cross(n, u)
+    ci = L._Circle()
+    cols = lambda a: (a[:, 0], a[:, 1], a[:, 2])  # noqa: E731
+    ci.x_r, ci.y_r, ci.z_r, ci.n, ci.u, ci.v = map(cols, (x_r, y_r, z_r, n, u, v))
+    return ci
+
+
+def solve_aim(
+    limb: Limb,
+    goal: AimGoal,
+    *,
+    elbow: ArrayLike | None,
+    wrist: ArrayLike | None,
+    swivel: ArrayLike | None,
+    elbow_target: ArrayLike | None,
+    strategy: Any,
+) -> LimbSolution:
+    """Solve an aim goal (see the module docstring and :func:`core.limb.solve_limb`)."""
+    from .rotations import check_rotation
+
+    if elbow_target is not None:
+        raise InvalidGoalError("elbow_target does not apply to an AimGoal; give swivel")
+    n = goal._n
+    single = n is None
+    sizes: dict[str, int | None] = {"goal": n}
+    w = np.eye(3) if wrist is None else np.asarray(wrist, dtype=np.float64)
+    if wrist is not None:
+        check_rotation(w, name="wrist", error=InvalidGoalError)
+        sizes["wrist"] = None if w.ndim == 2 else int(w.shape[0])
+    th = None if elbow is None else np.asarray(elbow, dtype=np.float64)
+    if th is not None:
+        if th.ndim > 1 or not np.all(np.isfinite(th)):
+            raise InvalidGoalError(f"elbow must be a finite scalar or (N,) array, got {elbow!r}")
+        sizes["elbow"] = None if th.ndim == 0 else len(th)
+    sw = None if swivel is None else np.asarray(swivel, dtype=np.float64)
+    if sw is not None:
+        if sw.ndim > 1 or not np.all(np.isfinite(sw)):
+            raise InvalidGoalError(f"swivel must be a finite scalar or (N,), got {swivel!r}")
+        sizes["swivel"] = None if sw.ndim == 0 else len(sw)
+    batched = {k: v for k, v in sizes.items() if v is not None}
+    if len(set(batched.values())) > 1:
+        raise ShapeMismatchError(f"batch sizes must agree, got {batched}")
+    nb = next(iter(batched.values())) if batched else 1
+    target = np.broadcast_to(np.asarray(goal.target), (nb, 3))
+    goal_b = AimGoal(
+        target,
+        np.broadcast_to(np.asarray(goal.axis), (nb, 3)),
+        np.broadcast_to(np.asarray(goal.origin), (nb, 3)),
+    )
+    wb = np.broadcast_to(w, (nb, 3, 3))
+    phi_d = np.broadcast_to(0.0 if sw is None else sw, (nb,)).astype(np.float64)
+    if th is not None:
+        theta = np.broadcast_to(th, (nb,)).astype(np.float64)
+        out = _solve_fixed_elbow(limb, goal_b, theta, wb, phi_d, strategy)
+    else:
+        out = _solve_free_elbow(limb, goal_b, wb, phi_d, strategy)
+    if single and not batched:
+        return out[0]
+    return out
+
+
+def _solve_fixed_elbow(
+    limb: Limb,
+    goal: AimGoal,
+    theta: FloatArray,
+    wrist: FloatArray,
+    phi_d: FloatArray,
+    strategy: Any,
+) -> LimbSolution:
+    """θ4 given: the analytic hand circle (Eq. 13); with limits, the feasible φ intervals
+    of the shoulder (the elbow and wrist are fixed, so they only pass or fail)."""
+    from . import limb as L
+
+    target = np.asarray(goal.target)
+    t_len = np.linalg.norm(target, axis=-1)
+    h_o, a_o = _hand(limb, theta, wrist, goal)
+    t_loc, _ = _aim_point(h_o, a_o, t_len)
+    ci = _frames(limb, h_o, t_loc, target)
+    ci.theta = theta
+    nb = len(theta)
+    limits = limb.limits
+    intervals = np.tile(np.array([[[-math.pi, math.pi]]]), (nb, 1, 1))
+    phi = V.wrap(phi_d)
+    if limits is not None:
+        pr = L._Problem()
+        pr.RW, pr.R2 = None, V.mat_of(wrist)
+        sh, wr = L._joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
+        feas = L._feasible(limits, sh, wr, theta)
+        intervals = feas.all
+        if strategy is L.SwivelStrategy.MIDPOINT:
+            chosen, has = L._midpoint(intervals)
+        else:
+            chosen, has = L._closest(intervals, phi_d)
+        if not np.all(has):  # keep the shoulder limits if only the wrist/elbow fail
+            sh_phi, sh_has = L._closest(feas.shoulder, phi_d)
+            chosen = np.where(has, chosen, np.where(sh_has, sh_phi, phi))
+        phi = np.where(np.isnan(chosen), phi, chosen)
+    r1 = V.mat_array(L._shoulder_at(V.ArrayOps, ci, phi), nb)
+    return _solution(limb, goal, r1, theta, wrist, phi, intervals)
+
+
+def _solution(
+    limb: Limb,
+    goal: AimGoal,
+    r1: FloatArray,
+    theta: FloatArray,
+    wrist: FloatArray,
+    phi: FloatArray,
+    intervals: FloatArray,
+) -> LimbSolution:
+    """A batched LimbSolution with the aim error measured by forward kinematics."""
+    from . import limb as L
+
+    fk = limb.forward(r1, theta, wrist)
+    o = fk[:, :3, 3] + (fk[:, :3, :3] @ np.asarray(goal.origin)[..., None])[..., 0]
+    d = (fk[:, :3, :3] @ np.asarray(goal.axis)[..., None])[..., 0]
+    err = aim_error(o, d, np.asarray(goal.target))
+    within = L._within_limits(limb.limits, r1, theta, wrist)
+    return L.LimbSolution(
+        shoulder=r1,
+        elbow=theta,
+        wrist=np.array(wrist),
+        swivel=V.wrap(phi),
+        reachable=err <= L.REACH_TOLERANCE,
+        within_limits=within,
+        position_error=np.zeros(len(theta)),
+        orientation_error=err,
+        feasible_swivel=intervals,
+        aim_error=err,
+    )
+
+
+def _solve_free_elbow(
+    limb: Limb, goal: AimGoal, wrist: FloatArray, phi_d: FloatArray, strategy: Any
+) -> LimbSolution:
+    """θ4 free (Table 2): see the module docstring. Per-element search on a θ4 grid,
+    vectorised over the grid; then, with limits, F(θ4, φ) minimised by L-BFGS-B."""
+    from dataclasses import replace
+
+    from scipy.optimize import minimize
+
+    from .rotations import matrix_to_euler_families
+
+    limits = limb.limits
+    nb = len(phi_d)
+    elo, ehi = (-math.pi, math.pi) if limits is None or limits.elbow is None else limits.elbow
+    mid = 0.5 * (elo + ehi) if limits is not None and limits.elbow is not None else 0.0
+    grid = np.linspace(elo, ehi, 49)
+    grid = grid[np.argsort(np.abs(V.wrap(grid - mid)), kind="stable")]  # nearest mid first
+    if limits is None or limits.elbow is None:
+        grid = np.concatenate([[0.0], grid])
+    rows: list[LimbSolution] = []
+    for i in range(nb):  # per element: a vectorised grid over θ4, then a small optimisation
+        g = AimGoal(
+            np.broadcast_to(np.asarray(goal.target)[i], (len(grid), 3)),
+            np.broadcast_to(np.asarray(goal.axis)[i], (len(grid), 3)),
+            np.broadcast_to(np.asarray(goal.origin)[i], (len(grid), 3)),
+        )
+        wg = np.broadcast_to(wrist[i], (len(grid), 3, 3))
+        cand = _solve_fixed_elbow(limb, g, grid, wg, np.full(len(grid), phi_d[i]), strategy)
+        ok = np.asarray(cand.reachable) & np.asarray(cand.within_limits)
+        k = int(np.argmax(ok)) if np.any(ok) else int(np.argmin(cand.aim_error))
+        best = cand[k]
+        if limits is not None and np.any(ok):
+            best = _minimise_f(
+                limb, goal, i, wrist[i], best, limits, minimize, matrix_to_euler_families
+            )
+        rows.append(best)
+    out: LimbSolution = _stack(rows, replace)
+    return out
+
+
+def _minimise_f(
+    limb: Limb,
+    goal: AimGoal,
+    i: int,
+    wrist: FloatArray,
+    seed: Any,
+    limits: Any,
+    minimize: Any,
+    families: Any,
+) -> Any:
+    """Minimise F(θ4, φ) = Σ (θᵢ − θᵢ*)² over (θ4, φ) from a limit-satisfying seed; keep
+    the optimum only if it still aims exactly and keeps every limit."""
+
+    def mids(lim: Any) -> Any:
+        if lim is None or not any(lim.limited):
+            return None
+        lo, hi = lim.bounds()
+        mask = np.array(lim.limited)
+        return np.where(mask, 0.5 * (np.array(lo) + np.array(hi)), 0.0), mask
+
+    ms, mw = mids(limits.shoulder), mids(limits.wrist)
+    g1 = AimGoal(np.asarray(goal.target)[i], np.asarray(goal.axis)[i], np.asarray(goal.origin)[i])
+
+    def pose(x: FloatArray) -> Any:
+        gb = AimGoal(
+            np.broadcast_to(g1.target, (len(x), 3)),
+            np.broadcast_to(g1.axis, (len(x), 3)),
+            np.broadcast_to(g1.origin, (len(x), 3)),
+        )
+        free_limb = _unlimited(limb)
+        return _solve_fixed_elbow(
+            free_limb,
+            gb,
+            x[:, 0].copy(),
+            np.broadcast_to(wrist, (len(x), 3, 3)),
+            x[:, 1].copy(),
+            None,
+        )
+
+    def cost(x: FloatArray) -> FloatArray:
+        s = pose(x)
+        f = np.zeros(len(x))
+        for m, r, lim in ((ms, s.shoulder, limits.shoulder), (mw, s.wrist, limits.wrist)):
+            if m is None:
+                continue
+            d = (families(r, lim.order) - m[0] + math.pi) % (2 * math.pi) - math.pi
+            f += np.min(np.sum((d * m[1]) ** 2, axis=-1), axis=-1)
+        if limits.elbow is not None:
+            mid = 0.5 * (limits.elbow[0] + limits.elbow[1])
+            f += ((x[:, 0] - mid + math.pi) % (2 * math.pi) - math.pi) ** 2
+        f += 1e3 * np.asarray(s.aim_error) ** 2  # stay on exact aims
+        return f
+
+    h = 1e-6
+    steps = np.array([[0, 0], [h, 0], [-h, 0], [0, h], [0, -h]])
+
+    def fg(x: FloatArray) -> tuple[float, FloatArray]:
+        f = cost(x + steps)
+        return float(f[0]), np.array([(f[1] - f[2]) / (2 * h), (f[3] - f[4]) / (2 * h)])
+
+    x0 = np.array([float(seed.elbow), float(seed.swivel)])
+    res = minimize(fg, x0, jac=True, method="L-BFGS-B", options={"maxcor": 4})
+    gb = AimGoal(
+        np.asarray(g1.target)[None], np.asarray(g1.axis)[None], np.asarray(g1.origin)[None]
+    )
+    cand = _solve_fixed_elbow(
+        limb, gb, np.array([res.x[0]]), wrist[None], np.array([res.x[1]]), None
+    )[0]
+    if cand.within_limits and cand.reachable:
+        return cand
+    return seed
+
+
+def _unlimited(limb: Limb) -> Limb:
+    from .limb import Limb as LimbCls
+
+    return LimbCls(limb.a, limb.b, limb.elbow_axis, limb.effector, None, limb.swivel_reference)
+
+
+def _stack(rows: list[Any], replace: Any) -> Any:
+    from . import limb as L
+
+    width = max(len(r.feasible_swivel) for r in rows) or 1
+    fs = np.full((len(rows), width, 2), np.nan)
+    for i, r in enumerate(rows):
+        if r.feasible_swivel:
+            fs[i, : len(r.feasible_swivel)] = np.array(r.feasible_swivel)
+    return L.LimbSolution(
+        shoulder=np.array([r.shoulder for r in rows]),
+        elbow=np.array([r.elbow for r in rows]),
+        wrist=np.array([r.wrist for r in rows]),
+        swivel=np.array([r.swivel for r in rows]),
+        reachable=np.array([r.reachable for r in rows]),
+        within_limits=np.array([r.within_limits for r in rows]),
+        position_error=np.zeros(len(rows)),
+        orientation_error=np.array([r.aim_error for r in rows]),
+        feasible_swivel=fs,
+        aim_error=np.array([r.aim_error for r in rows]),
+    )
