@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _vec as V
 from .errors import InvalidGoalError, ShapeMismatchError
 from .goals import AimGoal
+from .limb_partial import _cross, _unit
 
 if TYPE_CHECKING:
     from .limb import Limb, LimbSolution
@@ -39,12 +40,6 @@ if TYPE_CHECKING:
 FloatArray = NDArray[np.float64]
 
 __all__ = ["solve_aim", "aim_error"]
-
-
-def _unit(v: FloatArray) -> FloatArray:
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    out: FloatArray = v / np.where(n > 0.0, n, 1.0)
-    return out
 
 
 def _perp(v: FloatArray, axis: FloatArray, fallback: FloatArray) -> FloatArray:
@@ -72,7 +67,7 @@ def aim_error(origin: FloatArray, direction: FloatArray, target: FloatArray) -> 
     """Angle (rad) between a ray (origin, unit direction) and the direction from its origin
     to ``target``; 0 when the target is at the origin (the ray passes through it)."""
     to = target - origin
-    s = np.linalg.norm(np.cross(direction, to), axis=-1)
+    s = np.linalg.norm(_cross(direction, to), axis=-1)
     c = np.sum(direction * to, axis=-1)
     out: FloatArray = np.where(np.linalg.norm(to, axis=-1) <= 1e-12, 0.0, np.arctan2(s, c))
     return out
@@ -116,11 +111,11 @@ def _frames(limb: Limb, h_o: FloatArray, t_loc: FloatArray, target: FloatArray) 
     ref = np.asarray(limb.swivel_reference)
     x_r = _unit(np.where(np.linalg.norm(t_loc, axis=-1, keepdims=True) > 1e-12, t_loc, h_o))
     y_r = _perp(h_o, x_r, np.asarray(limb.a)[:3, 3])
-    z_r = np.cross(x_r, y_r)
+    z_r = _cross(x_r, y_r)
     t_len = np.linalg.norm(target, axis=-1, keepdims=True)
     n = np.where(t_len > 1e-12, target / np.where(t_len > 0, t_len, 1), x_r)
     u = _perp(np.broadcast_to(ref, n.shape), n, y_r)
-    v = np.cross(n, u)
+    v = _cross(n, u)
     ci = L._Circle()
     cols = lambda a: (a[:, 0], a[:, 1], a[:, 2])  # noqa: E731
     ci.x_r, ci.y_r, ci.z_r, ci.n, ci.u, ci.v = map(cols, (x_r, y_r, z_r, n, u, v))

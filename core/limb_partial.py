@@ -46,8 +46,19 @@ class PsiStrategy(Enum):
     HIGHEST_WRIST = "highest_wrist"
 
 
+def _cross(a: ArrayLike, b: ArrayLike) -> FloatArray:
+    """a × b over the last axis (np.cross is slow on small arrays)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def _unit(v: FloatArray) -> FloatArray:
-    out: FloatArray = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    """v / |v| over the last axis (zero vectors stay zero)."""
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    out: FloatArray = v / np.where(n > 0.0, n, 1.0)
     return out
 
 
@@ -72,7 +83,7 @@ def effector_basis(axis: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]
     a = np.asarray(axis, dtype=np.float64)
     nxt = np.eye(3)[(np.argmax(np.abs(a), axis=-1) + 1) % 3]
     b = _perp_unit(nxt, a)
-    return a, b, np.cross(a, b)
+    return a, b, _cross(a, b)
 
 
 def goal_basis(
@@ -80,7 +91,7 @@ def goal_basis(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(d, û_g, v̂_g): û_g the projection of ``reference`` ⊥ d (§3.3), v̂_g = d × û_g."""
     u = _perp_unit(np.broadcast_to(reference, direction.shape), direction)
-    return direction, u, np.cross(direction, u)
+    return direction, u, _cross(direction, u)
 
 
 def partial_rotation(
@@ -91,7 +102,7 @@ def partial_rotation(
     d, u, v = goal_basis(np.asarray(goal.direction), np.asarray(reference, dtype=np.float64))
     p = np.asarray(psi, dtype=np.float64)[..., None]
     u_psi = np.cos(p) * u + np.sin(p) * v
-    v_psi = np.cross(d, u_psi)
+    v_psi = _cross(d, u_psi)
     g = np.stack(np.broadcast_arrays(d, u_psi, v_psi), axis=-1)  # columns
     e = np.stack(np.broadcast_arrays(a, b, c), axis=-1)
     out: FloatArray = g @ np.swapaxes(e, -1, -2)
@@ -311,7 +322,7 @@ def _with_axis_error(
     fk = limb.forward(sol.shoulder, sol.elbow, sol.wrist)
     axis_now = (fk[..., :3, :3] @ np.asarray(goal.axis)[..., None])[..., 0]
     d = np.asarray(goal.direction)
-    err = np.arctan2(np.linalg.norm(np.cross(axis_now, d), axis=-1), np.sum(axis_now * d, axis=-1))
+    err = np.arctan2(np.linalg.norm(_cross(axis_now, d), axis=-1), np.sum(axis_now * d, axis=-1))
     pe = np.linalg.norm(fk[..., :3, 3] - np.asarray(goal.position), axis=-1)
     reach = (pe <= REACH_TOLERANCE * limb.length) & (err <= REACH_TOLERANCE)
     single = np.ndim(sol.elbow) == 0
