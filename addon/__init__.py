@@ -1,24 +1,39 @@
-"""Blender-facing layer of Limber (operators, panels, properties).
+"""Blender-facing layer of Limber (properties, operators, handlers).
 
-Thin for now: classes listed in :data:`CLASSES` are registered in order and unregistered
-in reverse order. ``register()``/``unregister()`` may be called repeatedly.
+Classes listed in :data:`CLASSES` are registered in order and unregistered in reverse
+order; ``register()``/``unregister()`` may be called repeatedly. Modules:
+
+* :mod:`.mapping` — pose bones ↔ :class:`core.Limb`, targets, writing rotations.
+* :mod:`.props` — ``Object.limber`` / ``Scene.limber`` settings.
+* :mod:`.solve` — :func:`~.solve.solve_object`, the per-frame work; live-playback handler.
+* :mod:`.bake` — baking to keys in bulk. :mod:`.detect` — limb detection by bone names.
+* :mod:`.operators` — the ``limber.*`` operators.
 """
 
 from __future__ import annotations
 
 import bpy
 
-CLASSES: tuple[type, ...] = ()
+from . import operators, props, solve
+
+CLASSES: tuple[type, ...] = props.CLASSES + operators.CLASSES
 
 
 def register() -> None:
-    """Register :data:`CLASSES` in declaration order."""
+    """Register :data:`CLASSES` in declaration order, then properties and handlers."""
     for cls in CLASSES:
+        if getattr(cls, "is_registered", False):
+            bpy.utils.unregister_class(cls)
         bpy.utils.register_class(cls)
+    props.attach()
+    solve.add_handlers()
 
 
 def unregister() -> None:
-    """Unregister :data:`CLASSES` in reverse order, tolerating ones not registered."""
+    """Remove handlers and properties, then unregister :data:`CLASSES` in reverse order."""
+    solve.remove_handlers()
+    props.detach()
     for cls in reversed(CLASSES):
         if getattr(cls, "is_registered", False):
             bpy.utils.unregister_class(cls)
+    solve.clear_caches()

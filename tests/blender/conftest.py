@@ -19,6 +19,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 if "bpy" in sys.modules:  # pragma: no cover - guards the ordering promise above
     raise RuntimeError("bpy was imported before tests/blender/conftest.py could isolate it")
@@ -129,3 +130,78 @@ def extension_repo(built_extension: Path, tmp_path: Path) -> Iterator[ExtensionR
         for name in [m for m in sys.modules if m == prefix or m.startswith(prefix + ".")]:
             del sys.modules[name]
         importlib.invalidate_caches()
+
+
+# --------------------------------------------------------------------------------------
+# Limber installed once per session (for tests of the add-on's behaviour)
+# --------------------------------------------------------------------------------------
+
+SESSION_REPO_MODULE = "limber_session"
+
+
+@dataclass(frozen=True)
+class InstalledLimber:
+    """The extension installed from a local repository and enabled for the whole session."""
+
+    module: str
+
+    def sub(self, name: str) -> Any:
+        """A sub-module of the installed extension, e.g. ``sub("addon.solve")``."""
+        return importlib.import_module(f"{self.module}.{name}")
+
+    def ensure_registered(self) -> None:
+        """Re-register if another copy of the extension (other tests) replaced our classes."""
+        addon = self.sub("addon")
+        props = self.sub("addon.props")
+        ok = all(getattr(c, "is_registered", False) for c in addon.CLASSES)
+        pointer = getattr(bpy.types.Object, "bl_rna", None)
+        prop = pointer.properties.get("limber") if pointer is not None else None
+        ok = ok and prop is not None and prop.fixed_type.identifier == (
+            props.LIMBER_PG_object.bl_rna.identifier
+        )
+        if not ok:
+            package = importlib.import_module(self.module)
+            package.unregister()
+            package.register()
+
+
+@pytest.fixture(scope="session")
+def limber_session(
+    built_extension: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InstalledLimber]:
+    """Limber installed through a local extensions repository and enabled once."""
+    directory = tmp_path_factory.mktemp("session-extensions")
+    with zipfile.ZipFile(built_extension) as archive:
+        archive.extractall(directory / EXTENSION_ID)
+    repos = bpy.context.preferences.extensions.repos
+    repo = repos.new(
+        name="Limber session", module=SESSION_REPO_MODULE, custom_directory=str(directory),
+        source="USER",
+    )
+    module = f"bl_ext.{SESSION_REPO_MODULE}.{EXTENSION_ID}"
+    assert bpy.ops.preferences.addon_enable(module=module) == {"FINISHED"}
+    bpy.ops.preferences.addon_enable(module="rigify")
+    try:
+        yield InstalledLimber(module=module)
+    finally:
+        if module in {a.module for a in bpy.context.preferences.addons}:
+            bpy.ops.preferences.addon_disable(module=module)
+        repos.remove(repo)
+
+
+def clear_blend_data() -> None:
+    """Remove every object, armature, action and empty collection child of the scene."""
+    for coll in (bpy.data.objects, bpy.data.armatures, bpy.data.actions, bpy.data.meshes):
+        for item in list(coll):
+            coll.remove(item)
+    scene = bpy.context.scene
+    scene.frame_set(1)
+
+
+@pytest.fixture
+def limber(limber_session: InstalledLimber) -> InstalledLimber:
+    """The installed extension, registered, with an empty scene."""
+    limber_session.ensure_registered()
+    clear_blend_data()
+    bpy.context.scene.limber.live_playback = False
+    return limber_session

@@ -1,0 +1,505 @@
+"""The only seam between Blender data and the numpy core.
+
+Three pose bones (upper, lower, end) of an armature become a :class:`core.Limb`:
+
+* The *shoulder frame* is the frame in which the upper bone's ``matrix_basis`` acts, in
+  armature space: ``parent pose · parent rest⁻¹ · upper rest · T(upper location)`` (just
+  ``upper rest · T(location)`` without a parent). The solver's R1 is the upper bone's
+  local rotation.
+* ``A = upper rest⁻¹ · lower rest · T(lower location)`` and likewise ``B`` (lower → end):
+  the elbow's proximal frame is the lower bone's rest frame, so the core hinge angle θ4
+  about the hinge axis ``k`` (in the lower bone's local frame) *is* the lower bone's local
+  rotation ``Rot(k, θ4)``. The wrist rotation R2 is the end bone's local rotation, and the
+  effector frame is the end bone's pose frame (E = identity).
+* Limits come from the pose bones' IK settings (``lock_ik_*``, ``use_ik_limit_*``,
+  ``ik_min_*``/``ik_max_*``) as :class:`core.EulerLimits` in each bone's rotation order
+  (``'XYZ'`` for quaternion / axis-angle bones); a single limited axis on a ball joint is
+  honoured like any other.
+
+Targets are converted from world space to armature space (rigid or uniformly scaled
+armature objects only) and then to the shoulder frame. Solutions are written back as local
+rotations respecting each bone's ``rotation_mode`` without evaluating the depsgraph.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ..core import EulerLimits, Limb, LimbLimits
+from ..core.rotations import (
+    EULER_ORDERS,
+    axis_angle_to_matrix,
+    euler_to_matrix,
+    matrix_to_axis_angle,
+    matrix_to_euler_families,
+    quat_to_matrix,
+)
+
+FloatArray = NDArray[np.float64]
+
+#: Hinge-axis choices (``LimbSettings.hinge_axis``) → unit axis in the lower bone's frame.
+HINGE_AXES: dict[str, tuple[float, float, float]] = {
+    "X": (1.0, 0.0, 0.0),
+    "Z": (0.0, 0.0, 1.0),
+    "NEG_X": (-1.0, 0.0, 0.0),
+    "NEG_Z": (0.0, 0.0, -1.0),
+}
+#: Below this |upper × lower| (sine of the rest bend angle) the rest chain counts as straight.
+STRAIGHT_SINE = 1e-4
+#: Relative tolerance for "uniform scale" of an armature object.
+SCALE_TOLERANCE = 1e-5
+
+
+class MappingError(ValueError):
+    """A limb cannot be mapped: missing bones, broken hierarchy, non-uniform scale, ..."""
+
+
+def mat4(m: Any) -> FloatArray:
+    """A mathutils 4×4 matrix (or nested sequence) as a float64 array."""
+    return np.array(m, dtype=np.float64)
+
+
+def _rigid(m: FloatArray) -> FloatArray:
+    """``m`` with its 3×3 part made a rotation (float32 noise and uniform scale removed).
+
+    Gram–Schmidt on the Y (bone) axis first, then Z; exact for rotations up to rounding and
+    free of LAPACK calls (which thrash threads for tiny matrices on some machines).
+    """
+    out = m.copy()
+    y = m[:3, 1] / math.sqrt(float(m[:3, 1] @ m[:3, 1]))
+    z = m[:3, 2] - float(m[:3, 2] @ y) * y
+    z = z / math.sqrt(float(z @ z))
+    out[:3, 0] = (
+        y[1] * z[2] - y[2] * z[1],
+        y[2] * z[0] - y[0] * z[2],
+        y[0] * z[1] - y[1] * z[0],
+    )
+    out[:3, 1] = y
+    out[:3, 2] = z
+    out[3] = (0.0, 0.0, 0.0, 1.0)
+    return out
+
+
+def _translation(t: Any) -> FloatArray:
+    m = np.eye(4)
+    m[:3, 3] = tuple(t)
+    return m
+
+
+def inv_rigid(m: FloatArray) -> FloatArray:
+    out = np.eye(4)
+    r = m[:3, :3].T
+    out[:3, :3] = r
+    out[:3, 3] = -r @ m[:3, 3]
+    return out
+
+
+def rotation_order(pose_bone: Any) -> str:
+    """The Euler order a pose bone's limits are expressed in ('XYZ' unless an Euler mode)."""
+    mode = str(pose_bone.rotation_mode)
+    return mode if mode in EULER_ORDERS else "XYZ"
+
+
+def ik_bounds(pose_bone: Any) -> tuple[list[float | None], list[float | None], bool]:
+    """Per-axis (lower, upper) bounds from a pose bone's IK lock/limit settings.
+
+    Returns ``(lower, upper, any_limited)`` with ``None`` for free axes. A locked axis is
+    fixed at 0; a limited one spans ``[ik_min, ik_max]`` (Blender keeps ik_min ∈ [−π, 0],
+    ik_max ∈ [0, π]).
+    """
+    lower: list[float | None] = [None, None, None]
+    upper: list[float | None] = [None, None, None]
+    limited = False
+    for i, ax in enumerate("xyz"):
+        if getattr(pose_bone, f"lock_ik_{ax}"):
+            lower[i] = upper[i] = 0.0
+            limited = True
+        elif getattr(pose_bone, f"use_ik_limit_{ax}"):
+            lower[i] = float(getattr(pose_bone, f"ik_min_{ax}"))
+            upper[i] = float(getattr(pose_bone, f"ik_max_{ax}"))
+            limited = True
+    return lower, upper, limited
+
+
+def euler_limits(pose_bone: Any) -> EulerLimits | None:
+    """The pose bone's IK limits as :class:`EulerLimits` in its rotation order, or None."""
+    lower, upper, limited = ik_bounds(pose_bone)
+    if not limited:
+        return None
+    return EulerLimits(rotation_order(pose_bone), lower, upper)
+
+
+def _hinge_axis(upper: Any, lower: Any, choice: str) -> FloatArray:
+    """Unit hinge axis in the lower bone's local frame.
+
+    ``AUTO``: the lower bone's only IK-unlocked axis when exactly one is unlocked (a
+    Rigify-style hinge set-up); else the rest bend axis (upper × lower bone direction,
+    so that a positive angle bends further); else (a straight rest chain) local X.
+    """
+    if choice in HINGE_AXES:
+        return np.array(HINGE_AXES[choice])
+    if choice != "AUTO":
+        raise MappingError(f"hinge_axis must be AUTO, X, Z, NEG_X or NEG_Z, got {choice!r}")
+    unlocked = [i for i, ax in enumerate("xyz") if not getattr(lower, f"lock_ik_{ax}")]
+    if len(unlocked) == 1:
+        return np.eye(3)[unlocked[0]]
+    ru = mat4(upper.bone.matrix_local)[:3, :3]
+    rl = mat4(lower.bone.matrix_local)[:3, :3]
+    c = np.cross(ru[:, 1], rl[:, 1])
+    n = float(np.linalg.norm(c))
+    if n < STRAIGHT_SINE:
+        return np.array((1.0, 0.0, 0.0))
+    k: FloatArray = rl.T @ (c / n)
+    return k / np.linalg.norm(k)
+
+
+def _elbow_limits(lower: Any, k: FloatArray) -> tuple[tuple[float, float] | None, bool]:
+    """Hinge-angle limits from the lower bone's IK settings for the axis ``k``.
+
+    Returns ``(limits or None, expressible)``: ``expressible`` is False when the bone has
+    limits on an axis the hinge is not aligned with (they cannot be honoured exactly).
+    """
+    lo, hi, limited = ik_bounds(lower)
+    if not limited:
+        return None, True
+    i = int(np.argmax(np.abs(k)))
+    if abs(abs(k[i]) - 1.0) > 1e-9:
+        return None, False
+    if lo[i] is None or hi[i] is None:
+        return None, True
+    lo_i, hi_i = float(lo[i]), float(hi[i])  # type: ignore[arg-type]
+    if k[i] < 0.0:
+        lo_i, hi_i = -hi_i, -lo_i
+    return (lo_i, hi_i), True
+
+
+@dataclass(frozen=True, eq=False)
+class LimbRig:
+    """A limb's bones and their mapping to a :class:`core.Limb`."""
+
+    upper: str
+    lower: str
+    end: str
+    parent: str | None
+    limb: Limb
+    hinge_axis: FloatArray  # in the lower bone's local frame
+    #: upper rest (armature space) and, with a parent, parent rest⁻¹ · upper rest.
+    rest_offset: FloatArray
+    upper_connected: bool
+    #: Euler limits per bone (upper, lower, end) used to pick Euler families on write.
+    family_limits: tuple[EulerLimits | None, EulerLimits | None, EulerLimits | None]
+    #: False when limits exist that the limb model cannot express (reported, not fatal).
+    limits_exact: bool
+
+
+def pose_bones(obj: Any, names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
+    """The three pose bones, checked to exist and to form a direct parent chain."""
+    if obj is None or obj.type != "ARMATURE":
+        raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
+    out = []
+    for role, name in zip(("upper", "lower", "end"), names, strict=True):
+        if not name:
+            raise MappingError(f"no {role} bone set")
+        pb = obj.pose.bones.get(name)
+        if pb is None:
+            raise MappingError(f"{role} bone {name!r} not found in armature {obj.name!r}")
+        out.append(pb)
+    up, lo, en = out
+    if lo.parent != up:
+        raise MappingError(f"bone {lo.name!r} must be a direct child of {up.name!r}")
+    if en.parent != lo:
+        raise MappingError(f"bone {en.name!r} must be a direct child of {lo.name!r}")
+    return up, lo, en
+
+
+def build_rig(
+    obj: Any,
+    names: tuple[str, str, str],
+    *,
+    hinge_axis: str = "AUTO",
+    use_limits: bool = True,
+) -> LimbRig:
+    """Map three pose bones (upper, lower, end) of ``obj`` to a :class:`LimbRig`."""
+    up, lo, en = pose_bones(obj, names)
+    r_up = _rigid(mat4(up.bone.matrix_local))
+    r_lo = _rigid(mat4(lo.bone.matrix_local))
+    r_en = _rigid(mat4(en.bone.matrix_local))
+    t_lo = np.zeros(3) if lo.bone.use_connect else np.array(lo.location, dtype=np.float64)
+    t_en = np.zeros(3) if en.bone.use_connect else np.array(en.location, dtype=np.float64)
+    a = inv_rigid(r_up) @ r_lo @ _translation(t_lo)
+    b = inv_rigid(r_lo) @ r_en @ _translation(t_en)
+    k = _hinge_axis(up, lo, hinge_axis)
+    parent = up.parent
+    if parent is not None:
+        rest_offset = inv_rigid(_rigid(mat4(parent.bone.matrix_local))) @ r_up
+    else:
+        rest_offset = r_up
+    limits = None
+    exact = True
+    sh = wr = None
+    if use_limits:
+        sh = euler_limits(up)
+        wr = euler_limits(en)
+        elbow, exact = _elbow_limits(lo, k)
+        if sh is not None or wr is not None or elbow is not None:
+            limits = LimbLimits(shoulder=sh, elbow=elbow, wrist=wr)
+    try:
+        limb = Limb(a=_rigid(a), b=_rigid(b), elbow_axis=k, limits=limits)
+    except ValueError as exc:
+        raise MappingError(f"bones {names!r} do not form a valid limb: {exc}") from exc
+    lo_lim = euler_limits(lo) if use_limits else None
+    return LimbRig(
+        upper=up.name,
+        lower=lo.name,
+        end=en.name,
+        parent=None if parent is None else parent.name,
+        limb=limb,
+        hinge_axis=k,
+        rest_offset=rest_offset,
+        upper_connected=bool(up.bone.use_connect),
+        family_limits=(sh, lo_lim, wr),
+        limits_exact=exact,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Frames
+# --------------------------------------------------------------------------------------
+
+
+def check_uniform_scale(obj: Any, m: FloatArray | None = None) -> float:
+    """The object's uniform world scale, or :class:`MappingError` for non-uniform scale/shear."""
+    w = mat4(obj.matrix_world) if m is None else m
+    r = w[:3, :3]
+    s = np.linalg.norm(r, axis=0)
+    gram = r.T @ r
+    scale = float(s.mean())
+    if scale <= 0.0 or np.max(np.abs(gram - np.eye(3) * scale * scale)) > SCALE_TOLERANCE * (
+        scale * scale
+    ):
+        raise MappingError(
+            f"armature {obj.name!r} has non-uniform scale or shear (axis scales "
+            f"{tuple(round(float(x), 6) for x in s)}); apply its scale (Ctrl+A) or make it "
+            "uniform"
+        )
+    return scale
+
+
+def world_to_armature(obj_eval: Any) -> FloatArray:
+    """Inverse of the (uniformly scaled) armature world matrix."""
+    w = mat4(obj_eval.matrix_world)
+    s = check_uniform_scale(obj_eval, w)
+    inv = np.eye(4)
+    rt = w[:3, :3].T / (s * s)
+    inv[:3, :3] = rt
+    inv[:3, 3] = -rt @ w[:3, 3]
+    return inv
+
+
+def shoulder_frame(obj: Any, rig: LimbRig, obj_eval: Any) -> FloatArray:
+    """The shoulder frame (armature space, rigid 4×4) in which R1 acts, at the current pose."""
+    if rig.parent is not None:
+        parent_pose = mat4(obj_eval.pose.bones[rig.parent].matrix)
+        m = parent_pose @ rig.rest_offset
+    else:
+        m = rig.rest_offset.copy()
+    if not rig.upper_connected:
+        loc = obj.pose.bones[rig.upper].location
+        m = m @ _translation(loc)
+    return _rigid(m)
+
+
+def target_in_armature(
+    obj_eval: Any, target_eval: Any, target_bone: str = ""
+) -> FloatArray:
+    """A target's frame (rigid 4×4) in the armature's space.
+
+    ``target_eval``: evaluated target object; ``target_bone``: optional pose bone of it.
+    The rotation is orthonormalised (target scale is ignored).
+    """
+    tw = mat4(target_eval.matrix_world)
+    if target_bone:
+        if target_eval.type != "ARMATURE" or target_bone not in target_eval.pose.bones:
+            raise MappingError(
+                f"target bone {target_bone!r} not found in target {target_eval.name!r}"
+            )
+        tw = tw @ mat4(target_eval.pose.bones[target_bone].matrix)
+    m = world_to_armature(obj_eval) @ tw
+    return _rigid(m)
+
+
+def object_in_armature(obj_eval: Any, other_eval: Any) -> FloatArray:
+    """World position of another object (e.g. a pole) in armature space, (3,)."""
+    p = np.append(np.array(other_eval.matrix_world.translation, dtype=np.float64), 1.0)
+    out: FloatArray = (world_to_armature(obj_eval) @ p)[:3]
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Reading and writing local rotations
+# --------------------------------------------------------------------------------------
+
+
+def read_rotation(pose_bone: Any) -> FloatArray:
+    """The pose bone's local rotation (3×3) from its rotation properties."""
+    mode = str(pose_bone.rotation_mode)
+    if mode == "QUATERNION":
+        return quat_to_matrix(tuple(pose_bone.rotation_quaternion))
+    if mode == "AXIS_ANGLE":
+        aa = tuple(pose_bone.rotation_axis_angle)
+        if abs(aa[0]) < 1e-15 or not any(aa[1:]):
+            return np.eye(3)
+        return axis_angle_to_matrix(aa[1:], aa[0])
+    return euler_to_matrix(tuple(pose_bone.rotation_euler), mode)
+
+
+def read_limb_pose(obj: Any, rig: LimbRig) -> tuple[FloatArray, float, FloatArray]:
+    """Current (R1, θ4, R2) of the limb from the bones' local rotations.
+
+    θ4 is the lower bone's rotation angle about the hinge axis (its component along the
+    axis; rotation about other axes cannot be represented and is dropped).
+    """
+    pbs = obj.pose.bones
+    r1 = read_rotation(pbs[rig.upper])
+    rl = read_rotation(pbs[rig.lower])
+    r2 = read_rotation(pbs[rig.end])
+    axis, angle = matrix_to_axis_angle(rl)
+    theta = float(angle) * float(np.dot(axis, rig.hinge_axis))
+    return r1, theta, r2
+
+
+def _pick_euler(r: FloatArray, order: str, lim: EulerLimits | None, current: Any) -> FloatArray:
+    """The Euler family of ``r`` within ``lim`` (if any is), nearest the current angles."""
+    fam = matrix_to_euler_families(r, order)
+    cands = [fam[0], fam[1]]
+    if lim is not None:
+        inside = [f for f in cands if bool(lim.contains(f, tol=1e-6))]
+        if inside:
+            cands = inside
+    cur = np.array(current, dtype=np.float64)
+
+    def dist(f: FloatArray) -> float:
+        d = np.mod(f - cur + math.pi, 2.0 * math.pi) - math.pi
+        return float(np.abs(d).sum())
+
+    best: FloatArray = min(cands, key=dist)
+    return best
+
+
+def quat_of(r: FloatArray) -> tuple[float, float, float, float]:
+    """Unit quaternion (w, x, y, z) of a rotation matrix; scalar Shepperd method.
+
+    Same result as :func:`core.rotations.matrix_to_quat` for one matrix, without its
+    batching overhead (this runs per bone per frame).
+    """
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = r.tolist()
+    tr = m00 + m11 + m22
+    if tr >= m00 and tr >= m11 and tr >= m22:
+        w4 = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
+        q = (0.25 * w4, (m21 - m12) / w4, (m02 - m20) / w4, (m10 - m01) / w4)
+    elif m00 >= m11 and m00 >= m22:
+        x4 = 2.0 * math.sqrt(max(1.0 + m00 - m11 - m22, 0.0))
+        q = ((m21 - m12) / x4, 0.25 * x4, (m01 + m10) / x4, (m02 + m20) / x4)
+    elif m11 >= m22:
+        y4 = 2.0 * math.sqrt(max(1.0 + m11 - m00 - m22, 0.0))
+        q = ((m02 - m20) / y4, (m01 + m10) / y4, 0.25 * y4, (m12 + m21) / y4)
+    else:
+        z4 = 2.0 * math.sqrt(max(1.0 + m22 - m00 - m11, 0.0))
+        q = ((m10 - m01) / z4, (m02 + m20) / z4, (m12 + m21) / z4, 0.25 * z4)
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
+
+
+def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> tuple[float, ...]:
+    """Values for the pose bone's active rotation property representing ``r``.
+
+    Quaternions keep the sign nearest the current value (smooth keys); Euler angles use
+    the family within ``lim`` (if one is), else the one nearest the current angles.
+    """
+    mode = str(pose_bone.rotation_mode)
+    if mode == "QUATERNION":
+        q = quat_of(r)
+        cur = pose_bone.rotation_quaternion
+        if q[0] * cur[0] + q[1] * cur[1] + q[2] * cur[2] + q[3] * cur[3] < 0.0:
+            return (-q[0], -q[1], -q[2], -q[3])
+        return q
+    if mode == "AXIS_ANGLE":
+        axis, angle = matrix_to_axis_angle(r)
+        if float(angle) < 1e-12:
+            axis = np.array((0.0, 1.0, 0.0))
+        return (float(angle), float(axis[0]), float(axis[1]), float(axis[2]))
+    e = _pick_euler(r, mode, lim, pose_bone.rotation_euler)
+    return (float(e[0]), float(e[1]), float(e[2]))
+
+
+#: The RNA property holding each rotation mode's values.
+def rotation_path(pose_bone: Any) -> str:
+    mode = str(pose_bone.rotation_mode)
+    if mode == "QUATERNION":
+        return "rotation_quaternion"
+    if mode == "AXIS_ANGLE":
+        return "rotation_axis_angle"
+    return "rotation_euler"
+
+
+def limb_rotations(
+    rig: LimbRig, r1: FloatArray, theta: float, r2: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Local rotations (upper, lower, end) for a core solution (R1, θ4, R2)."""
+    return r1, axis_angle_to_matrix(rig.hinge_axis, theta), r2
+
+
+def _hinge_matrix(k: FloatArray, theta: float) -> FloatArray:
+    """Rot(k, θ) by Rodrigues' formula, for a unit axis ``k`` (scalar, no batching)."""
+    c, s = math.cos(theta), math.sin(theta)
+    x, y, z = k.tolist()
+    t = 1.0 - c
+    return np.array(
+        (
+            (c + x * x * t, x * y * t - z * s, x * z * t + y * s),
+            (y * x * t + z * s, c + y * y * t, y * z * t - x * s),
+            (z * x * t - y * s, z * y * t + x * s, c + z * z * t),
+        )
+    )
+
+
+def write_limb(
+    obj: Any,
+    rig: LimbRig,
+    r1: FloatArray,
+    theta: float,
+    r2: FloatArray | None,
+) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """Write a solution as local rotations; ``r2=None`` leaves the end bone untouched.
+
+    Returns ``{bone name: (rotation property, values)}`` of what was written. No
+    depsgraph evaluation happens here; evaluate once after all limbs are written.
+    """
+    pbs = obj.pose.bones
+    rl = _hinge_matrix(rig.hinge_axis, theta)
+    items: list[tuple[str, FloatArray, EulerLimits | None]] = [
+        (rig.upper, r1, rig.family_limits[0]),
+        (rig.lower, rl, rig.family_limits[1]),
+    ]
+    if r2 is not None:
+        items.append((rig.end, r2, rig.family_limits[2]))
+    written: dict[str, tuple[str, tuple[float, ...]]] = {}
+    for name, r, lim in items:
+        pb = pbs[name]
+        vals = rotation_values(pb, r, lim)
+        path = rotation_path(pb)
+        setattr(pb, path, vals)
+        written[name] = (path, vals)
+    return written
+
+
+def evaluated(obj: Any, depsgraph: Any | None) -> Any:
+    """The evaluated copy of ``obj`` in ``depsgraph`` (current context's if None)."""
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    return obj.evaluated_get(dg)

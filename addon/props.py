@@ -1,0 +1,274 @@
+"""Limber's saved settings: ``Object.limber`` (limbs and chains) and ``Scene.limber``."""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+GOAL_TYPES = [
+    ("POSITION", "Position", "The end bone's head goes to the target's location; the end "
+     "bone keeps its own local rotation"),
+    ("POSE", "Pose", "The end bone's whole frame (location and rotation) goes to the "
+     "target's frame"),
+    ("PARTIAL", "Partial", "Position plus one aligned axis (not supported yet)"),
+    ("AIM", "Aim", "The end bone's axis aims at the target (not supported yet)"),
+]
+AXES = [
+    ("X", "X", "The end bone's local +X axis"),
+    ("Y", "Y", "The end bone's local +Y axis (along the bone)"),
+    ("Z", "Z", "The end bone's local +Z axis"),
+    ("NEG_X", "-X", "The end bone's local -X axis"),
+    ("NEG_Y", "-Y", "The end bone's local -Y axis"),
+    ("NEG_Z", "-Z", "The end bone's local -Z axis"),
+]
+SOLVERS = [
+    ("ANALYTIC", "Analytic", "Closed-form two-bone solver (exact, state-free)"),
+    ("DLS", "Damped least squares", "Numeric: damped least squares (not supported for limbs "
+     "yet)"),
+    ("SDLS", "Selectively damped LS", "Numeric: selectively damped least squares (not "
+     "supported for limbs yet)"),
+    ("JACOBIAN_TRANSPOSE", "Jacobian transpose", "Numeric: Jacobian transpose (not "
+     "supported for limbs yet)"),
+    ("PSEUDOINVERSE", "Pseudoinverse", "Numeric: Jacobian pseudoinverse (not supported for "
+     "limbs yet)"),
+    ("CCD", "CCD", "Numeric: cyclic coordinate descent (not supported for limbs yet)"),
+    ("LBFGSB", "L-BFGS-B", "Numeric: bounded quasi-Newton optimisation (not supported for "
+     "limbs yet)"),
+]
+SWIVEL_MODES = [
+    ("ANGLE", "Angle", "Use the Swivel angle (the elbow's rotation about the shoulder-to-"
+     "wrist axis)"),
+    ("POLE", "Pole", "Turn the elbow as close as possible to the Pole object"),
+    ("LIMITS_MIDPOINT", "Limits midpoint", "The middle of the largest swivel range that "
+     "keeps every joint within its limits"),
+]
+HINGE_AXES = [
+    ("AUTO", "Auto", "The lower bone's only IK-unlocked axis, else the rest bend axis, else "
+     "local X for a straight rest chain"),
+    ("X", "X", "The lower bone's local +X axis"),
+    ("Z", "Z", "The lower bone's local +Z axis"),
+    ("NEG_X", "-X", "The lower bone's local -X axis"),
+    ("NEG_Z", "-Z", "The lower bone's local -Z axis"),
+]
+
+
+class LIMBER_PG_limb(bpy.types.PropertyGroup):
+    """One analytic two-bone limb (arm or leg): upper, lower and end bone."""
+
+    # `name` is provided by PropertyGroup (StringProperty).
+    enabled: BoolProperty(  # type: ignore[valid-type]
+        name="Enabled",
+        description="Solve this limb (Solve, Bake and live playback skip disabled limbs)",
+        default=True,
+    )
+    upper_bone: StringProperty(  # type: ignore[valid-type]
+        name="Upper Bone",
+        description="Name of the upper bone (upper arm / thigh); its parent defines the "
+        "shoulder (hip) frame",
+        default="",
+    )
+    lower_bone: StringProperty(  # type: ignore[valid-type]
+        name="Lower Bone",
+        description="Name of the lower bone (forearm / shin), a direct child of the upper "
+        "bone; it bends about the hinge axis",
+        default="",
+    )
+    end_bone: StringProperty(  # type: ignore[valid-type]
+        name="End Bone",
+        description="Name of the end bone (hand / foot), a direct child of the lower bone; "
+        "its pose frame is the effector",
+        default="",
+    )
+    target: PointerProperty(  # type: ignore[valid-type]
+        name="Target",
+        description="Object whose world frame the end bone should reach (no target: the "
+        "limb is not solved)",
+        type=bpy.types.Object,
+    )
+    target_bone: StringProperty(  # type: ignore[valid-type]
+        name="Target Bone",
+        description="Optional pose bone of the target armature whose frame is the goal "
+        "(empty: the target object's own frame)",
+        default="",
+    )
+    goal_type: EnumProperty(  # type: ignore[valid-type]
+        name="Goal",
+        description="What of the target the end bone must match",
+        items=GOAL_TYPES,
+        default="POSE",
+    )
+    axis: EnumProperty(  # type: ignore[valid-type]
+        name="Axis",
+        description="End-bone axis used by Partial and Aim goals",
+        items=AXES,
+        default="Y",
+    )
+    solver: EnumProperty(  # type: ignore[valid-type]
+        name="Solver",
+        description="Solver used for this limb",
+        items=SOLVERS,
+        default="ANALYTIC",
+    )
+    swivel: FloatProperty(  # type: ignore[valid-type]
+        name="Swivel",
+        description="Elbow (knee) rotation about the shoulder-to-wrist axis in radians, any "
+        "value (wraps every 360 degrees); 0 puts the elbow on the side it has in the rest "
+        "pose; animatable",
+        subtype="ANGLE",
+        unit="ROTATION",
+        default=0.0,
+        soft_min=-math.pi,
+        soft_max=math.pi,
+    )
+    swivel_mode: EnumProperty(  # type: ignore[valid-type]
+        name="Swivel Mode",
+        description="How the elbow's swivel angle is chosen",
+        items=SWIVEL_MODES,
+        default="ANGLE",
+    )
+    pole: PointerProperty(  # type: ignore[valid-type]
+        name="Pole",
+        description="Object the elbow (knee) turns toward in Pole swivel mode",
+        type=bpy.types.Object,
+    )
+    use_limits: BoolProperty(  # type: ignore[valid-type]
+        name="Use Limits",
+        description="Honour the bones' IK limits and locks (Bone > Inverse Kinematics "
+        "panel), as Euler angles in each bone's rotation order",
+        default=True,
+    )
+    hinge_axis: EnumProperty(  # type: ignore[valid-type]
+        name="Hinge Axis",
+        description="Axis of the lower bone (in its local frame) the elbow/knee bends about",
+        items=HINGE_AXES,
+        default="AUTO",
+    )
+
+
+class LIMBER_PG_effector(bpy.types.PropertyGroup):
+    """One effector of a numeric chain: a tip bone pulled toward a target."""
+
+    tip_bone: StringProperty(  # type: ignore[valid-type]
+        name="Tip Bone",
+        description="Name of the bone whose frame is pulled toward the target",
+        default="",
+    )
+    target: PointerProperty(  # type: ignore[valid-type]
+        name="Target",
+        description="Object whose world frame the tip bone should reach",
+        type=bpy.types.Object,
+    )
+    target_bone: StringProperty(  # type: ignore[valid-type]
+        name="Target Bone",
+        description="Optional pose bone of the target armature used as the goal frame",
+        default="",
+    )
+    weight: FloatProperty(  # type: ignore[valid-type]
+        name="Weight",
+        description="Relative weight of this effector's error, 0 to 1000 (unitless)",
+        default=1.0,
+        min=0.0,
+        max=1000.0,
+    )
+    priority: IntProperty(  # type: ignore[valid-type]
+        name="Priority",
+        description="0 is most important; higher numbers are met only without disturbing "
+        "lower ones (0 to 16)",
+        default=0,
+        min=0,
+        max=16,
+    )
+
+
+class LIMBER_PG_chain(bpy.types.PropertyGroup):
+    """A numeric IK chain: a root bone and the effectors below it."""
+
+    enabled: BoolProperty(  # type: ignore[valid-type]
+        name="Enabled",
+        description="Solve this chain (the numeric chain solver is not connected yet)",
+        default=True,
+    )
+    root_bone: StringProperty(  # type: ignore[valid-type]
+        name="Root Bone",
+        description="Name of the chain's first (fixed-base) bone",
+        default="",
+    )
+    effectors: CollectionProperty(  # type: ignore[valid-type]
+        name="Effectors",
+        description="Tip bones and their targets",
+        type=LIMBER_PG_effector,
+    )
+    solver: EnumProperty(  # type: ignore[valid-type]
+        name="Solver",
+        description="Numeric solver used for this chain",
+        items=SOLVERS[1:],
+        default="DLS",
+    )
+
+
+class LIMBER_PG_object(bpy.types.PropertyGroup):
+    """All Limber settings of one armature object."""
+
+    limbs: CollectionProperty(  # type: ignore[valid-type]
+        name="Limbs",
+        description="Analytic two-bone limbs of this armature",
+        type=LIMBER_PG_limb,
+    )
+    active_limb_index: IntProperty(  # type: ignore[valid-type]
+        name="Active Limb",
+        description="Index of the limb selected in the list (0-based)",
+        default=0,
+        min=0,
+    )
+    chains: CollectionProperty(  # type: ignore[valid-type]
+        name="Chains",
+        description="Numeric IK chains of this armature",
+        type=LIMBER_PG_chain,
+    )
+
+
+class LIMBER_PG_scene(bpy.types.PropertyGroup):
+    """Scene-wide Limber settings."""
+
+    live_playback: BoolProperty(  # type: ignore[valid-type]
+        name="Live Playback",
+        description="Solve every enabled limb after each frame change (scrubbing and "
+        "playback show the IK result without baking)",
+        default=False,
+    )
+
+
+CLASSES: tuple[type, ...] = (
+    LIMBER_PG_limb,
+    LIMBER_PG_effector,
+    LIMBER_PG_chain,
+    LIMBER_PG_object,
+    LIMBER_PG_scene,
+)
+
+
+def attach() -> None:
+    """Add ``Object.limber`` and ``Scene.limber`` (after the classes are registered)."""
+    bpy.types.Object.limber = PointerProperty(  # type: ignore[attr-defined]
+        type=LIMBER_PG_object, name="Limber", description="Limber IK settings"
+    )
+    bpy.types.Scene.limber = PointerProperty(  # type: ignore[attr-defined]
+        type=LIMBER_PG_scene, name="Limber", description="Limber scene settings"
+    )
+
+
+def detach() -> None:
+    """Remove the pointer properties added by :func:`attach`."""
+    for owner in (bpy.types.Object, bpy.types.Scene):
+        if hasattr(owner, "limber"):
+            del owner.limber  # type: ignore[attr-defined]
