@@ -7,14 +7,14 @@ order; ``register()``/``unregister()`` may be called repeatedly. Modules:
 * :mod:`.props` — ``Object.limber`` / ``Scene.limber`` settings.
 * :mod:`.solve` — :func:`~.solve.solve_object`, the per-frame work; live-playback handler.
 * :mod:`.bake` — baking to keys in bulk. :mod:`.detect` — limb detection by bone names.
-* :mod:`.operators` — the ``limber.*`` operators.
+* :mod:`.operators` — the ``limber.*`` operators. :mod:`.cli` — ``blender -c limber``.
 """
 
 from __future__ import annotations
 
 import bpy
 
-from . import operators, props, solve
+from . import cli, operators, props, solve
 
 CLASSES: tuple[type, ...] = props.CLASSES + operators.CLASSES
 
@@ -27,10 +27,12 @@ def register() -> None:
         bpy.utils.register_class(cls)
     props.attach()
     solve.add_handlers()
+    cli.register()
 
 
 def unregister() -> None:
     """Remove handlers and properties, then unregister :data:`CLASSES` in reverse order."""
+    cli.unregister()
     solve.remove_handlers()
     props.detach()
     for cls in reversed(CLASSES):

@@ -20,8 +20,10 @@ GOAL_TYPES = [
      "bone keeps its own local rotation"),
     ("POSE", "Pose", "The end bone's whole frame (location and rotation) goes to the "
      "target's frame"),
-    ("PARTIAL", "Partial", "Position plus one aligned axis (not supported yet)"),
-    ("AIM", "Aim", "The end bone's axis aims at the target (not supported yet)"),
+    ("PARTIAL", "Partial", "The end bone's head goes to the target's location and its Axis "
+     "lines up with the target's same axis; the rotation about that axis is free"),
+    ("AIM", "Aim", "The ray from the end bone's head along its Axis passes through the "
+     "target's location; the end bone keeps its local rotation"),
 ]
 AXES = [
     ("X", "X", "The end bone's local +X axis"),

@@ -17,12 +17,31 @@ import numpy as np
 from bpy.app.handlers import persistent
 from mathutils import Matrix
 
-from ..core import LimberError, PoseGoal, PositionGoal, SwivelStrategy, solve_limb
+from ..core import (
+    AimGoal,
+    LimberError,
+    PartialOrientationGoal,
+    PoseGoal,
+    PositionGoal,
+    SwivelStrategy,
+    solve_limb,
+)
 from . import mapping
 from .mapping import LimbRig, MappingError
 
 #: Goal types and solvers the limb path handles today.
-SUPPORTED_GOALS = ("POSITION", "POSE")
+SUPPORTED_GOALS = ("POSITION", "POSE", "PARTIAL", "AIM")
+#: Goal types whose solution sets the end bone's rotation (the others hold it).
+WRIST_GOALS = ("POSE", "PARTIAL")
+#: ``LimbSettings.axis`` → unit axis in the end bone's frame.
+AXES = {
+    "X": (1.0, 0.0, 0.0),
+    "Y": (0.0, 1.0, 0.0),
+    "Z": (0.0, 0.0, 1.0),
+    "NEG_X": (-1.0, 0.0, 0.0),
+    "NEG_Y": (0.0, -1.0, 0.0),
+    "NEG_Z": (0.0, 0.0, -1.0),
+}
 SUPPORTED_SOLVERS = ("ANALYTIC",)
 #: A goal counts as reached within these errors (m, rad): Blender's float32 targets are
 #: only that exact, so the core's float64 tolerance would call exact float32 hits misses.
@@ -127,10 +146,17 @@ def _goal(
     g = s_inv @ t
     kwargs: dict[str, Any] = {}
     note = ""
-    if settings.goal_type == "POSE":
+    kind = settings.goal_type
+    axis = np.array(AXES[settings.axis])
+    if kind == "POSE":
         goal: Any = PoseGoal(position=g[:3, 3], rotation=g[:3, :3])
+    elif kind == "PARTIAL":  # the end bone's axis along the target's same axis
+        goal = PartialOrientationGoal(position=g[:3, 3], axis=axis, direction=g[:3, :3] @ axis)
+    elif kind == "AIM":  # the end bone's axis ray through the target's origin
+        goal = AimGoal(target=g[:3, 3], axis=axis)
     else:
         goal = PositionGoal(position=g[:3, 3])
+    if kind in ("POSITION", "AIM"):
         kwargs["wrist"] = mapping.read_rotation(obj.pose.bones[rig.end])
     mode = settings.swivel_mode
     if mode == "POLE" and settings.pole is not None:
@@ -173,12 +199,15 @@ def solve_limb_settings(
                     rig,
                     sol.shoulder,
                     float(sol.elbow),
-                    sol.wrist if settings.goal_type == "POSE" else None,
+                    sol.wrist if settings.goal_type in WRIST_GOALS else None,
                 )
             st.solved = True
             st.within_limits = bool(sol.within_limits)
             st.position_error = float(sol.position_error)
             st.orientation_error = float(sol.orientation_error)
+            aim = getattr(sol, "aim_error", None)
+            if aim is not None:  # aim goals: the ray's miss angle is the error
+                st.orientation_error = float(aim)
             st.reachable = bool(sol.reachable) or (
                 st.position_error <= REACH_POSITION and st.orientation_error <= REACH_ORIENTATION
             )

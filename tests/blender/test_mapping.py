@@ -232,14 +232,79 @@ def test_non_uniform_scale_is_a_clear_error(limber: Any) -> None:
     assert "non-uniform scale" in st.message
 
 
-def test_unsupported_goal_and_solver_report_not_supported(limber: Any) -> None:
+def test_numeric_solvers_for_limbs_report_not_supported(limber: Any) -> None:
     obj = metarig()
     target = add_empty("T")
-    add_limb(obj, "a", RIGIFY_LIMBS["arm.L"], target=target, goal_type="AIM")
-    add_limb(obj, "b", RIGIFY_LIMBS["arm.R"], target=target, solver="CCD")
+    add_limb(obj, "a", RIGIFY_LIMBS["arm.L"], target=target, solver="CCD")
+    add_limb(obj, "b", RIGIFY_LIMBS["arm.R"], target=target, solver="LBFGSB")
     statuses = limber.sub("addon.solve").solve_object(obj)
     assert [s.solved for s in statuses] == [False, False]
     assert all("not supported" in s.message for s in statuses)
+
+
+def _angle(a: np.ndarray, b: np.ndarray) -> float:
+    """Angle (rad) between two vectors, well conditioned near 0."""
+    return float(math.atan2(np.linalg.norm(np.cross(a, b)), float(a @ b)))
+
+
+AXIS_VECTORS = {"X": (1, 0, 0), "NEG_Y": (0, -1, 0), "Z": (0, 0, 1)}
+
+
+@pytest.mark.parametrize("axis", list(AXIS_VECTORS))
+def test_partial_goal_aligns_the_axis(limber: Any, axis: str) -> None:
+    obj = metarig(rotation=(0.0, 0.0, 0.5))
+    bones = RIGIFY_LIMBS["arm.L"]
+    rng = np.random.default_rng(21)
+    target = add_empty("T")
+    add_limb(obj, "arm.L", bones, target=target, goal_type="PARTIAL", axis=axis)
+    a = np.array(AXIS_VECTORS[axis], dtype=float)
+    for _ in range(5):
+        for b in bones:
+            obj.pose.bones[b].rotation_quaternion = random_quaternion(rng, 1.0)
+        evaluate()
+        # The goal frame: the FK hand frame turned about the aligned axis (free rotation).
+        fk = world_pose(obj, bones[2])
+        spin = np.array(Matrix.Rotation(float(rng.uniform(-3, 3)), 4, a.tolist()))
+        target.matrix_world = Matrix((fk @ spin).tolist())
+        rest_pose(obj)
+        evaluate()
+        assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+        evaluate()
+        st = limber.sub("addon.solve").STATUS[(obj.name, "arm.L")]
+        assert st.solved and st.reachable, st.message
+        m = world_pose(obj, bones[2])
+        t = np.array(target.matrix_world)
+        assert np.linalg.norm(m[:3, 3] - t[:3, 3]) <= TOL
+        got = m[:3, :3] @ a
+        want = t[:3, :3] @ a
+        assert _angle(got, want) <= TOL
+
+
+def test_aim_goal_points_the_axis_at_the_target(limber: Any) -> None:
+    obj = metarig()
+    bones = RIGIFY_LIMBS["arm.R"]
+    target = add_empty("T")
+    add_limb(obj, "arm.R", bones, target=target, goal_type="AIM", axis="Y")
+    shoulder = world_pose(obj, bones[0])[:3, 3]
+    rng = np.random.default_rng(4)
+    hits = 0
+    for _ in range(6):
+        target.location = shoulder + rng.normal(size=3) * 0.6
+        rest_pose(obj)
+        evaluate()
+        assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+        evaluate()
+        st = limber.sub("addon.solve").STATUS[(obj.name, "arm.R")]
+        assert st.solved, st.message
+        m = world_pose(obj, bones[2])
+        ray = m[:3, 1] / np.linalg.norm(m[:3, 1])
+        to = np.array(target.location) - m[:3, 3]
+        miss = _angle(ray, to)
+        assert miss == pytest.approx(st.orientation_error, abs=TOL)  # truthful
+        hits += st.reachable
+        if st.reachable:
+            assert miss <= TOL
+    assert hits >= 3
 
 
 def test_euler_and_axis_angle_bones_are_written_in_their_mode(limber: Any) -> None:

@@ -136,8 +136,10 @@ def test_register_unregister_twice(limber: Any) -> None:
     package = importlib.import_module(limber.module)
     solve = limber.sub("addon.solve")
     addon = limber.sub("addon")
+    cli = limber.sub("addon.cli")
     for _ in range(2):
         package.unregister()
+        assert cli._handle is None
         assert not hasattr(bpy.types.Object, "limber")
         assert not hasattr(bpy.types.Scene, "limber")
         assert solve.on_frame_change_post not in bpy.app.handlers.frame_change_post
@@ -147,6 +149,7 @@ def test_register_unregister_twice(limber: Any) -> None:
         assert bpy.app.handlers.frame_change_post.count(solve.on_frame_change_post) == 1
         assert _op_exists("limber.solve")
         assert hasattr(bpy.types.Object, "limber")
+        assert cli._handle is not None
 
 
 def _op_exists(idname: str) -> bool:
