@@ -64,3 +64,42 @@ __all__ = [
     "REACH_TOLERANCE",
     "ROTATION_TOLERANCE",
 ]
+
+from .errors import InvalidSkeletonError, UnsupportedMethodError  # noqa: E402
+from .ik import (  # noqa: E402
+    STEP_CLASSES,
+    ClampRule,
+    IKSolver,
+    Method,
+    NullSpace,
+    SolveResult,
+    SolveSettings,
+    StepState,
+    StopReason,
+    register,
+    solve,
+)
+from .skeleton import Ball, BlockKind, Fixed, Hinge, Joint, RowBlock, Skeleton  # noqa: E402
+
+__all__ += [
+    "InvalidSkeletonError",
+    "UnsupportedMethodError",
+    "Ball",
+    "Hinge",
+    "Fixed",
+    "Joint",
+    "Skeleton",
+    "BlockKind",
+    "RowBlock",
+    "Method",
+    "NullSpace",
+    "ClampRule",
+    "StopReason",
+    "SolveSettings",
+    "SolveResult",
+    "StepState",
+    "IKSolver",
+    "STEP_CLASSES",
+    "register",
+    "solve",
+]

@@ -48,3 +48,16 @@ class InvalidOrderError(InvalidInputError):
 
 class ShapeMismatchError(InvalidInputError):
     """Batched inputs have leading batch shapes that do not agree."""
+
+
+class InvalidSkeletonError(InvalidInputError):
+    """A :class:`~core.skeleton.Skeleton` or one of its joints is malformed (unknown or
+    later parent index, duplicate names, zero hinge axis, bad offset, unknown joint)."""
+
+
+class UnsupportedMethodError(InvalidInputError):
+    """A numeric IK method (or option) that exists in :class:`~core.ik.Method` but is not
+    implemented (or not supported by the chosen method)."""
+
+
+__all__ += ["InvalidSkeletonError", "UnsupportedMethodError"]

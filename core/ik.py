@@ -1,0 +1,687 @@
+"""Iterative (Jacobian-based) inverse kinematics for any chain or tree (Buss 2009).
+
+``solve(skeleton, goals, q0, method, settings)`` runs ONE iterative loop, owned by the
+base class :class:`IKSolver`; each method is a subclass that only implements
+``step(state) -> dq`` (the Robotics-Toolbox pattern). The registry :data:`STEP_CLASSES`
+maps every implemented :class:`Method` to its class; :func:`register` adds one.
+
+The loop (:meth:`IKSolver.run`), per batch row and iteration:
+
+1. Evaluate the weighted residual ``e = target − current`` (B, m), the Jacobian ``J``
+   (B, m, n) with ``J Δq ≈ e`` and the unweighted per-goal errors
+   (:meth:`core.skeleton.Skeleton.evaluate`; rows by 3-row :class:`~core.skeleton.RowBlock`).
+2. Stop the row with :class:`StopReason` REACHED when its largest per-goal error (over
+   goals of weight > 0) is ≤ ``tolerance`` (m / rad); STALLED when the objective
+   ``‖e‖²`` has not dropped below ``(1 − stall_tolerance)`` × its best value for
+   ``stall_iterations`` consecutive iterations (e.g. unreachable targets, a local minimum,
+   joints pinned at limits); MAX_ITERATIONS after ``max_iterations`` steps.
+3. Otherwise ``dq = step(state)``; ``dq`` is scaled so that ``max |dq_j| ≤ max_step``
+   (Buss §8: "almost always a good idea to clamp the maximum angle change"; the
+   direction is kept, like ClampMaxAbs); ``q += dq``; with ``use_limits`` the result is
+   clipped to the skeleton's limits (q0 is clipped too, so q never leaves the limits).
+
+Rows finish independently (per-row masks); finished rows are not evaluated again, so a
+batched solve gives the same rows as one-by-one solves. The returned q is the last
+iterate when REACHED, otherwise the iterate with the smallest objective seen; the errors
+reported are those of the returned q (measured, never estimated).
+
+Methods (``Method``): JACOBIAN_TRANSPOSE (Buss §3), PSEUDOINVERSE (§4, via SVD, with
+Liégeois null-space objectives), DLS (§5, fixed or adaptive λ), DLS_CLAMPED (Buss's DLS′,
+§2 ClampMag + §8), SDLS (Buss & Kim, selectively damped least squares). LBFGSB,
+TASK_PRIORITY, EXTENDED_JACOBIAN and CCD are declared but not implemented yet: ``solve``
+raises :class:`~core.errors.UnsupportedMethodError` for them.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import ClassVar, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import InvalidGoalError, InvalidInputError, UnsupportedMethodError
+from .goals import Goal
+from .skeleton import BlockKind, RowBlock, Skeleton
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+__all__ = [
+    "Method",
+    "NullSpace",
+    "ClampRule",
+    "StopReason",
+    "SolveSettings",
+    "SolveResult",
+    "StepState",
+    "IKSolver",
+    "STEP_CLASSES",
+    "register",
+    "solve",
+    "JacobianTransposeStep",
+    "PseudoinverseStep",
+    "DLSStep",
+    "DLSClampedStep",
+    "SDLSStep",
+]
+
+
+class Method(Enum):
+    """Numeric IK methods (see the module docstring for which are implemented)."""
+
+    JACOBIAN_TRANSPOSE = "jacobian_transpose"
+    PSEUDOINVERSE = "pseudoinverse"
+    DLS = "dls"
+    DLS_CLAMPED = "dls_clamped"
+    SDLS = "sdls"
+    CCD = "ccd"
+    LBFGSB = "lbfgsb"
+    TASK_PRIORITY = "task_priority"
+    EXTENDED_JACOBIAN = "extended_jacobian"
+
+
+class NullSpace(Enum):
+    """Secondary objective φ projected into the null space of J (Buss §4, Eq. 7,
+    Liégeois 1977); used by PSEUDOINVERSE.
+
+    NONE: no secondary motion. REST_POSE: φ = gain · (q_rest − q). JOINT_LIMITS:
+    φ = −gain · ∇H with Liégeois' H(q) = (1/n) Σ ((q_i − mid_i) / (upper_i − lower_i))²
+    over the DOFs with finite limits (pulls them toward the middle of their range).
+    """
+
+    NONE = "none"
+    REST_POSE = "rest_pose"
+    JOINT_LIMITS = "joint_limits"
+
+
+class ClampRule(Enum):
+    """How DLS_CLAMPED bounds each 3-row block of e (Buss §2, "setting targets closer").
+
+    FIXED: e_i = ClampMag(e_i, D) every iteration. PER_EFFECTOR: Buss's rule for
+    targets that jump: D_i = ∞ on the first iteration, afterwards D_i = max(d_i, 0) + D
+    with d_i how much the previous step moved block i closer to its target.
+    D is ``clamp_distance`` for POSITION blocks, ``clamp_angle`` for the others.
+    """
+
+    FIXED = "fixed"
+    PER_EFFECTOR = "per_effector"
+
+
+class StopReason(Enum):
+    """Why a row's iteration stopped."""
+
+    REACHED = "reached"
+    STALLED = "stalled"
+    MAX_ITERATIONS = "max_iterations"
+
+
+def _check(cond: bool, msg: str) -> None:
+    if not cond:
+        raise InvalidInputError(msg)
+
+
+@dataclass(frozen=True)
+class SolveSettings:
+    """Settings of :func:`solve` (all validated; InvalidInputError names a bad value).
+
+    Attributes:
+        max_iterations: int ≥ 0, default 200: steps per row at most.
+        tolerance: ≥ 0, default 1e-6: a row is REACHED when every goal's error (m for
+            positions, ≈ rad for rotations/directions; unweighted) is ≤ this.
+        max_step: > 0 (rad), default 0.5: per-step clamp on max |Δq_j| (direction kept);
+            ``math.inf`` disables it.
+        use_limits: default True: clip q0 and every iterate to the skeleton's limits.
+        damping: λ ≥ 0 of DLS / DLS_CLAMPED (units of J: length per rad for position
+            rows), default 0.01. With ``adaptive_damping`` it is λ_max.
+        adaptive_damping: default False. Rule (Nakamura & Hanafusa 1986, Chiaverini
+            1994): with σ_min the smallest singular value of J,
+            λ² = λ_max² (1 − (σ_min/ε)²) if σ_min < ε, else 0 — no damping away from
+            singularities (fast Gauss–Newton convergence), full damping at them.
+        damping_threshold: ε > 0 of the adaptive rule, default 0.1 (units of J).
+        svd_cutoff: in [0, 1), default 1e-6: PSEUDOINVERSE and SDLS treat singular
+            values σ_i ≤ svd_cutoff · σ_max as zero.
+        null_space: :class:`NullSpace` objective for PSEUDOINVERSE, default NONE.
+        null_space_gain: ≥ 0, default 0.1: gain of φ.
+        q_rest: (n_dofs,) rest pose for NullSpace.REST_POSE (default zeros), rad.
+        clamp_distance: D_max > 0 of DLS_CLAMPED for POSITION blocks (length), default
+            0.5 (Buss: "approximately half the length of a typical link").
+        clamp_angle: D_max > 0 of DLS_CLAMPED for the other blocks (≈ rad), default π/4.
+        clamp_rule: :class:`ClampRule`, default FIXED.
+        gamma_max: γ_max > 0 of SDLS (rad), default π/4 (Buss & Kim).
+        target_jacobian: default False: Buss's alternate Jacobian (§2) for position rows.
+        stall_iterations: int ≥ 1, default 20; stall_tolerance: ≥ 0, default 1e-12 (see
+            the module docstring).
+    """
+
+    max_iterations: int = 200
+    tolerance: float = 1e-6
+    max_step: float = 0.5
+    use_limits: bool = True
+    damping: float = 0.01
+    adaptive_damping: bool = False
+    damping_threshold: float = 0.1
+    svd_cutoff: float = 1e-6
+    null_space: NullSpace = NullSpace.NONE
+    null_space_gain: float = 0.1
+    q_rest: ArrayLike | None = None
+    clamp_distance: float = 0.5
+    clamp_angle: float = math.pi / 4
+    clamp_rule: ClampRule = ClampRule.FIXED
+    gamma_max: float = math.pi / 4
+    target_jacobian: bool = False
+    stall_iterations: int = 20
+    stall_tolerance: float = 1e-12
+
+    def __post_init__(self) -> None:
+        def num(name: str) -> float:
+            v = getattr(self, name)
+            _check(
+                isinstance(v, int | float | np.floating | np.integer) and not isinstance(v, bool),
+                f"SolveSettings.{name} must be a number, got {v!r}",
+            )
+            return float(v)
+
+        for name in ("max_iterations", "stall_iterations"):
+            v = getattr(self, name)
+            _check(
+                isinstance(v, int | np.integer) and not isinstance(v, bool),
+                f"SolveSettings.{name} must be an int, got {v!r}",
+            )
+        _check(self.max_iterations >= 0, f"max_iterations must be >= 0, got {self.max_iterations}")
+        _check(
+            self.stall_iterations >= 1,
+            f"stall_iterations must be >= 1, got {self.stall_iterations}",
+        )
+        for name in ("tolerance", "damping", "null_space_gain", "stall_tolerance"):
+            v = num(name)
+            _check(
+                np.isfinite(v) and v >= 0.0,
+                f"SolveSettings.{name} must be finite and >= 0, got {v!r}",
+            )
+        for name in ("max_step", "clamp_distance", "clamp_angle"):
+            v = num(name)
+            _check(
+                v > 0.0 and not np.isnan(v),
+                f"SolveSettings.{name} must be > 0 (inf allowed), got {v!r}",
+            )
+        for name in ("damping_threshold", "gamma_max"):
+            v = num(name)
+            _check(
+                np.isfinite(v) and v > 0.0,
+                f"SolveSettings.{name} must be finite and > 0, got {v!r}",
+            )
+        c = num("svd_cutoff")
+        _check(0.0 <= c < 1.0, f"SolveSettings.svd_cutoff must be in [0, 1), got {c!r}")
+        _check(
+            isinstance(self.null_space, NullSpace),
+            f"SolveSettings.null_space must be a NullSpace member, got {self.null_space!r}",
+        )
+        _check(
+            isinstance(self.clamp_rule, ClampRule),
+            f"SolveSettings.clamp_rule must be a ClampRule member, got {self.clamp_rule!r}",
+        )
+        if self.q_rest is not None:
+            try:
+                r = np.asarray(self.q_rest, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(f"q_rest must be numeric, got {self.q_rest!r}") from exc
+            _check(
+                r.ndim == 1 and bool(np.all(np.isfinite(r))),
+                f"SolveSettings.q_rest must be a finite 1-D array, got {self.q_rest!r}",
+            )
+            r = r.copy()
+            r.setflags(write=False)
+            object.__setattr__(self, "q_rest", r)
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """Outcome of :func:`solve`; arrays gain a leading B axis for batched q0.
+
+    Attributes:
+        q: (n_dofs,) / (B, n_dofs) the returned configuration (rad), within limits when
+            ``use_limits``.
+        converged: bool / (B,): the iteration stopped by itself (REACHED or STALLED), not
+            by the iteration limit.
+        reached: bool / (B,): every goal (weight > 0) within ``tolerance`` at ``q``.
+        iterations: int / (B,): steps taken.
+        error: float / (B,): the largest per-goal error at ``q`` (goals of weight > 0).
+        per_goal_error: (G,) / (B, G): unweighted per-goal errors at ``q`` (m / ≈ rad).
+        reason: :class:`StopReason` / (B,) object array of them.
+    """
+
+    q: FloatArray
+    converged: bool | NDArray[np.bool_]
+    reached: bool | NDArray[np.bool_]
+    iterations: int | NDArray[np.int_]
+    error: float | FloatArray
+    per_goal_error: FloatArray
+    reason: StopReason | NDArray[np.object_]
+
+
+@dataclass(frozen=True)
+class StepState:
+    """What a step sees: the b rows of the batch that are still iterating.
+
+    Attributes:
+        q: (b, n) current configuration (rad).
+        e: (b, m) weighted residual target − current (rows scaled by sqrt(weight)).
+        J: (b, m, n) weighted Jacobian, J Δq ≈ e (Buss's or the target-based one).
+        goal_error: (b, G) unweighted per-goal errors.
+        previous_e: (b, m) the weighted residual of the previous iteration (NaN on the
+            first iteration).
+        blocks: 3-row blocks (goal index, priority, rows, kind, weight) of e and J.
+        rows: (b,) indices of these rows in the full batch (to index batched targets).
+        iteration: 0-based iteration number.
+        skeleton, goals, settings: the problem.
+        evaluate: ``evaluate(q)`` re-evaluates (e, J, goal_error) at another (b, n)
+            configuration for these rows (for line searches or per-DOF sweeps).
+    """
+
+    q: FloatArray
+    e: FloatArray
+    J: FloatArray
+    goal_error: FloatArray
+    previous_e: FloatArray
+    blocks: tuple[RowBlock, ...]
+    rows: IntArray
+    iteration: int
+    skeleton: Skeleton
+    goals: tuple[Goal, ...]
+    settings: SolveSettings
+    evaluate: Callable[[FloatArray], tuple[FloatArray, FloatArray, FloatArray]] = field(repr=False)
+
+
+def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
+    """Buss & Kim's ClampMaxAbs over the last axis: w scaled so that max |w_j| ≤ d."""
+    m = np.max(np.abs(w), axis=-1) if w.shape[-1] else np.zeros(w.shape[:-1])
+    scale = np.where(m > d, d / np.where(m > 0.0, m, 1.0), 1.0)
+    out: FloatArray = w * scale[..., None]
+    return out
+
+
+def _mv(a: FloatArray, x: FloatArray) -> FloatArray:
+    """Stacked matrix–vector product (b, r, c) · (b, c) → (b, r)."""
+    out: FloatArray = (a @ x[..., None])[..., 0]
+    return out
+
+
+class IKSolver(ABC):
+    """Base class of the iterative methods: owns the loop; subclasses implement
+    :meth:`step` and set ``method`` (and ``supports_null_space`` if they use
+    ``settings.null_space``). Register them with :func:`register`."""
+
+    method: ClassVar[Method]
+    supports_null_space: ClassVar[bool] = False
+
+    @abstractmethod
+    def step(self, state: StepState) -> FloatArray:
+        """The joint change Δq (b, n) for the rows of ``state`` (before clamping)."""
+
+    def run(
+        self,
+        skeleton: Skeleton,
+        goals: Sequence[Goal],
+        q0: ArrayLike,
+        settings: SolveSettings,
+    ) -> SolveResult:
+        """The one iterative loop (module docstring). Raises InvalidInputError subclasses
+        for malformed inputs."""
+        goals = tuple(goals)
+        if not goals:
+            raise InvalidGoalError("solve needs at least one goal, got none")
+        qb, batched = skeleton._batch(q0, goals)
+        if settings.null_space is not NullSpace.NONE and not self.supports_null_space:
+            raise UnsupportedMethodError(
+                f"null_space={settings.null_space} is not supported by {self.method}; "
+                f"methods with null-space objectives: "
+                f"{[m.name for m, c in STEP_CLASSES.items() if c.supports_null_space]}"
+            )
+        if settings.q_rest is not None and np.shape(settings.q_rest) != (skeleton.n_dofs,):
+            raise InvalidInputError(
+                f"SolveSettings.q_rest must have shape ({skeleton.n_dofs},), got "
+                f"{np.shape(settings.q_rest)}"
+            )
+        big, n = qb.shape
+        blocks = skeleton.blocks(goals)
+        m = 3 * len(blocks)
+        active_goals = np.array([g.weight > 0.0 for g in goals])
+        q = skeleton.clip(qb) if settings.use_limits else qb.copy()
+
+        iterations = np.zeros(big, dtype=np.int_)
+        reasons = np.empty(big, dtype=object)
+        best_q = q.copy()
+        best_obj = np.full(big, np.inf)
+        best_gerr = np.zeros((big, len(goals)))
+        out_q = q.copy()
+        out_gerr = np.zeros((big, len(goals)))
+        stall = np.zeros(big, dtype=np.int_)
+        prev_e = np.full((big, m), np.nan)
+        done = np.zeros(big, dtype=bool)
+        tb = settings.target_jacobian
+
+        for it in range(settings.max_iterations + 1):
+            idx = np.flatnonzero(~done)
+            if idx.size == 0:
+                break
+            qa = q[idx]
+            ev = skeleton.evaluate(qa, goals, rows=idx, target_based=tb)
+            assert ev.J is not None
+            gerr = ev.goal_error
+            err = gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(idx.size)
+            obj = np.sum(ev.e * ev.e, axis=1)
+            improved = obj < best_obj[idx] * (1.0 - settings.stall_tolerance)
+            stall[idx] = np.where(improved, 0, stall[idx] + 1)
+            better = obj < best_obj[idx]
+            upd = idx[better]
+            best_q[upd] = qa[better]
+            best_obj[upd] = obj[better]
+            best_gerr[upd] = gerr[better]
+
+            reached = err <= settings.tolerance
+            stalled = ~reached & (stall[idx] >= settings.stall_iterations)
+            limit = ~reached & ~stalled & (it == settings.max_iterations)
+            finish = reached | stalled | limit
+            iterations[idx] = it
+            fin_r = idx[reached]
+            out_q[fin_r] = qa[reached]
+            out_gerr[fin_r] = gerr[reached]
+            reasons[fin_r] = StopReason.REACHED
+            for mask, why in ((stalled, StopReason.STALLED), (limit, StopReason.MAX_ITERATIONS)):
+                rows = idx[mask]
+                out_q[rows] = best_q[rows]
+                out_gerr[rows] = best_gerr[rows]
+                reasons[rows] = why
+            done[idx[finish]] = True
+            keep = ~finish
+            if not keep.any():
+                break
+            rows = idx[keep]
+
+            def evaluate(
+                qx: FloatArray, rows: IntArray = rows
+            ) -> tuple[FloatArray, FloatArray, FloatArray]:
+                e2 = skeleton.evaluate(qx, goals, rows=rows, target_based=tb)
+                assert e2.J is not None
+                return e2.e, e2.J, e2.goal_error
+
+            state = StepState(
+                q=qa[keep],
+                e=ev.e[keep],
+                J=ev.J[keep],
+                goal_error=gerr[keep],
+                previous_e=prev_e[rows],
+                blocks=blocks,
+                rows=rows,
+                iteration=it,
+                skeleton=skeleton,
+                goals=goals,
+                settings=settings,
+                evaluate=evaluate,
+            )
+            dq = np.asarray(self.step(state), dtype=np.float64)
+            if dq.shape != state.q.shape:
+                raise AssertionError(f"{type(self).__name__}.step returned shape {dq.shape}")
+            dq = clamp_max_abs(
+                np.nan_to_num(dq, nan=0.0, posinf=0.0, neginf=0.0), settings.max_step
+            )
+            qn = state.q + dq
+            if settings.use_limits:
+                qn = skeleton.clip(qn)
+            prev_e[rows] = state.e
+            q[rows] = qn
+
+        error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
+        reached_out = error <= settings.tolerance
+        converged = np.array([r is not StopReason.MAX_ITERATIONS for r in reasons])
+        if batched:
+            return SolveResult(out_q, converged, reached_out, iterations, error, out_gerr, reasons)
+        return SolveResult(
+            out_q[0],
+            bool(converged[0]),
+            bool(reached_out[0]),
+            int(iterations[0]),
+            float(error[0]),
+            out_gerr[0],
+            reasons[0],
+        )
+
+
+#: Implemented methods → their step classes. Extend with :func:`register`.
+STEP_CLASSES: dict[Method, type[IKSolver]] = {}
+
+_S = TypeVar("_S", bound=type[IKSolver])
+
+
+def register(cls: _S) -> _S:
+    """Class decorator: register ``cls`` as the implementation of ``cls.method``."""
+    if not isinstance(getattr(cls, "method", None), Method):
+        raise TypeError(f"{cls.__name__}.method must be a Method member")
+    STEP_CLASSES[cls.method] = cls
+    return cls
+
+
+# --------------------------------------------------------------------------------------
+# Steps
+# --------------------------------------------------------------------------------------
+
+
+@register
+class JacobianTransposeStep(IKSolver):
+    """Buss §3: Δq = α Jᵀe with α = ⟨e, JJᵀe⟩ / ⟨JJᵀe, JJᵀe⟩ (0 when JJᵀe = 0)."""
+
+    method = Method.JACOBIAN_TRANSPOSE
+
+    def step(self, state: StepState) -> FloatArray:
+        g = _mv(np.swapaxes(state.J, -1, -2), state.e)
+        jg = _mv(state.J, g)
+        num = np.sum(state.e * jg, axis=-1)
+        den = np.sum(jg * jg, axis=-1)
+        alpha = np.where(den > 0.0, num / np.where(den > 0.0, den, 1.0), 0.0)
+        out: FloatArray = alpha[:, None] * g
+        return out
+
+
+def _svd(
+    j: FloatArray, cutoff: float
+) -> tuple[FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]:
+    """Thin SVD of stacked J and the mask of singular values kept (σ > cutoff · σ_max)."""
+    u, s, vt = np.linalg.svd(j, full_matrices=False)
+    smax = s[:, :1] if s.shape[1] else np.zeros((s.shape[0], 1))
+    keep: NDArray[np.bool_] = (s > cutoff * smax) & (s > 0.0)
+    return u, s, vt, keep
+
+
+@register
+class PseudoinverseStep(IKSolver):
+    """Buss §4 / Eq. 13: Δq = J⁺e + (I − J⁺J)φ with J⁺ = Σ σᵢ⁻¹ vᵢuᵢᵀ over σᵢ > cutoff·σ_max;
+    φ from ``settings.null_space`` (Eq. 7, Liégeois). The projector uses the same
+    singular vectors as J⁺, so the secondary motion leaves J·Δq unchanged."""
+
+    method = Method.PSEUDOINVERSE
+    supports_null_space = True
+
+    def step(self, state: StepState) -> FloatArray:
+        st = state.settings
+        u, s, vt, keep = _svd(state.J, st.svd_cutoff)
+        inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+        ute = _mv(np.swapaxes(u, -1, -2), state.e)
+        v = np.swapaxes(vt, -1, -2)
+        dq = _mv(v, inv * ute)
+        phi = _null_space_objective(state)
+        if phi is not None:
+            dq = dq + phi - _mv(v, keep * _mv(vt, phi))
+        return dq
+
+
+def _null_space_objective(state: StepState) -> FloatArray | None:
+    st = state.settings
+    if st.null_space is NullSpace.NONE:
+        return None
+    q = state.q
+    if st.null_space is NullSpace.REST_POSE:
+        rest = np.zeros(q.shape[1]) if st.q_rest is None else np.asarray(st.q_rest)
+        out: FloatArray = st.null_space_gain * (rest - q)
+        return out
+    lo, hi = state.skeleton.lower, state.skeleton.upper
+    finite = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+    mid = np.where(finite, 0.5 * (lo + hi), 0.0)
+    rng = np.where(finite, hi - lo, 1.0)
+    grad = np.where(finite, 2.0 * (q - mid) / (rng * rng), 0.0) / max(q.shape[1], 1)
+    out = -st.null_space_gain * grad
+    return out
+
+
+def _dls(j: FloatArray, e: FloatArray, lam2: FloatArray) -> FloatArray:
+    """Δq = Jᵀ(JJᵀ + λ²I)⁻¹e (Buss Eq. 11) when m ≤ n, else the equal (JᵀJ + λ²I)⁻¹Jᵀe
+    (Eq. 10): always the smaller system, solved (not inverted)."""
+    b, m, n = j.shape
+    jt = np.swapaxes(j, -1, -2)
+    if m <= n:
+        a = j @ jt + lam2[:, None, None] * np.eye(m)
+        f = np.linalg.solve(a, e[..., None])[..., 0]
+        return _mv(jt, f)
+    a = jt @ j + lam2[:, None, None] * np.eye(n)
+    out: FloatArray = np.linalg.solve(a, _mv(jt, e)[..., None])[..., 0]
+    return out
+
+
+def _damping(state: StepState) -> FloatArray:
+    st = state.settings
+    b = state.q.shape[0]
+    if not st.adaptive_damping:
+        return np.full(b, st.damping**2)
+    s = np.linalg.svd(state.J, compute_uv=False)
+    smin = s[:, -1] if s.shape[1] else np.zeros(b)
+    eps = st.damping_threshold
+    lam2: FloatArray = np.where(smin < eps, st.damping**2 * (1.0 - (smin / eps) ** 2), 0.0)
+    return lam2
+
+
+def _solve_dls(state: StepState, e: FloatArray) -> FloatArray:
+    lam2 = _damping(state)
+    m, n = state.J.shape[1:]
+    if not np.all(lam2 > 0.0):
+        # λ = 0 is only used when σ_min ≥ ε > 0, so the smaller system is regular; still,
+        # guard exact zeros of a degenerate J with the tiniest damping.
+        lam2 = np.maximum(lam2, 1e-300)
+    return _dls(state.J, e, lam2)
+
+
+@register
+class DLSStep(IKSolver):
+    """Buss §5: solve (JJᵀ + λ²I) f = e, Δq = Jᵀf (λ fixed or adaptive, see settings)."""
+
+    method = Method.DLS
+
+    def step(self, state: StepState) -> FloatArray:
+        return _solve_dls(state, state.e)
+
+
+@register
+class DLSClampedStep(IKSolver):
+    """Buss's DLS′ (§2 "Setting target positions closer", §8): DLS on e with every 3-row
+    block clamped, e_i = ClampMag(e_i, D_i) (:class:`ClampRule`)."""
+
+    method = Method.DLS_CLAMPED
+
+    def step(self, state: StepState) -> FloatArray:
+        st = state.settings
+        e = state.e.copy()
+        for blk in state.blocks:
+            ei = e[:, blk.rows]
+            sw = math.sqrt(blk.weight)
+            norm = np.sqrt(np.sum(ei * ei, axis=-1))
+            d = st.clamp_distance if blk.kind is BlockKind.POSITION else st.clamp_angle
+            limit = np.full(norm.shape, d * sw)
+            if st.clamp_rule is ClampRule.PER_EFFECTOR:
+                pe = state.previous_e[:, blk.rows]
+                pnorm = np.sqrt(np.sum(pe * pe, axis=-1))
+                closer = np.maximum(pnorm - norm, 0.0)
+                limit = np.where(np.isnan(pnorm), np.inf, limit + closer)
+            over = norm > limit
+            scale = np.where(over, limit / np.where(over, norm, 1.0), 1.0)
+            e[:, blk.rows] = ei * scale[:, None]
+        return _solve_dls(state, e)
+
+
+@register
+class SDLSStep(IKSolver):
+    """Buss & Kim's selectively damped least squares. With J = Σ σᵢuᵢvᵢᵀ, for each kept
+    σᵢ (> svd_cutoff · σ_max): αᵢ = uᵢᵀe; Nᵢ = Σ_l ‖(uᵢ)_l‖ over the 3-row blocks l;
+    Mᵢ = σᵢ⁻¹ Σⱼ |vⱼᵢ| ρⱼ with ρⱼ = Σ_l ‖(column j)_l‖; γᵢ = min(1, Nᵢ/Mᵢ) γ_max;
+    φᵢ = ClampMaxAbs(σᵢ⁻¹αᵢvᵢ, γᵢ); Δq = ClampMaxAbs(Σᵢ φᵢ, γ_max)."""
+
+    method = Method.SDLS
+
+    def step(self, state: StepState) -> FloatArray:
+        st = state.settings
+        j = state.J
+        b, m, n = j.shape
+        u, s, vt, keep = _svd(j, st.svd_cutoff)
+        k = s.shape[1]
+        alpha = _mv(np.swapaxes(u, -1, -2), state.e)  # (b, k)
+        nl = m // 3
+        n_i = np.sqrt(np.sum(u.reshape(b, nl, 3, k) ** 2, axis=2)).sum(axis=1)  # (b, k)
+        rho = np.sqrt(np.sum(j.reshape(b, nl, 3, n) ** 2, axis=2)).sum(axis=1)  # (b, n)
+        sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+        m_i = sinv * _mv(np.abs(vt), rho)  # (b, k)
+        ratio = np.where(m_i > 0.0, n_i / np.where(m_i > 0.0, m_i, 1.0), 1.0)
+        gamma = np.minimum(1.0, ratio) * st.gamma_max
+        phi = (sinv * alpha)[:, :, None] * vt  # (b, k, n): row i is σᵢ⁻¹αᵢvᵢ
+        phi = clamp_max_abs(phi, gamma)
+        return clamp_max_abs(phi.sum(axis=1), st.gamma_max)
+
+
+# --------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------
+
+
+def solve(
+    skeleton: Skeleton,
+    goals: Sequence[Goal],
+    q0: ArrayLike,
+    method: Method = Method.DLS,
+    settings: SolveSettings | None = None,
+) -> SolveResult:
+    """Solve IK for ``goals`` on ``skeleton`` from ``q0`` with ``method``.
+
+    Args:
+        skeleton: the tree (:class:`~core.skeleton.Skeleton`).
+        goals: one or more goals (:mod:`core.goals`) with ``joint=`` set; targets in the
+            world (root) frame, shared or batched (N, …) with N = B.
+        q0: (n_dofs,) or (B, n_dofs) start configuration(s), rad. Batched q0 solves B
+            independent problems at once (vectorised, per-row stopping).
+        method: a :class:`Method`; default DLS.
+        settings: :class:`SolveSettings` (default ``SolveSettings()``).
+
+    Returns:
+        :class:`SolveResult`. Unreachable targets are not an error: the result has
+        ``reached=False`` and the measured residual.
+
+    Raises:
+        UnsupportedMethodError: a declared but unimplemented method (message lists the
+            implemented ones), or null-space objectives with a method without them.
+        InvalidInputError (subclasses): malformed q0, goals, settings.
+    """
+    if not isinstance(method, Method):
+        raise InvalidInputError(
+            f"method must be a Method member ({', '.join(m.name for m in Method)}), got {method!r}"
+        )
+    cls = STEP_CLASSES.get(method)
+    if cls is None:
+        raise UnsupportedMethodError(
+            f"method {method.name} is not implemented yet; implemented methods: "
+            f"{', '.join(m.name for m in STEP_CLASSES)}"
+        )
+    if settings is None:
+        settings = SolveSettings()
+    if not isinstance(settings, SolveSettings):
+        raise InvalidInputError(f"settings must be a SolveSettings, got {settings!r}")
+    return cls().run(skeleton, goals, q0, settings)

@@ -1,0 +1,764 @@
+"""Kinematic trees for the numeric IK solvers: joints, forward kinematics, goal residuals
+and their analytic Jacobians (Buss 2009, §2).
+
+Model
+-----
+A :class:`Skeleton` is a list of :class:`Joint` objects, parents before children. Joint
+``j`` has the global frame ::
+
+    G_j = G_parent(j) · offset_j · R_j(q)          (G_parent = identity for a root)
+
+with ``offset_j`` the 4×4 rest transform in the parent's frame (for a root: in the
+skeleton's root/world frame) and ``R_j`` the rotation of its degrees of freedom
+(:class:`Ball`, :class:`Hinge` or :class:`Fixed`). Children's offsets are expressed in
+``G_j``. Every degree of freedom is rotational and measured in radians; lengths are in
+the skeleton's length unit (metres by convention). The joint's *origin* is the
+translation of ``G_j`` (it does not depend on ``R_j``).
+
+The configuration vector ``q`` has :attr:`Skeleton.n_dofs` entries: joint by joint, for a
+Hinge its angle, for a Ball its unlocked Euler angles in component order (x, y, z) —
+Blender's convention (:mod:`core.rotations`): order ``'XYZ'`` means ``R = Rz·Ry·Rx``.
+:attr:`Skeleton.dof_slices` says which entries belong to which joint.
+
+Residuals and Jacobians
+-----------------------
+For a list of goals (:mod:`core.goals`, ``joint=`` naming the goal's joint, targets in
+the world frame) :meth:`Skeleton.errors` returns the stacked residual ``e = target −
+current`` (what a Newton step should reduce) and :meth:`Skeleton.jacobian` the matrix
+``J = −∂e/∂q`` — Buss's ``J = ∂s/∂θ`` of the *current* features ``s`` — so that the
+Newton/Gauss step solves ``J Δq ≈ e``. Rows come goal by goal in the given order, three
+rows per block (see :class:`BlockKind`):
+
+* :class:`~core.goals.PositionGoal`: one POSITION block, ``e = position − s`` with
+  ``s = G_j · point``; Jacobian column of DOF ``d`` is ``w_d × (s − p_d)`` (Buss §2),
+  ``w_d`` its world angular-velocity axis, ``p_d`` its joint's origin.
+* :class:`~core.goals.OrientationGoal`: one ROTATION block, ``e = log(R_target · Rᵀ)``,
+  the rotation vector (axis · angle, world frame, rad) that turns the current frame onto
+  the target. Its exact Jacobian is ``J_r⁻¹(e) · w_d`` with ``J_r`` the right Jacobian
+  of SO(3) (equal to ``w_d`` to first order in the error). The angle is at most π; at
+  exactly π the rotation vector flips sign discontinuously (any direction is a descent
+  direction there).
+* :class:`~core.goals.PoseGoal`: POSITION (joint origin) then ROTATION.
+* :class:`~core.goals.DirectionGoal`: one DIRECTION block, ``e = direction − a`` with
+  ``a = R · axis`` the current world axis; Jacobian ``w_d × a``. ``‖e‖ = 2 sin(θ/2)``
+  for the angle θ between them (≈ θ, rad, for small angles). Its only spurious
+  stationary point is the exactly opposite axis (θ = π).
+* :class:`~core.goals.PartialOrientationGoal`: POSITION (joint origin) then DIRECTION.
+* :class:`~core.goals.AimGoal`: one AIM block, ``e = u − a`` with ``a`` the world ray
+  axis and ``u = (target − o)/‖target − o‖`` the unit direction from the ray origin ``o``
+  to the target: zero exactly when the ray passes through the target *in front of* its
+  origin. Jacobian ``w_d × a + (I − u uᵀ)(w_d × (o − p_d)) / ‖target − o‖``. When the
+  target coincides with the ray origin (closer than 1e-12) ``u := a`` (zero residual).
+
+Weights multiply a goal's rows (residual and Jacobian) by ``sqrt(weight)``, so the
+least-squares objective is ``Σ_goals weight · ‖e_goal‖²``. :meth:`Skeleton.goal_errors`
+reports the *unweighted* error of each goal: the largest norm of its 3-row blocks
+(metres for POSITION, ≈ radians for the others).
+
+Buss's *alternate Jacobian* (§2, "the target is attached to the effector's link") is
+available with ``target_based=True``: POSITION columns become ``w_d × (t − p_d)`` with
+``t`` the target (only PositionGoal and PoseGoal position blocks; the partial-orientation
+position block too). The residual is unchanged.
+
+Every function takes ``q`` of shape ``(n_dofs,)`` or batched ``(B, n_dofs)``; goal targets
+may be shared or batched with the same B. Batched calls never loop in Python over B.
+
+Errors: malformed skeletons raise :class:`~core.errors.InvalidSkeletonError`, malformed
+limits :class:`~core.errors.InvalidLimitsError`, bad ``q`` :class:`InvalidInputError`,
+goals on unknown joints :class:`~core.errors.InvalidGoalError`, disagreeing batch sizes
+:class:`~core.errors.ShapeMismatchError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import (
+    InvalidGoalError,
+    InvalidInputError,
+    InvalidLimitsError,
+    InvalidSkeletonError,
+    ShapeMismatchError,
+)
+from .goals import (
+    AimGoal,
+    DirectionGoal,
+    Goal,
+    OrientationGoal,
+    PartialOrientationGoal,
+    PoseGoal,
+    PositionGoal,
+)
+from .rotations import (
+    axis_angle_to_matrix,
+    check_order,
+    check_rotation,
+    euler_to_matrix,
+    matrix_to_axis_angle,
+)
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+IntArray = NDArray[np.intp]
+
+__all__ = [
+    "Ball",
+    "Hinge",
+    "Fixed",
+    "Dofs",
+    "Joint",
+    "Skeleton",
+    "BlockKind",
+    "RowBlock",
+    "Evaluation",
+]
+
+#: Hinge axes shorter than this are rejected.
+_MIN_AXIS = 1e-9
+#: Aim targets closer than this to the ray origin count as hit.
+_MIN_AIM_DISTANCE = 1e-12
+_EYE3 = np.eye(3)
+_AXES = {"X": 0, "Y": 1, "Z": 2}
+
+
+# --------------------------------------------------------------------------------------
+# Degrees of freedom
+# --------------------------------------------------------------------------------------
+
+
+def _finite(value: ArrayLike, name: str, error: type[Exception]) -> FloatArray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise error(f"{name} must be numeric, got {value!r}") from exc
+    if not np.all(np.isfinite(arr)):
+        raise error(f"{name} must be finite, got {arr!r}")
+    return arr
+
+
+def _limits(
+    lower: ArrayLike | None, upper: ArrayLike | None, size: int, name: str
+) -> tuple[FloatArray, FloatArray]:
+    """Limits as float arrays of ``size`` (None / NaN-free ±inf meaning free)."""
+
+    def one(value: ArrayLike | None, default: float, which: str) -> FloatArray:
+        if value is None:
+            return np.full(size, default)
+        try:
+            arr = np.array(
+                [default if v is None else v for v in np.ravel(np.asarray(value, dtype=object))],
+                dtype=np.float64,
+            )
+        except (TypeError, ValueError) as exc:
+            raise InvalidLimitsError(f"{name}.{which} must be numeric, got {value!r}") from exc
+        if arr.size == 1 and size > 1:
+            arr = np.full(size, float(arr[0]))
+        if arr.shape != (size,):
+            raise InvalidLimitsError(
+                f"{name}.{which} must be a scalar or have {size} entries, got {value!r}"
+            )
+        if np.any(np.isnan(arr)):
+            raise InvalidLimitsError(f"{name}.{which} must not be NaN, got {value!r}")
+        return arr
+
+    lo = one(lower, -np.inf, "lower")
+    hi = one(upper, np.inf, "upper")
+    bad = lo > hi
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise InvalidLimitsError(
+            f"{name} limits must satisfy lower <= upper, got lower={lo[i]!r} > upper={hi[i]!r}"
+            f" (entry {i})"
+        )
+    lo.setflags(write=False)
+    hi.setflags(write=False)
+    return lo, hi
+
+
+@dataclass(frozen=True, eq=False)
+class Ball:
+    """Three rotational DOFs: Blender Euler angles (x, y, z components) in ``order``.
+
+    Attributes:
+        order: one of Blender's six orders; ``'XYZ'`` means R = Rz·Ry·Rx.
+        lower, upper: per-component limits (rad), each None (free), a scalar or three
+            values (None / ±inf entries free). Raises InvalidLimitsError if lower > upper.
+        locked: per component; locked angles are not solved for and stay 0.
+    """
+
+    order: str = "XYZ"
+    lower: ArrayLike | None = None
+    upper: ArrayLike | None = None
+    locked: tuple[bool, bool, bool] = (False, False, False)
+    #: Component indices (0 = x, 1 = y, 2 = z) of the unlocked angles, in q order.
+    free: tuple[int, ...] = field(init=False, repr=False, default=())
+
+    def __post_init__(self) -> None:
+        try:
+            check_order(self.order)
+        except InvalidInputError as exc:
+            raise InvalidSkeletonError(f"Ball.order: {exc}") from exc
+        lo, hi = _limits(self.lower, self.upper, 3, "Ball")
+        locked = tuple(bool(v) for v in self.locked)
+        if len(locked) != 3:
+            raise InvalidSkeletonError(f"Ball.locked must have 3 entries, got {self.locked!r}")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        object.__setattr__(self, "locked", locked)
+        object.__setattr__(self, "free", tuple(i for i in range(3) if not locked[i]))
+
+    @property
+    def n_dofs(self) -> int:
+        return len(self.free)
+
+
+@dataclass(frozen=True, eq=False)
+class Hinge:
+    """One rotational DOF (rad, right hand) about ``axis`` (joint frame, normalised inside).
+
+    Raises InvalidSkeletonError for a zero/non-finite axis, InvalidLimitsError if
+    lower > upper. None / ±inf limits are free.
+    """
+
+    axis: ArrayLike = (0.0, 0.0, 1.0)
+    lower: float | None = None
+    upper: float | None = None
+
+    def __post_init__(self) -> None:
+        a = _finite(self.axis, "Hinge.axis", InvalidSkeletonError)
+        if a.shape != (3,):
+            raise InvalidSkeletonError(f"Hinge.axis must have shape (3,), got {a.shape}")
+        norm = float(np.linalg.norm(a))
+        if norm <= _MIN_AXIS:
+            raise InvalidSkeletonError(
+                f"Hinge.axis must be non-zero (length > {_MIN_AXIS:g}), got {a.tolist()}"
+            )
+        lo, hi = _limits(self.lower, self.upper, 1, "Hinge")
+        axis = a / norm
+        axis.setflags(write=False)
+        object.__setattr__(self, "axis", axis)
+        object.__setattr__(self, "lower", float(lo[0]))
+        object.__setattr__(self, "upper", float(hi[0]))
+
+    @property
+    def n_dofs(self) -> int:
+        return 1
+
+
+@dataclass(frozen=True, eq=False)
+class Fixed:
+    """No DOF: the joint frame is ``parent · offset``."""
+
+    @property
+    def n_dofs(self) -> int:
+        return 0
+
+
+Dofs = Ball | Hinge | Fixed
+
+
+@dataclass(frozen=True, eq=False)
+class Joint:
+    """One joint of a :class:`Skeleton`.
+
+    Attributes:
+        name: unique non-empty name.
+        parent: index of the parent joint, -1 for a root; must be smaller than this
+            joint's own index (parents come before children).
+        offset: 4×4 rest transform in the parent joint's frame (root: world frame);
+            its 3×3 block must be a rotation and its last row (0, 0, 0, 1). Default eye.
+        dofs: :class:`Ball`, :class:`Hinge` or :class:`Fixed` (default).
+    """
+
+    name: str
+    parent: int = -1
+    offset: ArrayLike = field(default_factory=lambda: np.eye(4))
+    dofs: Dofs = field(default_factory=Fixed)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidSkeletonError(f"Joint.name must be a non-empty str, got {self.name!r}")
+        if not isinstance(self.parent, int | np.integer) or isinstance(self.parent, bool):
+            raise InvalidSkeletonError(
+                f"Joint {self.name!r}: parent must be an int index (-1 for a root), "
+                f"got {self.parent!r}"
+            )
+        m = _finite(self.offset, f"Joint {self.name!r} offset", InvalidSkeletonError)
+        if m.shape != (4, 4):
+            raise InvalidSkeletonError(
+                f"Joint {self.name!r}: offset must be a 4×4 transform, got shape {m.shape}"
+            )
+        if np.max(np.abs(m[3] - (0.0, 0.0, 0.0, 1.0))) > 1e-12:
+            raise InvalidSkeletonError(
+                f"Joint {self.name!r}: offset must have last row (0, 0, 0, 1), got {m[3]!r}"
+            )
+        check_rotation(
+            m[:3, :3], name=f"Joint {self.name!r} offset[:3, :3]", error=InvalidSkeletonError
+        )
+        if not isinstance(self.dofs, Ball | Hinge | Fixed):
+            raise InvalidSkeletonError(
+                f"Joint {self.name!r}: dofs must be Ball(...), Hinge(...) or Fixed(), "
+                f"got {self.dofs!r}"
+            )
+        m = m.copy()
+        m.setflags(write=False)
+        object.__setattr__(self, "parent", int(self.parent))
+        object.__setattr__(self, "offset", m)
+
+
+# --------------------------------------------------------------------------------------
+# Row blocks
+# --------------------------------------------------------------------------------------
+
+
+class BlockKind(Enum):
+    """What a 3-row block of the residual measures (see the module docstring)."""
+
+    POSITION = "position"
+    ROTATION = "rotation"
+    DIRECTION = "direction"
+    AIM = "aim"
+
+
+@dataclass(frozen=True)
+class RowBlock:
+    """Three rows of the stacked residual/Jacobian belonging to one goal.
+
+    Attributes:
+        goal: index of the goal in the goal list.
+        priority: the goal's priority (0 = most important).
+        rows: the rows of ``e`` / ``J`` (a slice of length 3).
+        kind: what the rows measure.
+        weight: the goal's weight (rows are scaled by sqrt(weight)).
+    """
+
+    goal: int
+    priority: int
+    rows: slice
+    kind: BlockKind
+    weight: float
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything one evaluation at ``q`` produces (always batched, leading axis B).
+
+    Attributes:
+        e: (B, m) weighted residual. J: (B, m, n_dofs) weighted Jacobian (None if not
+        requested). goal_error: (B, G) unweighted per-goal errors. blocks: row layout.
+    """
+
+    e: FloatArray
+    J: FloatArray | None
+    goal_error: FloatArray
+    blocks: tuple[RowBlock, ...]
+
+
+def _goal_kinds(goal: Goal) -> tuple[BlockKind, ...]:
+    if isinstance(goal, PositionGoal):
+        return (BlockKind.POSITION,)
+    if isinstance(goal, OrientationGoal):
+        return (BlockKind.ROTATION,)
+    if isinstance(goal, PoseGoal):
+        return (BlockKind.POSITION, BlockKind.ROTATION)
+    if isinstance(goal, PartialOrientationGoal):
+        return (BlockKind.POSITION, BlockKind.DIRECTION)
+    if isinstance(goal, DirectionGoal):
+        return (BlockKind.DIRECTION,)
+    if isinstance(goal, AimGoal):
+        return (BlockKind.AIM,)
+    raise InvalidGoalError(
+        f"goal must be a PositionGoal, OrientationGoal, PoseGoal, PartialOrientationGoal, "
+        f"DirectionGoal or AimGoal, got {goal!r}"
+    )
+
+
+def _inv_right_jacobian(phi: FloatArray) -> FloatArray:
+    """(B, 3, 3) inverse right Jacobian of SO(3), J_r⁻¹(φ), for rotation vectors φ."""
+    theta = np.sqrt(np.sum(phi * phi, axis=-1))
+    k = np.zeros(phi.shape[:-1] + (3, 3))
+    k[..., 0, 1] = -phi[..., 2]
+    k[..., 0, 2] = phi[..., 1]
+    k[..., 1, 0] = phi[..., 2]
+    k[..., 1, 2] = -phi[..., 0]
+    k[..., 2, 0] = -phi[..., 1]
+    k[..., 2, 1] = phi[..., 0]
+    small = theta < 1e-4
+    t = np.where(small, 1.0, theta)
+    s = np.maximum(np.sin(t), 1e-12)
+    c = np.where(
+        small,
+        1.0 / 12.0 + theta * theta / 720.0,
+        1.0 / (t * t) - (1.0 + np.cos(t)) / (2.0 * t * s),
+    )
+    out: FloatArray = _EYE3 + 0.5 * k + c[..., None, None] * (k @ k)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Skeleton
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Skeleton:
+    """A validated kinematic tree (see the module docstring).
+
+    Attributes (derived):
+        n_dofs, n_joints: sizes. names: joint names. parents: (J,) parent indices.
+        dof_slices: per joint, its slice of q. dof_joint: (n_dofs,) joint of each DOF.
+        lower, upper: (n_dofs,) limits in rad, ±inf where free.
+
+    Raises:
+        InvalidSkeletonError: no joints, a non-Joint entry, a parent index that is
+            unknown (≥ J or < -1) or not smaller than the joint's own index (a parent
+            after its child, or a cycle), duplicate names.
+    """
+
+    joints: Sequence[Joint]
+    n_dofs: int = field(init=False)
+    names: tuple[str, ...] = field(init=False, repr=False)
+    parents: IntArray = field(init=False, repr=False)
+    dof_slices: tuple[slice, ...] = field(init=False, repr=False)
+    dof_joint: IntArray = field(init=False, repr=False)
+    lower: FloatArray = field(init=False, repr=False)
+    upper: FloatArray = field(init=False, repr=False)
+    #: (J, J): [a, j] is True when joint a is joint j or one of its ancestors.
+    ancestors: BoolArray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        joints = tuple(self.joints)
+        if not joints:
+            raise InvalidSkeletonError("Skeleton needs at least one joint, got none")
+        names: list[str] = []
+        for i, jt in enumerate(joints):
+            if not isinstance(jt, Joint):
+                raise InvalidSkeletonError(f"joints[{i}] must be a Joint, got {jt!r}")
+            if jt.name in names:
+                raise InvalidSkeletonError(
+                    f"joint names must be unique; {jt.name!r} is used by joints "
+                    f"{names.index(jt.name)} and {i}"
+                )
+            names.append(jt.name)
+            if jt.parent < -1 or jt.parent >= len(joints):
+                raise InvalidSkeletonError(
+                    f"joint {i} ({jt.name!r}) has unknown parent index {jt.parent}; valid: -1 "
+                    f"(root) or 0..{len(joints) - 1}"
+                )
+            if jt.parent >= i:
+                raise InvalidSkeletonError(
+                    f"joint {i} ({jt.name!r}) has parent index {jt.parent} >= its own index; "
+                    "parents must come before children (this also rules out cycles)"
+                )
+        n = len(joints)
+        anc = np.zeros((n, n), dtype=bool)
+        for j, jt in enumerate(joints):
+            if jt.parent >= 0:
+                anc[:, j] = anc[:, jt.parent]
+            anc[j, j] = True
+        slices: list[slice] = []
+        dof_joint: list[int] = []
+        lo: list[float] = []
+        hi: list[float] = []
+        start = 0
+        for j, jt in enumerate(joints):
+            d = jt.dofs
+            k = d.n_dofs
+            slices.append(slice(start, start + k))
+            dof_joint += [j] * k
+            if isinstance(d, Ball):
+                lo += [float(np.asarray(d.lower)[c]) for c in d.free]
+                hi += [float(np.asarray(d.upper)[c]) for c in d.free]
+            elif isinstance(d, Hinge):
+                lo.append(float(d.lower))  # type: ignore[arg-type]
+                hi.append(float(d.upper))  # type: ignore[arg-type]
+            start += k
+        arrays: dict[str, NDArray[Any]] = {
+            "parents": np.array([jt.parent for jt in joints], dtype=np.intp),
+            "dof_joint": np.array(dof_joint, dtype=np.intp),
+            "lower": np.array(lo, dtype=np.float64),
+            "upper": np.array(hi, dtype=np.float64),
+            "ancestors": anc,
+        }
+        for key, arr in arrays.items():
+            arr.setflags(write=False)
+            object.__setattr__(self, key, arr)
+        object.__setattr__(self, "joints", joints)
+        object.__setattr__(self, "names", tuple(names))
+        object.__setattr__(self, "dof_slices", tuple(slices))
+        object.__setattr__(self, "n_dofs", start)
+
+    # ------------------------------------------------------------------ basics
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.names)
+
+    def joint_index(self, joint: int | str) -> int:
+        """Index of a joint given by index or name.
+
+        Raises:
+            InvalidSkeletonError: unknown name or index out of range (negative indices
+                count from the end like Python's, down to -J).
+        """
+        n = self.n_joints
+        if isinstance(joint, str):
+            if joint not in self.names:
+                raise InvalidSkeletonError(
+                    f"skeleton has no joint named {joint!r}; joints are {list(self.names)}"
+                )
+            return self.names.index(joint)
+        if isinstance(joint, int | np.integer) and not isinstance(joint, bool):
+            if -n <= int(joint) < n:
+                return int(joint) % n
+            raise InvalidSkeletonError(
+                f"joint index {int(joint)} out of range for a skeleton of {n} joints "
+                f"(valid: {-n}..{n - 1})"
+            )
+        raise InvalidSkeletonError(f"joint must be an int index or a str name, got {joint!r}")
+
+    def check_q(self, q: ArrayLike, name: str = "q") -> tuple[FloatArray, bool]:
+        """``q`` as a (B, n_dofs) float array and whether it was batched.
+
+        Raises:
+            InvalidInputError: non-numeric, non-finite, or not of shape (n_dofs,) /
+                (B, n_dofs).
+        """
+        arr = _finite(q, name, InvalidInputError)
+        if arr.ndim == 1 and arr.shape[0] == self.n_dofs:
+            return arr[None, :], False
+        if arr.ndim == 2 and arr.shape[1] == self.n_dofs:
+            return arr, True
+        raise InvalidInputError(
+            f"{name} must have shape ({self.n_dofs},) or (B, {self.n_dofs}) for this "
+            f"skeleton of {self.n_dofs} DOFs, got shape {arr.shape}"
+        )
+
+    def zero(self) -> FloatArray:
+        """The rest configuration q = 0 (n_dofs,)."""
+        return np.zeros(self.n_dofs)
+
+    def clip(self, q: ArrayLike) -> FloatArray:
+        """``q`` clipped to [lower, upper] (any leading shape)."""
+        out: FloatArray = np.clip(np.asarray(q, dtype=np.float64), self.lower, self.upper)
+        return out
+
+    # ------------------------------------------------------------------ kinematics
+
+    def _kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Global rotations (B, J, 3, 3), origins (B, J, 3), DOF world axes (B, n, 3) and
+        DOF origins (B, n, 3) for batched ``q`` (B, n)."""
+        b = q.shape[0]
+        nj = self.n_joints
+        rot = np.empty((b, nj, 3, 3))
+        org = np.empty((b, nj, 3))
+        w = np.zeros((b, self.n_dofs, 3))
+        p = np.zeros((b, self.n_dofs, 3))
+        for j, jt in enumerate(self.joints):
+            off = np.asarray(jt.offset)
+            if jt.parent < 0:
+                pre_r = np.broadcast_to(off[:3, :3], (b, 3, 3))
+                pre_t = np.broadcast_to(off[:3, 3], (b, 3))
+            else:
+                pr = rot[:, jt.parent]
+                pre_r = pr @ off[:3, :3]
+                pre_t = pr @ off[:3, 3] + org[:, jt.parent]
+            org[:, j] = pre_t
+            d = jt.dofs
+            s = self.dof_slices[j]
+            if isinstance(d, Fixed):
+                rot[:, j] = pre_r
+            elif isinstance(d, Hinge):
+                ax = np.asarray(d.axis)
+                rot[:, j] = pre_r @ axis_angle_to_matrix(ax, q[:, s.start])
+                w[:, s.start] = pre_r @ ax
+                p[:, s.start] = pre_t
+            else:
+                full = np.zeros((b, 3))
+                full[:, list(d.free)] = q[:, s]
+                rot[:, j] = pre_r @ euler_to_matrix(full, d.order)
+                # R = R_k(c) R_m(b) R_i(a): ω = e_k ċ + R_k e_m ḃ + R_k R_m e_i ȧ (local).
+                i, m, k = (_AXES[ch] for ch in d.order)
+                eye = _EYE3
+                rk = axis_angle_to_matrix(eye[k], full[:, k])
+                rkm = rk @ axis_angle_to_matrix(eye[m], full[:, m])
+                local = {k: np.broadcast_to(eye[k], (b, 3)), m: rk[:, :, m], i: rkm[:, :, i]}
+                for col, comp in enumerate(d.free):
+                    w[:, s.start + col] = np.einsum("bij,bj->bi", pre_r, local[comp])
+                    p[:, s.start + col] = pre_t
+        return rot, org, w, p
+
+    def forward(self, q: ArrayLike) -> FloatArray:
+        """Global 4×4 frames of all joints: (J, 4, 4) for q (n_dofs,), (B, J, 4, 4) for
+        q (B, n_dofs). Raises InvalidInputError for a malformed q."""
+        qb, batched = self.check_q(q)
+        rot, org, _, _ = self._kinematics(qb)
+        out = np.zeros(rot.shape[:2] + (4, 4))
+        out[..., :3, :3] = rot
+        out[..., :3, 3] = org
+        out[..., 3, 3] = 1.0
+        return out if batched else out[0]
+
+    # ------------------------------------------------------------------ goals
+
+    def blocks(self, goals: Sequence[Goal]) -> tuple[RowBlock, ...]:
+        """Row layout of ``errors``/``jacobian`` for ``goals`` (validates joints)."""
+        out: list[RowBlock] = []
+        row = 0
+        for gi, goal in enumerate(goals):
+            kinds = _goal_kinds(goal)
+            self._goal_joint(goal, gi)
+            for kind in kinds:
+                out.append(RowBlock(gi, goal.priority, slice(row, row + 3), kind, goal.weight))
+                row += 3
+        return tuple(out)
+
+    def _goal_joint(self, goal: Goal, gi: int) -> int:
+        if goal.joint is None:
+            raise InvalidGoalError(
+                f"goals[{gi}] ({type(goal).__name__}) needs joint= naming a joint of the "
+                f"skeleton (index or name); joints are {list(self.names)}"
+            )
+        try:
+            return self.joint_index(goal.joint)
+        except InvalidSkeletonError as exc:
+            raise InvalidGoalError(f"goals[{gi}] ({type(goal).__name__}): {exc}") from exc
+
+    def evaluate(
+        self,
+        q: FloatArray,
+        goals: Sequence[Goal],
+        *,
+        rows: IntArray | None = None,
+        jacobian: bool = True,
+        target_based: bool = False,
+    ) -> Evaluation:
+        """Residual, Jacobian and per-goal errors for batched ``q`` (b, n_dofs).
+
+        ``rows`` selects which rows of batched goal targets belong to the b rows of ``q``
+        (default: all B rows, b = B, or shared targets). Used by the solvers; most callers
+        want :meth:`errors` / :meth:`jacobian` / :meth:`goal_errors`.
+        """
+        blocks = self.blocks(goals)
+        b = q.shape[0]
+        n = self.n_dofs
+        rot, org, w, p = self._kinematics(q)
+        m = 3 * len(blocks)
+        e = np.zeros((b, m))
+        jac = np.zeros((b, m, n)) if jacobian else None
+        gerr = np.zeros((b, len(goals)))
+
+        def target(goal: Goal, value: object, nd: int = 1) -> FloatArray:
+            """A goal array (unbatched ndim ``nd``) for the b rows."""
+            arr = np.asarray(value)
+            if goal._n is None or arr.ndim == nd:
+                return np.broadcast_to(arr, (b,) + arr.shape)
+            sel = arr if rows is None else arr[rows]
+            if sel.shape[0] != b:
+                raise ShapeMismatchError(
+                    f"{type(goal).__name__} is batched with N = {goal._n} but q has "
+                    f"{b} rows; they must agree"
+                )
+            return sel
+
+        bi = 0
+        for gi, goal in enumerate(goals):
+            j = self._goal_joint(goal, gi)
+            mask = self.ancestors[self.dof_joint, j]  # (n,) DOFs that move joint j
+            wm = w * mask[None, :, None]
+            rj = rot[:, j]
+            oj = org[:, j]
+            sw = np.sqrt(goal.weight)
+            for kind in _goal_kinds(goal):
+                r = slice(3 * bi, 3 * bi + 3)
+                cols: FloatArray | None = None
+                if kind is BlockKind.POSITION:
+                    if isinstance(goal, PositionGoal):
+                        s = np.einsum("bij,bj->bi", rj, target(goal, goal.point)) + oj
+                        tgt = target(goal, goal.position)
+                    else:
+                        s = oj
+                        tgt = target(goal, goal.position)  # type: ignore[union-attr]
+                    err = tgt - s
+                    if jac is not None:
+                        ref = tgt if target_based else s
+                        cols = np.cross(wm, ref[:, None, :] - p)
+                elif kind is BlockKind.ROTATION:
+                    rt = target(goal, goal.rotation, 2)  # type: ignore[union-attr]
+                    axis, angle = matrix_to_axis_angle(rt @ np.swapaxes(rj, -1, -2))
+                    err = axis * angle[:, None]
+                    if jac is not None:
+                        cols = np.einsum("bij,bnj->bni", _inv_right_jacobian(err), wm)
+                elif kind is BlockKind.DIRECTION:
+                    assert isinstance(goal, DirectionGoal | PartialOrientationGoal)
+                    a = np.einsum("bij,bj->bi", rj, target(goal, goal.axis))
+                    err = target(goal, goal.direction) - a
+                    if jac is not None:
+                        cols = np.cross(wm, a[:, None, :])
+                else:
+                    assert isinstance(goal, AimGoal)
+                    a = np.einsum("bij,bj->bi", rj, target(goal, goal.axis))
+                    o = np.einsum("bij,bj->bi", rj, target(goal, goal.origin)) + oj
+                    v = target(goal, goal.target) - o
+                    dist = np.sqrt(np.sum(v * v, axis=-1))
+                    hit = dist < _MIN_AIM_DISTANCE
+                    safe = np.where(hit, 1.0, dist)
+                    u = np.where(hit[:, None], a, v / safe[:, None])
+                    err = u - a
+                    if jac is not None:
+                        dv = np.cross(wm, (o[:, None, :] - p))  # −∂v/∂q, (b, n, 3)
+                        proj = dv - np.sum(dv * u[:, None, :], axis=-1)[..., None] * u[:, None, :]
+                        proj = np.where(hit[:, None, None], 0.0, proj / safe[:, None, None])
+                        cols = np.cross(wm, a[:, None, :]) + proj
+                e[:, r] = sw * err
+                if jac is not None and cols is not None:
+                    jac[:, r, :] = sw * np.swapaxes(cols, -1, -2)
+                gerr[:, gi] = np.maximum(gerr[:, gi], np.sqrt(np.sum(err * err, axis=-1)))
+                bi += 1
+        return Evaluation(e, jac, gerr, self.blocks(goals))
+
+    def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
+        qb, batched = self.check_q(q)
+        sizes = {g._n for g in goals if g._n is not None}
+        if len(sizes) > 1:
+            raise ShapeMismatchError(f"batched goals must share one batch size, got {sizes}")
+        if sizes:
+            (nb,) = sizes
+            if not batched:
+                raise ShapeMismatchError(
+                    f"goals are batched with N = {nb}; q must then have shape "
+                    f"({nb}, {self.n_dofs}), got shape {np.shape(q)}"
+                )
+            if nb != qb.shape[0]:
+                raise ShapeMismatchError(
+                    f"goals are batched with N = {nb} but q has {qb.shape[0]} rows"
+                )
+        return qb, batched
+
+    def errors(self, q: ArrayLike, goals: Sequence[Goal]) -> FloatArray:
+        """Stacked weighted residual e = target − current, (m,) or (B, m) (module doc)."""
+        qb, batched = self._batch(q, goals)
+        ev = self.evaluate(qb, goals, jacobian=False)
+        return ev.e if batched else ev.e[0]
+
+    def jacobian(
+        self, q: ArrayLike, goals: Sequence[Goal], *, target_based: bool = False
+    ) -> FloatArray:
+        """Stacked weighted Jacobian J = −∂e/∂q, (m, n_dofs) or (B, m, n_dofs), rows as in
+        :meth:`errors`. ``target_based``: Buss's alternate Jacobian (module doc)."""
+        qb, batched = self._batch(q, goals)
+        ev = self.evaluate(qb, goals, target_based=target_based)
+        assert ev.J is not None
+        return ev.J if batched else ev.J[0]
+
+    def goal_errors(self, q: ArrayLike, goals: Sequence[Goal]) -> FloatArray:
+        """Unweighted error of each goal (largest 3-block norm; m or ≈ rad), (G,) / (B, G)."""
+        qb, batched = self._batch(q, goals)
+        ev = self.evaluate(qb, goals, jacobian=False)
+        return ev.goal_error if batched else ev.goal_error[0]

@@ -1,0 +1,379 @@
+"""Tests of core.ik: the iterative solvers (Buss 2009; Buss & Kim SDLS)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.errors import InvalidInputError, UnsupportedMethodError
+from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
+from core.goals import PoseGoal, PositionGoal
+from core.ik import (
+    STEP_CLASSES,
+    ClampRule,
+    IKSolver,
+    Method,
+    NullSpace,
+    SolveSettings,
+    StepState,
+    StopReason,
+    solve,
+)
+
+IMPLEMENTED = [
+    Method.JACOBIAN_TRANSPOSE,
+    Method.PSEUDOINVERSE,
+    Method.DLS,
+    Method.DLS_CLAMPED,
+    Method.SDLS,
+]
+FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}
+
+#: Iteration budgets to reach every goal within 1e-6 (m / rad) from q0 for 8 reachable
+#: targets (FK of q0 + U(−0.5, 0.5) per DOF, seed 42). Arm: a full pose goal (position +
+#: orientation of the hand); Y / double-Y: one position goal per effector. The Jacobian
+#: transpose gets position goals only (its linear convergence is hopeless for the arm's
+#: orientation rows) and is not budgeted on the double-Y (Buss §8: "extremely poor";
+#: see test_jacobian_transpose_reduces_error_on_double_y). Measured maxima in comments.
+BUDGETS = {
+    (Method.JACOBIAN_TRANSPOSE, "arm"): 1500,  # 850
+    (Method.JACOBIAN_TRANSPOSE, "Y"): 15000,  # 11178
+    (Method.PSEUDOINVERSE, "arm"): 15,  # 8
+    (Method.PSEUDOINVERSE, "Y"): 15,  # 8
+    (Method.PSEUDOINVERSE, "double-Y"): 15,  # 10
+    (Method.DLS, "arm"): 80,  # 52
+    (Method.DLS, "Y"): 15,  # 8
+    (Method.DLS, "double-Y"): 20,  # 11
+    (Method.DLS_CLAMPED, "arm"): 80,  # 52
+    (Method.DLS_CLAMPED, "Y"): 15,  # 9
+    (Method.DLS_CLAMPED, "double-Y"): 20,  # 12
+    (Method.SDLS, "arm"): 80,  # 52
+    (Method.SDLS, "Y"): 15,  # 9
+    (Method.SDLS, "double-Y"): 40,  # 25
+}
+
+
+def reachable_goals(fx, batch=8, seed=42, scale=0.5, position_only=False):
+    """Goals at FK of random configurations near the fixture's q0 (always reachable)."""
+    sk = fx.skeleton
+    rng = np.random.default_rng(seed)
+    qs = fx.q0 + rng.uniform(-scale, scale, size=(batch, sk.n_dofs))
+    F = sk.forward(qs)
+    out = []
+    for g in fx.goals:
+        j = sk.joint_index(g.joint)
+        if isinstance(g, PoseGoal) and not position_only:
+            out.append(PoseGoal(F[:, j, :3, 3], F[:, j, :3, :3], joint=g.joint))
+        else:
+            out.append(PositionGoal(F[:, j, :3, 3], joint=g.joint))
+    return out, np.tile(fx.q0, (batch, 1)), qs
+
+
+def single(goal, b):
+    if isinstance(goal, PoseGoal):
+        return PoseGoal(goal.position[b], goal.rotation[b], joint=goal.joint)
+    return PositionGoal(goal.position[b], joint=goal.joint)
+
+
+@pytest.mark.parametrize(("method", "name"), list(BUDGETS), ids=lambda x: getattr(x, "name", x))
+def test_converges_within_budget(method, name):
+    fx = FIXTURES[name]()
+    goals, q0, _ = reachable_goals(fx, position_only=method is Method.JACOBIAN_TRANSPOSE)
+    budget = BUDGETS[(method, name)]
+    r = solve(fx.skeleton, goals, q0, method, SolveSettings(max_iterations=budget))
+    assert np.all(r.reached), (r.iterations, r.error)
+    assert np.all(r.error <= 1e-6) and np.all(r.iterations <= budget)
+    assert all(x is StopReason.REACHED for x in r.reason) and np.all(r.converged)
+    # the reported errors are measured at the returned q
+    np.testing.assert_allclose(r.per_goal_error, fx.skeleton.goal_errors(r.q, goals), atol=1e-15)
+
+
+def test_jacobian_transpose_reduces_error_on_double_y():
+    fx = buss_double_y()
+    goals, q0, _ = reachable_goals(fx, batch=4, position_only=True)
+    start = fx.skeleton.goal_errors(q0, goals).max(axis=1)
+    r = solve(fx.skeleton, goals, q0, Method.JACOBIAN_TRANSPOSE, SolveSettings(max_iterations=500))
+    assert np.all(r.error < 0.1 * start)
+
+
+@pytest.mark.parametrize("method", IMPLEMENTED, ids=lambda m: m.name)
+def test_every_method_reduces_error_and_converges_on_a_simple_case(method):
+    fx = human_arm()
+    goals, q0, _ = reachable_goals(fx, batch=3, scale=0.2, position_only=True)
+    start = fx.skeleton.goal_errors(q0, goals).max(axis=1)
+    one = solve(fx.skeleton, goals, q0, method, SolveSettings(max_iterations=1))
+    assert np.all(one.error < start)
+    r = solve(fx.skeleton, goals, q0, method, SolveSettings(max_iterations=6000))
+    assert np.all(r.reached)
+
+
+@pytest.mark.parametrize("method", IMPLEMENTED, ids=lambda m: m.name)
+def test_batched_agrees_with_one_by_one(method):
+    fx = buss_y()
+    goals, q0, _ = reachable_goals(fx, batch=4, scale=0.8)
+    s = SolveSettings(max_iterations=60)
+    r = solve(fx.skeleton, goals, q0, method, s)
+    for b in range(4):
+        rb = solve(fx.skeleton, [single(g, b) for g in goals], q0[b], method, s)
+        np.testing.assert_allclose(rb.q, r.q[b], atol=1e-12, rtol=0)
+        assert rb.iterations == r.iterations[b] and rb.reason is r.reason[b]
+        assert rb.reached == r.reached[b] and rb.converged == r.converged[b]
+        np.testing.assert_allclose(rb.per_goal_error, r.per_goal_error[b], atol=1e-12)
+
+
+@pytest.mark.parametrize("method", IMPLEMENTED, ids=lambda m: m.name)
+def test_limits_are_never_violated(method):
+    fx = human_arm(limits=True)
+    sk = fx.skeleton
+    rng = np.random.default_rng(7)
+    # targets from configurations far outside the limits; start outside too
+    _, _, qs = reachable_goals(fx, batch=6, scale=2.5)
+    F = sk.forward(qs)
+    goals = [PoseGoal(F[:, 3, :3, 3], F[:, 3, :3, :3], joint="hand")]
+    q0 = rng.uniform(-3, 3, size=(6, sk.n_dofs))
+    r = solve(sk, goals, q0, method, SolveSettings(max_iterations=150))
+    assert np.all(r.q >= sk.lower) and np.all(r.q <= sk.upper)
+    np.testing.assert_allclose(r.per_goal_error, sk.goal_errors(r.q, goals), atol=1e-15)
+
+
+@pytest.mark.parametrize("method", IMPLEMENTED, ids=lambda m: m.name)
+def test_unreachable_targets_report_truthfully(method):
+    fx = buss_y()
+    far = [
+        PositionGoal((6.0, 1.0, 0.0), joint="effector_right"),
+        PositionGoal((-6.0, 1.0, 0.0), joint="effector_left"),
+    ]
+    r = solve(fx.skeleton, far, fx.q0, method, SolveSettings(max_iterations=300))
+    assert not r.reached
+    assert r.error == pytest.approx(float(fx.skeleton.goal_errors(r.q, far).max()), abs=1e-15)
+    assert r.error > 3.0 and np.all(np.isfinite(r.q))
+    assert r.reason in (StopReason.STALLED, StopReason.MAX_ITERATIONS)
+    assert r.converged == (r.reason is StopReason.STALLED)
+
+
+def test_dls_stalls_on_unreachable_targets():
+    fx = human_arm()
+    goal = [PositionGoal((2.0, 0.0, 0.0), joint="hand")]
+    r = solve(fx.skeleton, goal, fx.q0, Method.DLS, SolveSettings(max_iterations=1000))
+    assert r.reason is StopReason.STALLED and r.converged and not r.reached
+    # nearly stretched towards the target: 2 m − (0.30 + 0.25 + 0.08) m at best
+    assert 1.37 - 1e-12 <= r.error < 1.38
+
+
+def _state(sk, goals, q, settings):
+    ev = sk.evaluate(q[None], goals)
+    return StepState(
+        q=q[None],
+        e=ev.e,
+        J=ev.J,
+        goal_error=ev.goal_error,
+        previous_e=np.full_like(ev.e, np.nan),
+        blocks=ev.blocks,
+        rows=np.zeros(1, dtype=np.intp),
+        iteration=0,
+        skeleton=sk,
+        goals=tuple(goals),
+        settings=settings,
+        evaluate=lambda x: (ev.e, ev.J, ev.goal_error),
+    )
+
+
+def test_null_space_rest_pose_moves_towards_rest_without_changing_primary_error():
+    fx = buss_double_y()
+    sk = fx.skeleton
+    rng = np.random.default_rng(3)
+    q_star = rng.uniform(-0.5, 0.5, size=sk.n_dofs)
+    F = sk.forward(q_star + 1e-3)  # primary goals a little away
+    goals = [PositionGoal(F[sk.joint_index(f"e{i}"), :3, 3], joint=f"e{i}") for i in range(4)]
+    q_rest = np.full(sk.n_dofs, 0.1)
+    # one step: the secondary motion lies in the null space of J and points to the rest pose
+    step = STEP_CLASSES[Method.PSEUDOINVERSE]()
+    s = SolveSettings(null_space=NullSpace.REST_POSE, null_space_gain=0.2, q_rest=q_rest)
+    st = _state(sk, goals, q_star, s)
+    extra = step.step(st)[0] - step.step(_state(sk, goals, q_star, SolveSettings()))[0]
+    np.testing.assert_allclose(st.J[0] @ extra, 0.0, atol=1e-12)
+    assert extra @ (q_rest - q_star) > 0.0
+    # a whole solve: much closer to rest, primary goals still met
+    plain = solve(sk, goals, q_star, Method.PSEUDOINVERSE, SolveSettings(tolerance=1e-9))
+    s = SolveSettings(
+        max_iterations=60,
+        tolerance=0.0,
+        null_space=NullSpace.REST_POSE,
+        null_space_gain=0.1,
+        q_rest=q_rest,
+    )
+    r = solve(sk, goals, q_star, Method.PSEUDOINVERSE, s)
+    assert plain.reached and r.error < 1e-4
+    assert np.linalg.norm(r.q - q_rest) < 0.8 * np.linalg.norm(plain.q - q_rest)
+
+
+def test_null_space_joint_limits_moves_towards_mid_range():
+    fx = human_arm(limits=True)
+    sk = fx.skeleton
+    q_star = sk.clip(np.array([1.5, 0.9, 1.2, 2.4, 1.0, 0.4, 1.2]))
+    F = sk.forward(q_star + 1e-3)
+    goals = [PositionGoal(F[3, :3, 3], joint="hand")]
+    mid = 0.5 * (sk.lower + sk.upper)
+    s = SolveSettings(
+        max_iterations=40, tolerance=0.0, null_space=NullSpace.JOINT_LIMITS, null_space_gain=5.0
+    )
+    r = solve(sk, goals, q_star, Method.PSEUDOINVERSE, s)
+    rng_ = sk.upper - sk.lower
+
+    def h(q):
+        return np.sum(((q - mid) / rng_) ** 2)
+
+    assert h(r.q) < h(q_star) and r.error < 1e-8
+
+
+def test_null_space_needs_a_supporting_method():
+    fx = human_arm()
+    s = SolveSettings(null_space=NullSpace.REST_POSE)
+    with pytest.raises(UnsupportedMethodError, match="PSEUDOINVERSE"):
+        solve(fx.skeleton, fx.goals, fx.q0, Method.DLS, s)
+
+
+def _clamped_dls_step(sk, goals, q, lam, limit):
+    e = sk.errors(q, goals).reshape(-1, 3)
+    norm = np.linalg.norm(e, axis=1, keepdims=True)
+    e = np.where(norm > limit, e * limit / norm, e).ravel()
+    J = sk.jacobian(q, goals)
+    return J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(len(e)), e)
+
+
+def test_dls_clamped_clamps_each_effector_error():
+    fx = buss_y()
+    sk = fx.skeleton
+    far = [
+        PositionGoal((3.0, 1.0, 0.5), joint="effector_right"),
+        PositionGoal((-0.9, 1.8, 0.1), joint="effector_left"),  # close: not clamped
+    ]
+    s = SolveSettings(max_iterations=1, clamp_distance=0.3, max_step=np.inf, use_limits=False)
+    r = solve(sk, far, fx.q0, Method.DLS_CLAMPED, s)
+    expected = fx.q0 + _clamped_dls_step(sk, far, fx.q0, s.damping, 0.3)
+    np.testing.assert_allclose(r.q, expected, atol=1e-12)
+    plain = solve(sk, far, fx.q0, Method.DLS, s)
+    assert not np.allclose(plain.q, r.q)
+    # Buss's per-effector rule: no clamping on the first iteration (D_max,i = ∞)
+    s2 = SolveSettings(
+        max_iterations=1, clamp_rule=ClampRule.PER_EFFECTOR, max_step=np.inf, use_limits=False
+    )
+    np.testing.assert_allclose(solve(sk, far, fx.q0, Method.DLS_CLAMPED, s2).q, plain.q, atol=1e-12)
+    # ... and it still converges afterwards on a reachable problem
+    goals, q0, _ = reachable_goals(fx, batch=4)
+    s3 = SolveSettings(clamp_rule=ClampRule.PER_EFFECTOR, clamp_distance=0.1)
+    assert np.all(solve(sk, goals, q0, Method.DLS_CLAMPED, s3).reached)
+
+
+def test_jacobian_transpose_step_uses_busss_optimal_alpha():
+    fx = human_arm()
+    sk = fx.skeleton
+    goal = [PositionGoal((0.2, 0.3, 0.2), joint="hand")]
+    s = SolveSettings(max_iterations=1, max_step=np.inf, use_limits=False)
+    r = solve(sk, goal, fx.q0, Method.JACOBIAN_TRANSPOSE, s)
+    e = sk.errors(fx.q0, goal)
+    J = sk.jacobian(fx.q0, goal)
+    jje = J @ J.T @ e
+    alpha = (e @ jje) / (jje @ jje)
+    np.testing.assert_allclose(r.q, fx.q0 + alpha * J.T @ e, atol=1e-14)
+
+
+def test_sdls_step_is_bounded_by_gamma_max():
+    fx = buss_double_y()
+    sk = fx.skeleton
+    s = SolveSettings(max_iterations=1, max_step=np.inf, use_limits=False, gamma_max=0.1)
+    r = solve(sk, fx.goals, fx.q0, Method.SDLS, s)  # Buss's far-away targets
+    assert np.max(np.abs(r.q - fx.q0)) <= 0.1 + 1e-15
+    assert np.max(np.abs(r.q - fx.q0)) > 0.0
+
+
+def test_pseudoinverse_step_solves_the_linear_system():
+    fx = buss_y()
+    sk = fx.skeleton
+    goals, _, _ = reachable_goals(fx, batch=1, scale=0.3)
+    goals = [single(g, 0) for g in goals]
+    s = SolveSettings(max_iterations=1, max_step=np.inf, use_limits=False)
+    r = solve(sk, goals, fx.q0, Method.PSEUDOINVERSE, s)
+    J = sk.jacobian(fx.q0, goals)
+    np.testing.assert_allclose(r.q - fx.q0, np.linalg.pinv(J) @ sk.errors(fx.q0, goals), atol=1e-12)
+
+
+def test_adaptive_damping_and_target_jacobian_options_converge():
+    fx = buss_y()
+    goals, q0, _ = reachable_goals(fx, batch=4)
+    r = solve(fx.skeleton, goals, q0, Method.DLS, SolveSettings(adaptive_damping=True))
+    assert np.all(r.reached) and np.all(r.iterations <= 20)
+    r = solve(fx.skeleton, goals, q0, Method.DLS, SolveSettings(target_jacobian=True))
+    assert np.all(r.reached)
+
+
+def test_max_step_clamps_each_update():
+    fx = human_arm()
+    goal = [PositionGoal((0.0, -0.4, 0.3), joint="hand")]
+    s = SolveSettings(max_iterations=1, max_step=0.05)
+    for method in IMPLEMENTED:
+        r = solve(fx.skeleton, goal, fx.q0, method, s)
+        assert np.max(np.abs(r.q - fx.q0)) <= 0.05 + 1e-15
+
+
+def test_paper_chains_solve():
+    fx = soch_chain()
+    r = solve(fx.skeleton, fx.goals, fx.q0, Method.DLS, SolveSettings(damping=1.0))
+    assert r.reached
+    for n in (2, 3):
+        fx = ki_sheen_chain(n)
+        assert solve(fx.skeleton, fx.goals, fx.q0, Method.DLS).reached
+    fx = ki_sheen_chain(4)
+    s = SolveSettings(max_iterations=1000)
+    assert solve(fx.skeleton, fx.goals, fx.q0, Method.SDLS, s).reached
+
+
+def test_unsupported_methods_raise_a_clear_error():
+    fx = human_arm()
+    for method in Method:
+        if method in STEP_CLASSES:
+            continue
+        with pytest.raises(UnsupportedMethodError, match=method.name) as info:
+            solve(fx.skeleton, fx.goals, fx.q0, method)
+        for name in ("JACOBIAN_TRANSPOSE", "PSEUDOINVERSE", "DLS", "DLS_CLAMPED", "SDLS"):
+            assert name in str(info.value)
+    with pytest.raises(InvalidInputError, match="Method member"):
+        solve(fx.skeleton, fx.goals, fx.q0, "dls")  # type: ignore[arg-type]
+
+
+def test_input_validation():
+    fx = human_arm()
+    with pytest.raises(InvalidInputError, match=r"shape \(7,\)"):
+        solve(fx.skeleton, fx.goals, np.zeros(6))
+    with pytest.raises(InvalidInputError, match="finite"):
+        solve(fx.skeleton, fx.goals, np.full(7, np.inf))
+    with pytest.raises(InvalidInputError, match="at least one goal"):
+        solve(fx.skeleton, [], fx.q0)
+    for bad in (
+        {"max_iterations": -1},
+        {"tolerance": -1.0},
+        {"max_step": 0.0},
+        {"svd_cutoff": 1.0},
+        {"damping": float("nan")},
+        {"null_space": "rest"},
+        {"q_rest": [np.nan]},
+    ):
+        with pytest.raises(InvalidInputError):
+            SolveSettings(**bad)
+    with pytest.raises(InvalidInputError, match="q_rest"):
+        solve(fx.skeleton, fx.goals, fx.q0, Method.PSEUDOINVERSE, SolveSettings(q_rest=[0.0]))
+
+
+def test_a_new_step_class_plugs_into_the_loop():
+    """The extension point: subclass IKSolver, implement step(), register."""
+
+    class HalfGaussNewton(IKSolver):
+        method = Method.DLS
+
+        def step(self, state: StepState) -> np.ndarray:
+            return 0.5 * np.linalg.lstsq(state.J[0], state.e[0], rcond=None)[0][None]
+
+    fx = human_arm()
+    goals, q0, _ = reachable_goals(fx, batch=1, scale=0.2)
+    r = HalfGaussNewton().run(fx.skeleton, [single(g, 0) for g in goals], q0[0], SolveSettings())
+    assert r.reached and 15 < r.iterations < 60
