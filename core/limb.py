@@ -641,6 +641,7 @@ def _circle(
     tbe: V.Vec,
     aref: V.Vec,
     elbow: tuple[float, float] | None,
+    near: Any = None,
 ) -> _Circle:
     """Solve θ4 (Eq. 5) and set up the elbow circle (Eq. 6) and triangle frames (Eq. 7).
 
@@ -660,11 +661,15 @@ def _circle(
     delta = ops.atan2(b, a)
     beta = ops.acos(rhs / ops.maximum(r, _TINY))
     t_plus = V.wrap(delta + beta)
-    if elbow is None:
+    if elbow is None and near is None:
         theta = t_plus
         plus: Any = True if not ops.batched else np.ones(np.shape(t_plus), dtype=bool)
+    elif elbow is None:
+        t_minus = V.wrap(delta - beta)
+        plus = abs(V.wrap(t_plus - near)) <= abs(V.wrap(t_minus - near))
+        theta = ops.where(plus, t_plus, t_minus)
     else:
-        theta, plus = _pick_root(ops, t_plus, V.wrap(delta - beta), elbow)
+        theta, plus = _pick_root(ops, t_plus, V.wrap(delta - beta), elbow, near)
     # σ: which way θ4 moves away from the straight (β = 0) or folded (β = π) pose.
     sigma = ops.where(plus, 1.0, -1.0) * ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
 
@@ -714,16 +719,17 @@ def _circle(
 
 
 def _pick_root(
-    ops: V.Ops, t_plus: Any, t_minus: Any, elbow: tuple[float, float]
+    ops: V.Ops, t_plus: Any, t_minus: Any, elbow: tuple[float, float], near: Any = None
 ) -> tuple[Any, Any]:
     """θ4 root rule with elbow limits (lo, hi), depending on the limits only.
 
     The root inside the limits; if both are, the one nearer (circularly) the limits'
-    middle, ties to the + root; if neither, the limit nearest (circularly) to a root
-    (the goal then is not reached). Returns (θ4, whether the + root's side was taken).
+    middle — or ``near`` when given — ties to the + root; if neither, the limit nearest
+    (circularly) to a root (the goal then is not reached). Returns (θ4, whether the +
+    root's side was taken).
     """
     lo, hi = elbow
-    mid = 0.5 * (lo + hi)
+    mid = 0.5 * (lo + hi) if near is None else near
 
     def inside(t: Any) -> Any:
         d = (t - lo) % V.TAU
@@ -1495,6 +1501,7 @@ def solve_limb(
     wrist_target: ArrayLike | None = None,
     up: ArrayLike | None = None,
     elbow: ArrayLike | None = None,
+    elbow_near: ArrayLike | None = None,
 ) -> LimbSolution:
     """Solve the limb for a goal in closed form (Tolani et al. §3.2–3.4).
 
@@ -1517,6 +1524,10 @@ def solve_limb(
             along ``up`` (LOWEST_WRIST / HIGHEST_WRIST, Eq. 11); see
             :mod:`core.limb_partial`.
         elbow: for :class:`AimGoal` (§3.4): θ4 held at this value (rad); default free.
+        elbow_near: θ4 (rad, scalar or (N,)) whose nearer root of Eq. (5) is taken when the
+            root rule has a choice (no elbow limits, or both roots inside them) — e.g. the
+            current FK elbow, so switching FK → IK never flips the elbow. Default: the
+            + root without limits, the limits' middle with them.
 
     Returns:
         :class:`LimbSolution`. Never NaN: unreachable goals give the stretched/folded pose
@@ -1573,7 +1584,15 @@ def solve_limb(
         limits.elbow is not None
         or any(lim is not None and any(lim.limited) for lim in (limits.shoulder, limits.wrist))
     )
-    return _solve(limb, pgoal, w, sw, et, strategy, n, limits if has_limits else None)
+    near = None
+    if elbow_near is not None:
+        near_arr = _finite_array(elbow_near, "elbow_near", InvalidGoalError)
+        if near_arr.ndim > 1 or (near_arr.ndim == 1 and len(near_arr) != (n or 0)):
+            raise ShapeMismatchError(
+                f"elbow_near must be a scalar or one value per goal, got shape {near_arr.shape}"
+            )
+        near = float(near_arr) if near_arr.ndim == 0 else near_arr
+    return _solve(limb, pgoal, w, sw, et, strategy, n, limits if has_limits else None, near)
 
 
 def _solve(
@@ -1585,6 +1604,7 @@ def _solve(
     strategy: SwivelStrategy | Objective,
     n: int | None,
     limits: LimbLimits | None,
+    near: Any = None,
 ) -> LimbSolution:
     """The solve: scalar kernel when ``n`` is None, vectorised over N otherwise."""
     single = n is None
@@ -1592,7 +1612,7 @@ def _solve(
     c = limb._c
     aref = V.vec_of(np.asarray(limb.swivel_reference))
     pr = _problem(limb, goal, w, n)
-    ci = _circle(ops, c, pr.wg, pr.tbe, aref, None if limits is None else limits.elbow)
+    ci = _circle(ops, c, pr.wg, pr.tbe, aref, None if limits is None else limits.elbow, near)
     phi_d = _desired_swivel(ci, sw, None if et is None else V.vec_of(et), ops)
     nb = 1 if n is None else n
     # Rows solved by the unsolvable-goal optimisation: i -> (φ, θ4, R1, R2).
