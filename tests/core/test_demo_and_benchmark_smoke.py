@@ -88,7 +88,17 @@ def test_benchmark_quick_writes_every_row(
     assert text.strip() in capsys.readouterr().out
     for header in ("CPU:", "Python", "numpy", "scipy", "Seed:", "Date:"):
         assert header in text
-    for name in (*bench.CASES, *bench.CONSTRUCTION_ROWS):
+    for name in (*bench.CASES, *bench.CONSTRUCTION_ROWS, *bench.TOLANI_ROWS):
         assert f"| {name} |" in text
+    assert "## Partial orientation and aiming (Tolani et al. Tables 6–7)" in text
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 2 + len(bench.CASES) + len(bench.CONSTRUCTION_ROWS)  # + 2 headers
+    n_rows = len(bench.CASES) + len(bench.CONSTRUCTION_ROWS) + len(bench.TOLANI_ROWS)
+    assert len(rows) == 3 + n_rows  # + 3 headers
+    # Each Tolani row carries the paper's time beside ours, and the partial / aim rows of
+    # reachable goals report a failure rate (unreachable ones do not).
+    for name in bench.TOLANI_ROWS:
+        (line,) = [r for r in rows if r.startswith(f"| {name} |")]
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert len(cells) == 13, line
+        assert cells[10] == bench.TOLANI_PAPER[name][0]
+        assert (cells[8] == "—") == ("unreachable" in name), line
