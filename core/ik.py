@@ -27,9 +27,12 @@ reported are those of the returned q (measured, never estimated).
 
 Methods (``Method``): JACOBIAN_TRANSPOSE (Buss §3), PSEUDOINVERSE (§4, via SVD, with
 Liégeois null-space objectives), DLS (§5, fixed or adaptive λ), DLS_CLAMPED (Buss's DLS′,
-§2 ClampMag + §8), SDLS (Buss & Kim, selectively damped least squares). LBFGSB,
-TASK_PRIORITY, EXTENDED_JACOBIAN and CCD are declared but not implemented yet: ``solve``
-raises :class:`~core.errors.UnsupportedMethodError` for them.
+§2 ClampMag + §8), SDLS (Buss & Kim, selectively damped least squares) here; CCD (Lee),
+LBFGSB (Ki & Sheen §3), TASK_PRIORITY (Ki & Sheen §5–7) and EXTENDED_JACOBIAN (Šoch &
+Lórencz) in :mod:`core.ik_methods` (imported at the end of this module), which also has
+``step_once`` (one raw update per frame, for tracking moving targets). A step class may
+override :meth:`IKSolver.objective` (the loop's ‖e‖² for stall detection and the best
+iterate).
 """
 
 from __future__ import annotations
@@ -156,6 +159,27 @@ class SolveSettings:
         target_jacobian: default False: Buss's alternate Jacobian (§2) for position rows.
         stall_iterations: int ≥ 1, default 20; stall_tolerance: ≥ 0, default 1e-12 (see
             the module docstring).
+        tikhonov: γ ≥ 0 of LBFGSB (Ki & Sheen §3, Eq. 3.1; units of e per rad), default
+            1e-4: the objective is ‖e‖² + γ²‖q − q_rest‖² (q_rest default zeros, their
+            ‖θ‖²). Failure mode: the minimiser is biased by ≈ γ²‖q − q_rest‖/σ_min, so a
+            large γ (e.g. 0.1) leaves targets not ``reached`` at a tight ``tolerance``.
+        lbfgsb_iterations: int ≥ 1, default 100: L-BFGS-B iterations per outer iteration
+            of LBFGSB (scipy ``maxiter``).
+        lbfgsb_memory: int in [1, 50], default 5: L-BFGS-B's ``maxcor`` (stored
+            corrections). Keep it small: large memories cost BLAS threads, not accuracy.
+        subdivisions: int ≥ 0, default 0: LBFGSB goal-path subdivision (Ki & Sheen §3):
+            on the first iteration, position targets are approached through this many
+            intermediate targets (angle about the chain's root interpolated uniformly,
+            distance linearly — their smoothed Ỹ_i), each minimised in turn.
+        priority_damping: c ≥ 0 of TASK_PRIORITY (Ki & Sheen §7, Eq. 7.2; units of J),
+            default 0 (exact pseudo-inverses): every level's (J_k P_{k−1})⁺ becomes the
+            damped Σ σ/(σ² + c²) v uᵀ. Failure mode: c > 0 leaves a residual
+            ≈ c²/(σ² + c²) per step, so convergence becomes linear (slower).
+        extended_weight: w > 0 of EXTENDED_JACOBIAN (Šoch & Lórencz §3), default 1.0:
+            multiplies the added "basic element" rows (dimensionless: both the goal rows
+            and the element rows scale with segment length). Failure mode: w → 0 gives
+            back the singular plain Jacobian (their observation), large w makes steps
+            tiny (slow convergence).
     """
 
     max_iterations: int = 200
@@ -176,6 +200,12 @@ class SolveSettings:
     target_jacobian: bool = False
     stall_iterations: int = 20
     stall_tolerance: float = 1e-12
+    tikhonov: float = 1e-4
+    lbfgsb_iterations: int = 100
+    lbfgsb_memory: int = 5
+    subdivisions: int = 0
+    priority_damping: float = 0.0
+    extended_weight: float = 1.0
 
     def __post_init__(self) -> None:
         def num(name: str) -> float:
@@ -186,7 +216,13 @@ class SolveSettings:
             )
             return float(v)
 
-        for name in ("max_iterations", "stall_iterations"):
+        for name in (
+            "max_iterations",
+            "stall_iterations",
+            "lbfgsb_iterations",
+            "lbfgsb_memory",
+            "subdivisions",
+        ):
             v = getattr(self, name)
             _check(
                 isinstance(v, int | np.integer) and not isinstance(v, bool),
@@ -197,7 +233,23 @@ class SolveSettings:
             self.stall_iterations >= 1,
             f"stall_iterations must be >= 1, got {self.stall_iterations}",
         )
-        for name in ("tolerance", "damping", "null_space_gain", "stall_tolerance"):
+        _check(
+            self.lbfgsb_iterations >= 1,
+            f"lbfgsb_iterations must be >= 1, got {self.lbfgsb_iterations}",
+        )
+        _check(
+            1 <= self.lbfgsb_memory <= 50,
+            f"lbfgsb_memory must be in [1, 50], got {self.lbfgsb_memory}",
+        )
+        _check(self.subdivisions >= 0, f"subdivisions must be >= 0, got {self.subdivisions}")
+        for name in (
+            "tolerance",
+            "damping",
+            "null_space_gain",
+            "stall_tolerance",
+            "tikhonov",
+            "priority_damping",
+        ):
             v = num(name)
             _check(
                 np.isfinite(v) and v >= 0.0,
@@ -209,7 +261,7 @@ class SolveSettings:
                 v > 0.0 and not np.isnan(v),
                 f"SolveSettings.{name} must be > 0 (inf allowed), got {v!r}",
             )
-        for name in ("damping_threshold", "gamma_max"):
+        for name in ("damping_threshold", "gamma_max", "extended_weight"):
             v = num(name)
             _check(
                 np.isfinite(v) and v > 0.0,
@@ -323,6 +375,13 @@ class IKSolver(ABC):
     def step(self, state: StepState) -> FloatArray:
         """The joint change Δq (b, n) for the rows of ``state`` (before clamping)."""
 
+    def objective(self, e: FloatArray, blocks: tuple[RowBlock, ...]) -> FloatArray:
+        """(b,) objective the loop uses for stall detection and for the best iterate
+        returned when a row does not reach its goals: ‖e‖² by default. Methods that
+        minimise something else (TASK_PRIORITY: priorities) override it."""
+        out: FloatArray = np.sum(e * e, axis=1)
+        return out
+
     def run(
         self,
         skeleton: Skeleton,
@@ -374,7 +433,7 @@ class IKSolver(ABC):
             assert ev.J is not None
             gerr = ev.goal_error
             err = gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(idx.size)
-            obj = np.sum(ev.e * ev.e, axis=1)
+            obj = self.objective(ev.e, blocks)
             improved = obj < best_obj[idx] * (1.0 - settings.stall_tolerance)
             stall[idx] = np.where(improved, 0, stall[idx] + 1)
             better = obj < best_obj[idx]
@@ -685,3 +744,6 @@ def solve(
     if not isinstance(settings, SolveSettings):
         raise InvalidInputError(f"settings must be a SolveSettings, got {settings!r}")
     return cls().run(skeleton, goals, q0, settings)
+
+
+from . import ik_methods as _ik_methods  # noqa: E402,F401  (registers the remaining steps)

@@ -1,0 +1,575 @@
+"""The remaining step classes of :mod:`core.ik`: CCD (Lee), LBFGSB (Ki & Sheen §3),
+TASK_PRIORITY (Ki & Sheen §5–7) and EXTENDED_JACOBIAN (Šoch & Lórencz).
+
+Imported by :mod:`core.ik` (registration happens on import); each class only implements
+``step(state) -> Δq`` and runs inside the one loop of :meth:`core.ik.IKSolver.run`
+(iteration limits, tolerance, ``max_step`` clamp, joint limits, per-row stopping). Every
+step here returns a Δq with ``max |Δq_j| ≤ max_step`` and ``q + Δq`` inside the limits
+(when ``use_limits``), so the loop's clamp and clip are no-ops for them.
+
+CCD — cyclic coordinate descent (Lee, *Inverse Kinematics* slides, "CCD"; Wang & Chen
+1991). One iteration is one sweep over the unlocked DOFs from the leaves to the root
+(reverse q order; parents come before children). For DOF j (world axis ``w`` through its
+joint origin ``p``) rotating by φ changes every goal block the DOF moves, and the weighted
+least-squares objective of all those blocks is, exactly,
+
+    f(φ) = const − (A cos φ + B sin φ),   so   φ* = atan2(B, A)
+
+with the weighted sums (rows of ``e`` and ``J`` already carry √weight; ``c`` = the DOF's
+Jacobian column of the block, ``ẽ`` its residual):
+
+* POSITION (and DIRECTION, the same algebra with ``r`` the axis instead of ``s − p``):
+  ‖t − p − R(φ)(s − p)‖² gives A = 2 Σ (‖c‖² + ẽ · (c × w)), B = 2 Σ ẽ · c.
+  (With Buss's target-based Jacobian, ``c`` is corrected back to ``w × (s − p)``.)
+* ROTATION: the error rotation E = exp(ẽ) = R_t R_cᵀ (angle θ, axis k) becomes
+  E R_w(−φ); minimising 3 − tr(E R_w(−φ)) = 2(1 − cos θ') ≈ θ'² gives
+  A = w (2 cos θ + (1 − cos θ)(1 − (k·w)²)), B = w · 2 sin θ (k·w).
+* AIM: treated as a DIRECTION goal towards the unit vector ``u`` from the current ray
+  origin to the target (frozen during the DOF's update). Exact when the ray origin lies on
+  the DOF's axis; otherwise a fixed-point approximation that the next sweeps correct.
+
+With limits, f restricted to [lower, upper] is minimised at φ* if it is inside, else at
+the bound with the larger cos(φ − φ*); |φ| is also clamped to ``max_step``. After each
+DOF the skeleton is re-evaluated (``state.evaluate``), so a sweep costs n evaluations.
+CCD never increases the objective ‖e‖² within a sweep (each DOF update is an exact 1-D
+minimisation), but converges only linearly: see the tests for budgets.
+
+LBFGSB — Ki & Sheen §3: minimise F(q) = ‖e(q)‖² + γ²‖q − q_ref‖² (Eq. 3.1; e weighted as
+in the loop, γ = ``tikhonov``, q_ref = ``q_rest`` or zeros) subject to the bounds (Eq. 3.2)
+with the analytic gradient ∇F = −2Jᵀe + 2γ²(q − q_ref) (J the skeleton's exact Jacobian;
+``target_jacobian`` is ignored) via ``scipy.optimize.minimize(method="L-BFGS-B")`` with
+``maxcor = lbfgsb_memory`` and ``maxiter = lbfgsb_iterations`` per outer iteration. The
+bounds are the joint limits (``use_limits``) intersected with the trust box
+[q − max_step, q + max_step], so L-BFGS-B's iterates never leave them. Batched problems
+are minimised **one row at a time** (a Python loop over the rows still iterating: scipy
+minimises one problem per call, and separate calls make batched results equal the
+one-by-one ones exactly; a stacked block-diagonal problem would share one line search).
+Goal-path subdivision (``subdivisions`` = M > 0, first iteration only): each position
+block's target X is approached through Ỹ_1..Ỹ_M (Ki & Sheen's smoothed points: the angle
+between Y − O and X − O, O the root of the goal's joint, split uniformly and the
+distance interpolated linearly; a straight line if Y − O and X − O are parallel), each
+minimised from the previous solution, then X. Other block kinds keep their final target.
+
+TASK_PRIORITY — Ki & Sheen §5–6 (Theorem 6.18/6.19, Definitions 6.14–6.15): with the
+goals grouped by ``priority`` (0 first) into levels k = 1..L with rows J_k, e_k,
+
+    Δq_0 = 0, P_0 = I;   Ĵ_k = J_k P_{k−1};   Δq_k = Δq_{k−1} + Ĵ_k⁺ (e_k − J_k Δq_{k−1});
+    P_k = P_{k−1} − Ĵ_k⁺ Ĵ_k,
+
+which is their J̃_M (dX_1, …, dX_M) (using F_i (J_{i+1}F_i)⁺ = (J_{i+1}F_i)⁺, Lemma 6.11).
+Pseudo-inverses by SVD, singular values ≤ ``svd_cutoff`` · σ_max(J_k) cut (so a level
+whose rows are fully blocked by higher ones gets no motion). Lower levels act only in the
+null space of all higher ones; a conflicting lower level gets its least-squares best
+within that null space. Damped variant (§7, Eq. 7.2), ``priority_damping`` = c > 0: the
+step uses Σ σ/(σ² + c²) v uᵀ instead of Ĵ_k⁺ while the projectors P_k stay exact (lower
+levels still never disturb higher ones to first order). The per-step clamp is applied
+level by level: each level's increment is scaled so that max |Δq| ≤ ``max_step`` with the
+budget left by the levels above (a lower level never shrinks a higher level's step; one
+clamp of the total would let a large, ill-conditioned low-priority correction stall the
+high-priority goals). The loop's objective for this method is lexicographic-like:
+Σ_k 10^{6(L−k)}‖e_k‖² (priority 0 dominates).
+
+EXTENDED_JACOBIAN — Šoch & Lórencz §2: the Jacobian of the goals is extended with rows for
+every "basic element" (two adjacent segments p → k → c, labelled i : i+2 in the paper):
+the vector o_c − o_p expressed in the frame of joint p *before* its own rotation (their
+local coordinates [x_{i,i+1}, y_{i,i+1}], Eq. 8, rotated by the sum of the previous
+angles). It depends only on the DOFs of p and k; its rows are R_preᵀ (w_d × (o_c − p_d)).
+The desired change of every element is zero (their experiment: "setting all dx_i = 0
+except those which correspond to a move of the end-effector"), rows are multiplied by
+``extended_weight`` (their w), and the over-determined system is solved by ordinary least
+squares through the normal equations (J_extᵀJ_ext) Δq = Jᵀe with an LU factorisation
+(``numpy.linalg.solve``, LAPACK getrf/getrs, batched). In the plane (hinges about z, as
+in the paper) the element rows are exactly their x/y rows plus a zero z row, so the
+normal equations are theirs (their Eq. 9 orders rows differently; the product is the
+same). Generalisation to 3-D and trees: every joint k with a parent p and each child c
+forms an element (3 rows); elements without DOFs are dropped. In 3-D a DOF may move no
+element (a twist about a segment) and the normal matrix may be singular; a guard
+μ = 1e-12 · max diag adds nothing measurable elsewhere and gives such DOFs zero change
+unless a goal row needs them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+import scipy.optimize
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import InvalidGoalError, UnsupportedMethodError
+from .goals import AimGoal, Goal
+from .ik import (
+    STEP_CLASSES,
+    FloatArray,
+    IKSolver,
+    Method,
+    SolveSettings,
+    StepState,
+    _mv,
+    clamp_max_abs,
+    register,
+)
+from .skeleton import BlockKind, RowBlock, Skeleton
+
+__all__ = [
+    "CCDStep",
+    "LBFGSBStep",
+    "TaskPriorityStep",
+    "ExtendedJacobianStep",
+    "basic_elements",
+    "element_jacobian",
+    "step_once",
+]
+
+
+def _bounds(state: StepState) -> tuple[FloatArray, FloatArray]:
+    """(b, n) lower/upper bounds of this step: limits (if used) ∩ trust box ±max_step."""
+    st = state.settings
+    q = state.q
+    lo = q - st.max_step
+    hi = q + st.max_step
+    if st.use_limits:
+        lo = np.maximum(lo, state.skeleton.lower)
+        hi = np.minimum(hi, state.skeleton.upper)
+    return lo, hi
+
+
+def _goal_joints(skeleton: Skeleton, goals: tuple[Goal, ...]) -> list[int]:
+    return [skeleton.joint_index(g.joint) for g in goals]  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------
+# CCD
+# --------------------------------------------------------------------------------------
+
+
+def _aim_vectors(
+    skeleton: Skeleton,
+    goal: AimGoal,
+    joint: int,
+    rot: FloatArray,
+    org: FloatArray,
+    rows: NDArray[np.intp],
+) -> tuple[FloatArray, FloatArray]:
+    """Current world ray axis a and unit direction u from the ray origin to the target."""
+    b = rot.shape[0]
+
+    def pick(value: object) -> FloatArray:
+        arr = np.asarray(value, dtype=np.float64)
+        if arr.ndim == 1:
+            return np.broadcast_to(arr, (b, 3))
+        out: FloatArray = arr[rows]
+        return out
+
+    rj = rot[:, joint]
+    a = np.einsum("bij,bj->bi", rj, pick(goal.axis))
+    o = np.einsum("bij,bj->bi", rj, pick(goal.origin)) + org[:, joint]
+    v = pick(goal.target) - o
+    d = np.sqrt(np.sum(v * v, axis=-1))
+    u = np.where((d < 1e-12)[:, None], a, v / np.where(d < 1e-12, 1.0, d)[:, None])
+    return a, u
+
+
+@register
+class CCDStep(IKSolver):
+    """Cyclic coordinate descent per DOF with limits (Lee; module docstring)."""
+
+    method = Method.CCD
+
+    def step(self, state: StepState) -> FloatArray:
+        st = state.settings
+        sk = state.skeleton
+        q0 = state.q
+        q = q0.copy()
+        e, jac = state.e, state.J
+        lo, hi = _bounds(state)
+        gj = _goal_joints(sk, state.goals)
+        n = q.shape[1]
+        for j in range(n - 1, -1, -1):
+            rot, org, w_all, _ = sk._kinematics(q)
+            w = w_all[:, j]  # (b, 3) world axis of DOF j
+            big_a = np.zeros(q.shape[0])
+            big_b = np.zeros(q.shape[0])
+            for blk in state.blocks:
+                if blk.weight == 0.0 or not sk.ancestors[sk.dof_joint[j], gj[blk.goal]]:
+                    continue
+                ei = e[:, blk.rows]
+                c = jac[:, blk.rows, j]
+                if blk.kind is BlockKind.POSITION:
+                    if st.target_jacobian:
+                        c = c - np.cross(w, ei)  # back to √w · w × (s − p)
+                    big_a += 2.0 * (np.sum(c * c, -1) + np.sum(ei * np.cross(c, w), -1))
+                    big_b += 2.0 * np.sum(ei * c, -1)
+                elif blk.kind is BlockKind.DIRECTION:
+                    big_a += 2.0 * (np.sum(c * c, -1) + np.sum(ei * np.cross(c, w), -1))
+                    big_b += 2.0 * np.sum(ei * c, -1)
+                elif blk.kind is BlockKind.ROTATION:
+                    sw = math.sqrt(blk.weight)
+                    vec = ei / sw
+                    th = np.sqrt(np.sum(vec * vec, -1))
+                    k = vec / np.where(th > 0.0, th, 1.0)[:, None]
+                    kw = np.sum(k * w, -1)
+                    ct = np.cos(th)
+                    big_a += blk.weight * (2.0 * ct + (1.0 - ct) * (1.0 - kw * kw))
+                    big_b += blk.weight * 2.0 * np.sin(th) * kw
+                else:  # AIM: a direction goal towards the current u
+                    goal = state.goals[blk.goal]
+                    assert isinstance(goal, AimGoal)
+                    a, u = _aim_vectors(sk, goal, gj[blk.goal], rot, org, state.rows)
+                    ca = np.cross(w, a)
+                    ea = u - a
+                    big_a += (
+                        2.0 * blk.weight * (np.sum(ca * ca, -1) + np.sum(ea * np.cross(ca, w), -1))
+                    )
+                    big_b += 2.0 * blk.weight * np.sum(ea * ca, -1)
+            phi = np.arctan2(big_b, big_a)
+            phi = np.where((big_a == 0.0) & (big_b == 0.0), 0.0, phi)
+            target = q[:, j] + phi
+            lj, hj = lo[:, j], hi[:, j]
+            inside = (target >= lj) & (target <= hj)
+            # the better bound: larger cos(bound − q − φ*)
+            cl = np.cos(np.where(np.isfinite(lj), lj, 0.0) - q[:, j] - phi)
+            ch = np.cos(np.where(np.isfinite(hj), hj, 0.0) - q[:, j] - phi)
+            cl = np.where(np.isfinite(lj), cl, -np.inf)
+            ch = np.where(np.isfinite(hj), ch, -np.inf)
+            bound = np.where(ch >= cl, hj, lj)
+            q[:, j] = np.where(inside, target, bound)
+            if j > 0:
+                e, jac, _ = state.evaluate(q)
+        return q - q0
+
+
+# --------------------------------------------------------------------------------------
+# LBFGSB
+# --------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _roots(skeleton: Skeleton) -> tuple[int, ...]:
+    """Root joint index of every joint."""
+    out: list[int] = []
+    for j, jt in enumerate(skeleton.joints):
+        out.append(j if jt.parent < 0 else out[jt.parent])
+    return tuple(out)
+
+
+def _subdivided_offsets(state: StepState, row: int, m: int) -> list[FloatArray]:
+    """Residual offsets (m_rows,) that turn each position target X into Ki & Sheen's
+    intermediate Ỹ_i (i = 1..M), then X (offset 0): e_i(q) = e(q) − offset_i."""
+    sk = state.skeleton
+    roots = _roots(sk)
+    gj = _goal_joints(sk, state.goals)
+    e = state.e[row]
+    offs = [np.zeros_like(e) for _ in range(m)]
+    for blk in state.blocks:
+        if blk.kind is not BlockKind.POSITION or blk.weight == 0.0:
+            continue
+        sw = math.sqrt(blk.weight)
+        root = roots[gj[blk.goal]]
+        o = np.asarray(sk.joints[root].offset)[:3, 3]
+        goal = state.goals[blk.goal]
+        pos = np.asarray(goal.position)  # type: ignore[union-attr]
+        x_t = pos if pos.ndim == 1 else pos[state.rows[row]]
+        s = x_t - e[blk.rows] / sw  # current point: X − ẽ
+        y_rel, x_rel = s - o, x_t - o
+        ry, rx = float(np.linalg.norm(y_rel)), float(np.linalg.norm(x_rel))
+        for i in range(1, m + 1):
+            t = i / (m + 1)
+            if ry < 1e-12 or rx < 1e-12:
+                yi = y_rel + t * (x_rel - y_rel)
+            else:
+                uy, ux = y_rel / ry, x_rel / rx
+                cos_t = float(np.clip(uy @ ux, -1.0, 1.0))
+                theta = math.acos(cos_t)
+                if theta < 1e-9 or math.pi - theta < 1e-9:
+                    yi = y_rel + t * (x_rel - y_rel)
+                else:
+                    d = (math.sin((1 - t) * theta) * uy + math.sin(t * theta) * ux) / math.sin(
+                        theta
+                    )
+                    yi = (t * rx + (1 - t) * ry) * d
+            offs[i - 1][blk.rows] = sw * (x_rel - yi)
+    return offs
+
+
+@register
+class LBFGSBStep(IKSolver):
+    """Ki & Sheen §3: bounded Tikhonov-regularised least squares by L-BFGS-B (module
+    docstring). One outer iteration = up to ``lbfgsb_iterations`` L-BFGS-B iterations."""
+
+    method = Method.LBFGSB
+
+    def step(self, state: StepState) -> FloatArray:
+        st = state.settings
+        sk = state.skeleton
+        goals = state.goals
+        lo, hi = _bounds(state)
+        b, n = state.q.shape
+        ref = np.zeros(n) if st.q_rest is None else np.asarray(st.q_rest, dtype=np.float64)
+        g2 = st.tikhonov**2
+        out = np.zeros_like(state.q)
+        for r in range(b):
+            rows = state.rows[r : r + 1]
+            bounds = list(zip(lo[r], hi[r], strict=True))
+            bounds = [
+                (None if not np.isfinite(a) else float(a), None if not np.isfinite(c) else float(c))
+                for a, c in bounds
+            ]
+
+            def fun(
+                x: FloatArray, shift: FloatArray, rows: NDArray[np.intp] = rows
+            ) -> tuple[float, FloatArray]:
+                ev = sk.evaluate(x[None], goals, rows=rows)
+                assert ev.J is not None
+                e = ev.e[0] - shift
+                d = x - ref
+                f = float(e @ e + g2 * (d @ d))
+                grad: FloatArray = -2.0 * (ev.J[0].T @ e) + 2.0 * g2 * d
+                return f, grad
+
+            shifts: list[FloatArray] = []
+            if st.subdivisions > 0 and state.iteration == 0:
+                shifts = _subdivided_offsets(state, r, st.subdivisions)
+            shifts.append(np.zeros(state.e.shape[1]))
+            x = state.q[r].copy()
+            for shift in shifts:
+                res = scipy.optimize.minimize(
+                    fun,
+                    x,
+                    args=(shift,),
+                    jac=True,
+                    method="L-BFGS-B",
+                    bounds=bounds,
+                    options={
+                        "maxcor": st.lbfgsb_memory,
+                        "maxiter": st.lbfgsb_iterations,
+                        "ftol": 0.0,
+                        "gtol": 0.0,
+                    },
+                )
+                x = np.clip(np.asarray(res.x, dtype=np.float64), lo[r], hi[r])
+            out[r] = x - state.q[r]
+        return out
+
+
+# --------------------------------------------------------------------------------------
+# Task priority
+# --------------------------------------------------------------------------------------
+
+
+def _levels(blocks: tuple[RowBlock, ...]) -> list[NDArray[np.intp]]:
+    """Row indices of each priority level, most important first."""
+    prios = sorted({blk.priority for blk in blocks})
+    out: list[NDArray[np.intp]] = []
+    for p in prios:
+        rows = [np.arange(blk.rows.start, blk.rows.stop) for blk in blocks if blk.priority == p]
+        out.append(np.concatenate(rows).astype(np.intp))
+    return out
+
+
+def _budget(dq: FloatArray, delta: FloatArray, max_step: float) -> FloatArray:
+    """(b,) largest α ∈ [0, 1] with max |dq + α·delta| ≤ max_step (given
+    max |dq| ≤ max_step): the step budget left to a lower priority level."""
+    if not math.isfinite(max_step):
+        return np.ones(dq.shape[0])
+    ad = np.abs(delta)
+    room = max_step - dq * np.sign(delta)
+    alpha = np.where(ad > 0.0, room / np.where(ad > 0.0, ad, 1.0), np.inf)
+    out: FloatArray = np.clip(np.min(alpha, axis=1, initial=np.inf), 0.0, 1.0)
+    return out
+
+
+@register
+class TaskPriorityStep(IKSolver):
+    """Ki & Sheen §5–7: strict priorities by null-space projection (module docstring)."""
+
+    method = Method.TASK_PRIORITY
+
+    #: Per-level factor of the loop objective (priority k weighs LEVEL_SCALE^(L−1−k)).
+    LEVEL_SCALE = 1e6
+
+    def objective(self, e: FloatArray, blocks: tuple[RowBlock, ...]) -> FloatArray:
+        levels = _levels(blocks)
+        nl = len(levels)
+        out = np.zeros(e.shape[0])
+        for k, rows in enumerate(levels):
+            ek = e[:, rows]
+            out += self.LEVEL_SCALE ** (nl - 1 - k) * np.sum(ek * ek, axis=1)
+        return out
+
+    def step(self, state: StepState) -> FloatArray:
+        st = state.settings
+        j_all, e_all = state.J, state.e
+        b, _, n = j_all.shape
+        dq = np.zeros((b, n))
+        proj = np.broadcast_to(np.eye(n), (b, n, n)).copy()
+        c2 = st.priority_damping**2
+        for rows in _levels(state.blocks):
+            jk = j_all[:, rows, :]
+            smax_k = np.linalg.norm(jk, ord=2, axis=(1, 2)) if jk.size else np.zeros(b)
+            jh = jk @ proj
+            u, s, vt = np.linalg.svd(jh, full_matrices=False)
+            keep = (s > st.svd_cutoff * smax_k[:, None]) & (s > 0.0)
+            r = e_all[:, rows] - _mv(jk, dq)
+            ur = _mv(np.swapaxes(u, -1, -2), r)
+            safe = np.where(keep, s, 1.0)
+            gain = np.where(keep, s / (safe * safe + c2), 0.0)
+            delta = _mv(np.swapaxes(vt, -1, -2), gain * ur)
+            dq = dq + _budget(dq, delta, st.max_step)[:, None] * delta
+            vk = vt * keep[:, :, None]
+            proj = proj - np.swapaxes(vk, -1, -2) @ vk
+        return dq
+
+
+# --------------------------------------------------------------------------------------
+# Extended Jacobian
+# --------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def basic_elements(skeleton: Skeleton) -> tuple[tuple[int, int, int], ...]:
+    """Šoch & Lórencz's basic elements (p, k, c) of a tree: joint k with parent p and
+    child c (two adjacent segments p→k→c); only those whose vector depends on a DOF."""
+    parents = skeleton.parents
+    out: list[tuple[int, int, int]] = []
+    for c in range(skeleton.n_joints):
+        k = int(parents[c])
+        if k < 0:
+            continue
+        p = int(parents[k])
+        if p < 0:
+            continue
+        if skeleton.joints[p].dofs.n_dofs + skeleton.joints[k].dofs.n_dofs == 0:
+            continue
+        out.append((p, k, c))
+    return tuple(out)
+
+
+def _element_data(
+    skeleton: Skeleton,
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp], NDArray[np.bool_]]:
+    el = basic_elements(skeleton)
+    p = np.array([x[0] for x in el], dtype=np.intp)
+    pp = np.array([int(skeleton.parents[x[0]]) for x in el], dtype=np.intp)
+    c = np.array([x[2] for x in el], dtype=np.intp)
+    dj = skeleton.dof_joint
+    mask = np.array([(dj == x[0]) | (dj == x[1]) for x in el], dtype=bool).reshape(
+        len(el), skeleton.n_dofs
+    )
+    return p, pp, c, mask
+
+
+def element_jacobian(skeleton: Skeleton, q: FloatArray) -> FloatArray:
+    """(b, 3E, n) Jacobian of the basic elements' local vectors (module docstring)."""
+    el = basic_elements(skeleton)
+    b = q.shape[0]
+    if not el:
+        return np.zeros((b, 0, skeleton.n_dofs))
+    rot, org, w, pd = skeleton._kinematics(q)
+    p, pp, c, mask = _element_data(skeleton)
+    offs = np.stack([np.asarray(skeleton.joints[i].offset)[:3, :3] for i in p])  # (E, 3, 3)
+    parent_rot = np.where(
+        (pp >= 0)[None, :, None, None], rot[:, np.maximum(pp, 0)], np.eye(3)
+    )  # (b, E, 3, 3)
+    pre = parent_rot @ offs[None]
+    oc = org[:, c]  # (b, E, 3)
+    cols = np.cross(w[:, None, :, :], oc[:, :, None, :] - pd[:, None, :, :])  # (b, E, n, 3)
+    cols = cols * mask[None, :, :, None]
+    rows = np.einsum("beji,benj->bein", pre, cols)  # (b, E, 3, n)
+    out: FloatArray = rows.reshape(b, 3 * len(el), skeleton.n_dofs)
+    return out
+
+
+@register
+class ExtendedJacobianStep(IKSolver):
+    """Šoch & Lórencz: goal rows + basic-element rows (desired change 0), normal
+    equations + LU (module docstring)."""
+
+    method = Method.EXTENDED_JACOBIAN
+
+    def step(self, state: StepState) -> FloatArray:
+        st = state.settings
+        jx = st.extended_weight * element_jacobian(state.skeleton, state.q)
+        j = state.J
+        jt = np.swapaxes(j, -1, -2)
+        a = jt @ j + np.swapaxes(jx, -1, -2) @ jx
+        n = a.shape[-1]
+        diag = np.max(np.abs(np.diagonal(a, axis1=-2, axis2=-1)), axis=-1)
+        mu = 1e-12 * np.where(diag > 0.0, diag, 1.0)
+        a = a + mu[:, None, None] * np.eye(n)
+        out: FloatArray = np.linalg.solve(a, _mv(jt, state.e)[..., None])[..., 0]
+        return out
+
+
+# --------------------------------------------------------------------------------------
+# One raw update (tracking)
+# --------------------------------------------------------------------------------------
+
+
+def step_once(
+    skeleton: Skeleton,
+    goals: Sequence[Goal],
+    q: ArrayLike,
+    method: Method,
+    settings: SolveSettings | None = None,
+    iteration: int = 0,
+    previous_e: ArrayLike | None = None,
+) -> FloatArray:
+    """One update ``q + clamp(step(q))`` of ``method`` (clipped to the limits with
+    ``use_limits``), without the loop's stopping tests or best-iterate selection: what a
+    tracking application (Buss's moving targets, Šoch & Lórencz's ellipse) applies once
+    per frame. ``q`` (n,) or (B, n); returns the same shape. ``iteration`` is passed to
+    the step (LBFGSB subdivides on iteration 0; DLS_CLAMPED's per-effector rule needs
+    ``previous_e``, the weighted residual of the previous frame, else NaN).
+
+    Raises the same errors as :func:`core.ik.solve` for malformed input.
+    """
+    if settings is None:
+        settings = SolveSettings()
+    cls = STEP_CLASSES.get(method) if isinstance(method, Method) else None
+    if cls is None:
+        raise UnsupportedMethodError(f"method must be an implemented Method, got {method!r}")
+    goals = tuple(goals)
+    if not goals:
+        raise InvalidGoalError("step_once needs at least one goal, got none")
+    qb, batched = skeleton._batch(q, goals)
+    if settings.use_limits:
+        qb = skeleton.clip(qb)
+    rows = np.arange(qb.shape[0], dtype=np.intp)
+    tb = settings.target_jacobian
+    ev = skeleton.evaluate(qb, goals, rows=rows, target_based=tb)
+    assert ev.J is not None
+    prev = (
+        np.full_like(ev.e, np.nan)
+        if previous_e is None
+        else np.broadcast_to(np.asarray(previous_e, dtype=np.float64), ev.e.shape)
+    )
+
+    def evaluate(qx: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        e2 = skeleton.evaluate(qx, goals, rows=rows, target_based=tb)
+        assert e2.J is not None
+        return e2.e, e2.J, e2.goal_error
+
+    state = StepState(
+        q=qb,
+        e=ev.e,
+        J=ev.J,
+        goal_error=ev.goal_error,
+        previous_e=prev,
+        blocks=ev.blocks,
+        rows=rows,
+        iteration=iteration,
+        skeleton=skeleton,
+        goals=goals,
+        settings=settings,
+        evaluate=evaluate,
+    )
+    dq = np.nan_to_num(
+        np.asarray(cls().step(state), dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0
+    )
+    qn = qb + clamp_max_abs(dq, settings.max_step)
+    if settings.use_limits:
+        qn = skeleton.clip(qn)
+    return qn if batched else qn[0]
