@@ -1,0 +1,210 @@
+"""Benchmark of the numeric IK methods (``core.solve``) on Buss's Y, double-Y and the 7-DOF
+arm (issue 4).
+
+Run from the repository root::
+
+    PYTHONPATH=. .venv/bin/python -m benchmarks.chains            # full run
+    PYTHONPATH=. .venv/bin/python -m benchmarks.chains --quick    # tiny sizes (smoke test)
+
+Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
+
+* Table 1, per method × fixture: µs per iteration for a single problem (a fixed number of
+  iterations with the stopping tests disabled, median of repeats), µs per converged solve
+  (reachable targets, single, median over problems) with the mean iteration count, and
+  batched µs per problem-iteration (B = 1,000 independent problems in one call; LBFGSB
+  loops over rows in Python, so it is run with B = 20 and reported per problem-iteration
+  too). Targets of issue 4 beside: DLS ≤ 50 µs/iteration on the Y, ≤ 100 µs on the
+  double-Y, batched ≤ 2 µs per problem-iteration.
+* Table 2, Buss's tracking test: targets moving sinusoidally (Buss & Kim's
+  ``UpdateTargets``, time step 0.01), one ``step_once`` update per frame, 500 frames (50
+  with ``--quick``): µs per update and mean/max effector error, with Buss's C++ figures
+  (Y: JT 1.1 µs, DLS 2.2 µs; double-Y: 6.5 µs, 18.5 µs per update, 2.8 GHz Pentium).
+
+Timings are measured here only, never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from core.fixtures import Fixture, buss_double_y, buss_y, human_arm
+from core.goals import Goal, PoseGoal, PositionGoal
+from core.ik import Method, SolveSettings, solve
+from core.ik_methods import step_once
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "CHAINS_RESULTS.md"
+FIXTURES: dict[str, Callable[[], Fixture]] = {
+    "Y": buss_y,
+    "double-Y": buss_double_y,
+    "arm": human_arm,
+}
+TARGETS = {("DLS", "Y"): "≤ 50", ("DLS", "double-Y"): "≤ 100"}
+BUSS = {
+    ("JACOBIAN_TRANSPOSE", "Y"): 1.1,
+    ("DLS", "Y"): 2.2,
+    ("JACOBIAN_TRANSPOSE", "double-Y"): 6.5,
+    ("DLS", "double-Y"): 18.5,
+}
+
+
+def reachable(fx: Fixture, batch: int, seed: int = 42) -> tuple[list[Goal], np.ndarray]:
+    """Batched goals at FK of q0 + U(−0.5, 0.5) (always reachable) and the tiled q0."""
+    sk = fx.skeleton
+    rng = np.random.default_rng(seed)
+    qs = fx.q0 + rng.uniform(-0.5, 0.5, size=(batch, sk.n_dofs))
+    frames = sk.forward(qs)
+    goals: list[Goal] = []
+    for g in fx.goals:
+        j = sk.joint_index(g.joint)  # type: ignore[arg-type]
+        if isinstance(g, PoseGoal):
+            goals.append(PoseGoal(frames[:, j, :3, 3], frames[:, j, :3, :3], joint=g.joint))
+        else:
+            goals.append(PositionGoal(frames[:, j, :3, 3], joint=g.joint))
+    return goals, np.tile(fx.q0, (batch, 1))
+
+
+def row(goals: Sequence[Goal], b: int) -> list[Goal]:
+    out: list[Goal] = []
+    for g in goals:
+        if isinstance(g, PoseGoal):
+            out.append(PoseGoal(g.position[b], g.rotation[b], joint=g.joint))  # type: ignore[index]
+        else:
+            assert isinstance(g, PositionGoal)
+            out.append(PositionGoal(g.position[b], joint=g.joint))  # type: ignore[index]
+    return out
+
+
+def settings_for(method: Method, **kw: object) -> SolveSettings:
+    extra: dict[str, object] = {}
+    if method is Method.EXTENDED_JACOBIAN:
+        extra["extended_weight"] = 0.1
+    if method is Method.LBFGSB:
+        extra["lbfgsb_iterations"] = 20
+    extra.update(kw)
+    return SolveSettings(**extra)  # type: ignore[arg-type]
+
+
+def per_iteration(method: Method, fx: Fixture, batch: int, iters: int, repeats: int) -> float:
+    """µs per (problem-)iteration with the stopping tests disabled."""
+    goals, q0 = reachable(fx, batch)
+    s = settings_for(method, max_iterations=iters, tolerance=0.0, stall_iterations=10**6)
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        if batch == 1:
+            solve(fx.skeleton, row(goals, 0), q0[0], method, s)
+        else:
+            solve(fx.skeleton, goals, q0, method, s)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) / (iters * batch) * 1e6
+
+
+def per_solve(method: Method, fx: Fixture, n: int, budget: int) -> tuple[float, float, float]:
+    """Median µs per single converged solve, mean iterations, fraction reached."""
+    goals, q0 = reachable(fx, n, seed=7)
+    s = settings_for(method, max_iterations=budget)
+    times, its, ok = [], [], []
+    for b in range(n):
+        g = row(goals, b)
+        t = time.perf_counter()
+        r = solve(fx.skeleton, g, q0[b], method, s)
+        times.append(time.perf_counter() - t)
+        its.append(r.iterations)
+        ok.append(r.reached)
+    return statistics.median(times) * 1e6, float(np.mean(its)), float(np.mean(ok))
+
+
+def tracking(method: Method, name: str, frames: int) -> tuple[float, float, float]:
+    """Buss's moving targets: µs per update, mean and max effector error."""
+    fx = FIXTURES[name]()
+    sk = fx.skeleton
+    q = fx.q0.copy()
+    s = settings_for(method, lbfgsb_iterations=5)
+    errs, times = [], []
+    for k in range(frames):
+        t = 0.01 * k
+        goals = (buss_y(t) if name == "Y" else buss_double_y(t)).goals
+        t0 = time.perf_counter()
+        q = step_once(sk, goals, q, method, s, iteration=k)
+        times.append(time.perf_counter() - t0)
+        errs.append(float(np.max(sk.goal_errors(q, goals))))
+    return statistics.median(times) * 1e6, float(np.mean(errs)), float(np.max(errs))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args(argv)
+    quick = args.quick
+    big = 20 if quick else 1000
+    big_lbfgsb = 3 if quick else 20
+    iters = 3 if quick else 20
+    repeats = 1 if quick else 5
+    n_solve = 2 if quick else 10
+    frames = 20 if quick else 500
+    budget = 50 if quick else 3000
+
+    lines = [
+        "# Numeric IK benchmark (benchmarks/chains.py)",
+        "",
+        f"Python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
+        f"{'--quick' if quick else 'full run'}. EXTENDED_JACOBIAN with extended_weight 0.1, "
+        "LBFGSB with 20 L-BFGS-B iterations per outer iteration.",
+        "",
+        "## Iteration and solve cost",
+        "",
+        "| method | fixture | µs/iter single | target | µs/solve single | mean iters | reached "
+        "| µs/problem-iter batched | B | target |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for method in Method:
+        for name, make in FIXTURES.items():
+            fx = make()
+            it1 = per_iteration(method, fx, 1, iters, repeats)
+            us, mean_it, ok = per_solve(method, fx, n_solve, budget)
+            b = big_lbfgsb if method is Method.LBFGSB else big
+            itb = per_iteration(method, fx, b, iters, 1 if b > 100 else repeats)
+            tgt = TARGETS.get((method.name, name), "")
+            lines.append(
+                f"| {method.name} | {name} | {it1:.0f} | {tgt} | {us:.0f} | {mean_it:.1f} | "
+                f"{ok:.0%} | {itb:.1f} | {b} | {'≤ 2' if method is Method.DLS else ''} |"
+            )
+            print(lines[-1], flush=True)
+    lines += [
+        "",
+        "## Buss's tracking test (moving targets, one update per frame)",
+        "",
+        f"{frames} frames, t = 0.01·frame, Buss & Kim's UpdateTargets (targets leave the "
+        "reachable set at times, so errors do not go to 0).",
+        "",
+        "| method | fixture | µs/update | Buss C++ µs | mean error | max error |",
+        "|---|---|---|---|---|---|",
+    ]
+    for method in Method:
+        for name in ("Y", "double-Y"):
+            us, mean_e, max_e = tracking(
+                method, name, frames if method is not Method.LBFGSB else max(frames // 10, 10)
+            )
+            ref = BUSS.get((method.name, name))
+            lines.append(
+                f"| {method.name} | {name} | {us:.0f} | {'' if ref is None else ref} | "
+                f"{mean_e:.3f} | {max_e:.3f} |"
+            )
+            print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
