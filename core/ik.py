@@ -408,73 +408,100 @@ class IKSolver(ABC):
             )
         big, n = qb.shape
         blocks = skeleton.blocks(goals)
-        m = 3 * len(blocks)
+        n_goals = len(goals)
         active_goals = np.array([g.weight > 0.0 for g in goals])
+        any_active = bool(active_goals.any())
+        all_active = bool(active_goals.all())
+        clip = settings.use_limits and bool(
+            np.isfinite(skeleton.lower).any() or np.isfinite(skeleton.upper).any()
+        )
         q = skeleton.clip(qb) if settings.use_limits else qb.copy()
 
         iterations = np.zeros(big, dtype=np.int_)
         reasons = np.empty(big, dtype=object)
+        out_q = q.copy()
+        out_gerr = np.zeros((big, n_goals))
+        tb = settings.target_jacobian
+        max_step = settings.max_step
+        finite_step = math.isfinite(max_step)
+        # State of the rows still iterating (compacted whenever rows finish): their
+        # indices in the batch, q, best iterate/objective/errors, stall counters and
+        # previous residual.
+        idx = np.arange(big)
+        full = True  # idx is still arange(big): batched targets need no row selection
+        qa = q
         best_q = q.copy()
         best_obj = np.full(big, np.inf)
-        best_gerr = np.zeros((big, len(goals)))
-        out_q = q.copy()
-        out_gerr = np.zeros((big, len(goals)))
+        best_gerr = np.zeros((big, n_goals))
         stall = np.zeros(big, dtype=np.int_)
-        prev_e = np.full((big, m), np.nan)
-        done = np.zeros(big, dtype=bool)
-        tb = settings.target_jacobian
+        prev_e = np.full((big, 3 * len(blocks)), np.nan)
 
         for it in range(settings.max_iterations + 1):
-            idx = np.flatnonzero(~done)
-            if idx.size == 0:
-                break
-            qa = q[idx]
-            ev = skeleton.evaluate(qa, goals, rows=idx, target_based=tb)
+            ev = skeleton.evaluate(qa, goals, rows=None if full else idx, target_based=tb)
             assert ev.J is not None
             gerr = ev.goal_error
-            err = gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(idx.size)
+            if all_active:
+                err = gerr.max(axis=1)
+            elif any_active:
+                err = gerr[:, active_goals].max(axis=1)
+            else:
+                err = np.zeros(idx.size)
             obj = self.objective(ev.e, blocks)
-            improved = obj < best_obj[idx] * (1.0 - settings.stall_tolerance)
-            stall[idx] = np.where(improved, 0, stall[idx] + 1)
-            better = obj < best_obj[idx]
-            upd = idx[better]
-            best_q[upd] = qa[better]
-            best_obj[upd] = obj[better]
-            best_gerr[upd] = gerr[better]
+            improved = obj < best_obj * (1.0 - settings.stall_tolerance)
+            stall = np.where(improved, 0, stall + 1)
+            better = obj < best_obj
+            np.copyto(best_q, qa, where=better[:, None])
+            np.copyto(best_gerr, gerr, where=better[:, None])
+            best_obj = np.where(better, obj, best_obj)
 
             reached = err <= settings.tolerance
-            stalled = ~reached & (stall[idx] >= settings.stall_iterations)
-            limit = ~reached & ~stalled & (it == settings.max_iterations)
-            finish = reached | stalled | limit
-            iterations[idx] = it
-            fin_r = idx[reached]
-            out_q[fin_r] = qa[reached]
-            out_gerr[fin_r] = gerr[reached]
-            reasons[fin_r] = StopReason.REACHED
-            for mask, why in ((stalled, StopReason.STALLED), (limit, StopReason.MAX_ITERATIONS)):
-                rows = idx[mask]
-                out_q[rows] = best_q[rows]
-                out_gerr[rows] = best_gerr[rows]
-                reasons[rows] = why
-            done[idx[finish]] = True
-            keep = ~finish
-            if not keep.any():
-                break
-            rows = idx[keep]
+            if it == settings.max_iterations:
+                finish = np.ones(idx.size, dtype=bool)
+            else:
+                finish = reached | (stall >= settings.stall_iterations)
+            if finish.any():
+                stalled = ~reached & (stall >= settings.stall_iterations)
+                limit = ~reached & ~stalled
+                fin = idx[finish]
+                iterations[fin] = it
+                fin_r = idx[reached]
+                out_q[fin_r] = qa[reached]
+                out_gerr[fin_r] = gerr[reached]
+                reasons[fin_r] = StopReason.REACHED
+                for mask, why in (
+                    (stalled, StopReason.STALLED),
+                    (limit & finish, StopReason.MAX_ITERATIONS),
+                ):
+                    rows = idx[mask]
+                    out_q[rows] = best_q[mask]
+                    out_gerr[rows] = best_gerr[mask]
+                    reasons[rows] = why
+                keep = ~finish
+                if not keep.any():
+                    break
+                idx = idx[keep]
+                full = False
+                qa, best_q, best_gerr = qa[keep], best_q[keep], best_gerr[keep]
+                best_obj, stall, prev_e = best_obj[keep], stall[keep], prev_e[keep]
+                e_k, j_k, g_k = ev.e[keep], ev.J[keep], gerr[keep]
+            else:
+                e_k, j_k, g_k = ev.e, ev.J, gerr
+            rows = idx
+            sel = None if full else idx
 
             def evaluate(
-                qx: FloatArray, rows: IntArray = rows
+                qx: FloatArray, sel: IntArray | None = sel
             ) -> tuple[FloatArray, FloatArray, FloatArray]:
-                e2 = skeleton.evaluate(qx, goals, rows=rows, target_based=tb)
+                e2 = skeleton.evaluate(qx, goals, rows=sel, target_based=tb)
                 assert e2.J is not None
                 return e2.e, e2.J, e2.goal_error
 
             state = StepState(
-                q=qa[keep],
-                e=ev.e[keep],
-                J=ev.J[keep],
-                goal_error=gerr[keep],
-                previous_e=prev_e[rows],
+                q=qa,
+                e=e_k,
+                J=j_k,
+                goal_error=g_k,
+                previous_e=prev_e,
                 blocks=blocks,
                 rows=rows,
                 iteration=it,
@@ -484,16 +511,17 @@ class IKSolver(ABC):
                 evaluate=evaluate,
             )
             dq = np.asarray(self.step(state), dtype=np.float64)
-            if dq.shape != state.q.shape:
+            if dq.shape != qa.shape:
                 raise AssertionError(f"{type(self).__name__}.step returned shape {dq.shape}")
-            dq = clamp_max_abs(
-                np.nan_to_num(dq, nan=0.0, posinf=0.0, neginf=0.0), settings.max_step
-            )
-            qn = state.q + dq
-            if settings.use_limits:
+            if not math.isfinite(float(dq.sum())):
+                dq = np.nan_to_num(dq, nan=0.0, posinf=0.0, neginf=0.0)
+            if finite_step and n and float(np.abs(dq).max()) > max_step:
+                dq = clamp_max_abs(dq, max_step)
+            qn = qa + dq
+            if clip:
                 qn = skeleton.clip(qn)
-            prev_e[rows] = state.e
-            q[rows] = qn
+            prev_e = e_k
+            qa = qn
 
         error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
         reached_out = error <= settings.tolerance

@@ -371,10 +371,15 @@ def _levels(blocks: tuple[RowBlock, ...]) -> list[NDArray[np.intp]]:
 
 def _budget(dq: FloatArray, delta: FloatArray, max_step: float) -> FloatArray:
     """(b,) largest α ∈ [0, 1] with max |dq + α·delta| ≤ max_step (given
-    max |dq| ≤ max_step): the step budget left to a lower priority level."""
+    max |dq| ≤ max_step): the step budget left to a lower priority level. Components of
+    ``delta`` below 1e-12 × its largest are rounding noise (e.g. a DOF the level cannot
+    move) and do not limit α: their sign is arbitrary, and a DOF already at the bound
+    would otherwise stop the whole level."""
     if not math.isfinite(max_step):
         return np.ones(dq.shape[0])
     ad = np.abs(delta)
+    if ad.shape[1]:
+        ad = np.where(ad > 1e-12 * np.max(ad, axis=1, keepdims=True), ad, 0.0)
     room = max_step - dq * np.sign(delta)
     alpha = np.where(ad > 0.0, room / np.where(ad > 0.0, ad, 1.0), np.inf)
     out: FloatArray = np.clip(np.min(alpha, axis=1, initial=np.inf), 0.0, 1.0)

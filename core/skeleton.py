@@ -96,10 +96,8 @@ from .goals import (
     PositionGoal,
 )
 from .rotations import (
-    axis_angle_to_matrix,
     check_order,
     check_rotation,
-    euler_to_matrix,
     matrix_to_axis_angle,
 )
 
@@ -401,6 +399,143 @@ def _inv_right_jacobian(phi: FloatArray) -> FloatArray:
     return out
 
 
+def _skew_table() -> FloatArray:
+    """(3, 9) table E with ``(v @ E).reshape(3, 3)`` the cross-product matrix [v]×."""
+    t = np.zeros((3, 9))
+    t[2, 1], t[1, 2], t[2, 3] = -1.0, 1.0, 1.0
+    t[0, 5], t[1, 6], t[0, 7] = -1.0, -1.0, 1.0
+    t.setflags(write=False)
+    return t
+
+
+_SKEW = _skew_table()
+
+
+def _skew(v: FloatArray) -> FloatArray:
+    """[v]× for v (..., 3): (..., 3, 3), with [v]× u = v × u."""
+    out: FloatArray = (v @ _SKEW).reshape(v.shape[:-1] + (3, 3))
+    return out
+
+
+class _KinematicPlan:
+    """Constant arrays of the vectorised forward kinematics of one skeleton.
+
+    Every joint becomes one or more *nodes* with global frame
+    ``G_n = G_parent(n) · C_n · Rot(a_n, θ_n)``: a Hinge one node (C = offset, a = its
+    axis), a Ball one node per unlocked component in multiplication order (Blender's
+    ``R = R_k R_m R_i``; the first node carries the offset, the others C = I), a Fixed
+    joint (or a fully locked Ball) one node without rotation. A joint's frame is that of
+    its last node; a DOF's world axis is ``G_n[:3, :3] · a_n`` of its node (the rotation
+    about ``a_n`` leaves ``a_n`` fixed). Nodes are numbered level by level (tree depth),
+    so each level is a contiguous slice composed with one batched matmul. The local
+    transforms are ``T0 + sin θ · T1 + (1 − cos θ) · T2`` (Rodrigues with [a]× and
+    [a]×² premultiplied by C).
+    """
+
+    def __init__(self, joints: Sequence[Joint], slices: Sequence[slice], n_dofs: int) -> None:
+        eye4 = np.eye(4)
+        parent: list[int] = []
+        const: list[FloatArray] = []
+        axis: list[FloatArray] = []
+        dof: list[int] = []
+        joint_node: list[int] = []
+
+        def add(par: int, c: FloatArray, a: FloatArray, d: int) -> int:
+            parent.append(par)
+            const.append(c)
+            axis.append(a)
+            dof.append(d)
+            return len(parent) - 1
+
+        zero3 = np.zeros(3)
+        for j, jt in enumerate(joints):
+            par = joint_node[jt.parent] if jt.parent >= 0 else -1
+            d = jt.dofs
+            off = np.asarray(jt.offset, dtype=np.float64)
+            s = slices[j]
+            if isinstance(d, Hinge):
+                par = add(par, off, np.asarray(d.axis, dtype=np.float64), s.start)
+            elif isinstance(d, Ball) and d.free:
+                i, m, k = (_AXES[ch] for ch in d.order)
+                c = off
+                for comp in (k, m, i):
+                    if comp in d.free:
+                        par = add(par, c, _EYE3[comp], s.start + d.free.index(comp))
+                        c = eye4
+            else:
+                par = add(par, off, zero3, -1)
+            joint_node.append(par)
+
+        # Level-order renumbering: children of one depth form a contiguous range,
+        # sorted by their (already renumbered) parent.
+        count = len(parent)
+        depth = [0] * count
+        for nd in range(count):
+            depth[nd] = 0 if parent[nd] < 0 else depth[parent[nd]] + 1
+        new = [-1] * count
+        order: list[int] = []
+        levels: list[tuple[int, int, slice | IntArray]] = []
+        for lv in range(max(depth) + 1):
+            here = [nd for nd in range(count) if depth[nd] == lv]
+            here.sort(key=lambda nd: (new[parent[nd]] if parent[nd] >= 0 else -1, nd))
+            start = len(order)
+            for nd in here:
+                new[nd] = len(order)
+                order.append(nd)
+            if lv == 0:
+                continue
+            ps = [new[parent[nd]] for nd in here]
+            sel: slice | IntArray
+            if all(p == ps[0] for p in ps):
+                sel = slice(ps[0], ps[0] + 1)
+            elif ps == list(range(ps[0], ps[0] + len(ps))):
+                sel = slice(ps[0], ps[0] + len(ps))
+            else:
+                sel = np.array(ps, dtype=np.intp)
+            levels.append((start, len(order), sel))
+        n_roots = sum(1 for nd in range(count) if depth[nd] == 0)
+
+        t0 = np.zeros((count, 4, 4))
+        t1 = np.zeros((count, 4, 4))
+        t2 = np.zeros((count, 4, 4))
+        node_q = np.zeros(count, dtype=np.intp)
+        dof_node = np.zeros(n_dofs, dtype=np.intp)
+        dof_axis = np.zeros((n_dofs, 3))
+        for nn, nd in enumerate(order):
+            c = const[nd]
+            a = axis[nd]
+            t0[nn] = c
+            if dof[nd] >= 0:
+                sk = _skew(a)
+                t1[nn, :3, :3] = c[:3, :3] @ sk
+                t2[nn, :3, :3] = c[:3, :3] @ (sk @ sk)
+                node_q[nn] = dof[nd]
+                dof_node[dof[nd]] = nn
+                dof_axis[dof[nd]] = a
+        self.n_nodes = count
+        self.n_roots = n_roots
+        self.levels = tuple(levels)
+        self.t0, self.t1, self.t2 = t0, t1, t2
+        self.node_q = node_q
+        self.dof_node = dof_node
+        self.dof_axis = dof_axis[:, :, None]
+        self.joint_node = np.array([new[nd] for nd in joint_node], dtype=np.intp)
+        self.n_dofs = n_dofs
+
+    def frames(self, q: FloatArray) -> FloatArray:
+        """(B, N, 4, 4) global node frames for batched q (B, n_dofs)."""
+        g: FloatArray
+        if self.n_dofs:
+            theta = q[:, self.node_q]
+            g = self.t0 + np.sin(theta)[..., None, None] * self.t1
+            g += (1.0 - np.cos(theta))[..., None, None] * self.t2
+        else:
+            g = np.broadcast_to(self.t0, (q.shape[0],) + self.t0.shape).copy()
+        for start, stop, par in self.levels:
+            np.matmul(g[:, par], g[:, start:stop], out=g[:, start:stop])
+        return g
+
+
 # --------------------------------------------------------------------------------------
 # Skeleton
 # --------------------------------------------------------------------------------------
@@ -431,6 +566,10 @@ class Skeleton:
     upper: FloatArray = field(init=False, repr=False)
     #: (J, J): [a, j] is True when joint a is joint j or one of its ancestors.
     ancestors: BoolArray = field(init=False, repr=False)
+    #: Precomputed constant arrays of the vectorised forward kinematics (private).
+    _kin: _KinematicPlan = field(init=False, repr=False, compare=False)
+    #: Single-entry cache of the per-goal-list evaluation plan (private).
+    _goal_cache: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         joints = tuple(self.joints)
@@ -493,6 +632,8 @@ class Skeleton:
         object.__setattr__(self, "names", tuple(names))
         object.__setattr__(self, "dof_slices", tuple(slices))
         object.__setattr__(self, "n_dofs", start)
+        object.__setattr__(self, "_kin", _KinematicPlan(joints, slices, start))
+        object.__setattr__(self, "_goal_cache", {})
 
     # ------------------------------------------------------------------ basics
 
@@ -554,45 +695,12 @@ class Skeleton:
     def _kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """Global rotations (B, J, 3, 3), origins (B, J, 3), DOF world axes (B, n, 3) and
         DOF origins (B, n, 3) for batched ``q`` (B, n)."""
-        b = q.shape[0]
-        nj = self.n_joints
-        rot = np.empty((b, nj, 3, 3))
-        org = np.empty((b, nj, 3))
-        w = np.zeros((b, self.n_dofs, 3))
-        p = np.zeros((b, self.n_dofs, 3))
-        for j, jt in enumerate(self.joints):
-            off = np.asarray(jt.offset)
-            if jt.parent < 0:
-                pre_r = np.broadcast_to(off[:3, :3], (b, 3, 3))
-                pre_t = np.broadcast_to(off[:3, 3], (b, 3))
-            else:
-                pr = rot[:, jt.parent]
-                pre_r = pr @ off[:3, :3]
-                pre_t = pr @ off[:3, 3] + org[:, jt.parent]
-            org[:, j] = pre_t
-            d = jt.dofs
-            s = self.dof_slices[j]
-            if isinstance(d, Fixed):
-                rot[:, j] = pre_r
-            elif isinstance(d, Hinge):
-                ax = np.asarray(d.axis)
-                rot[:, j] = pre_r @ axis_angle_to_matrix(ax, q[:, s.start])
-                w[:, s.start] = pre_r @ ax
-                p[:, s.start] = pre_t
-            else:
-                full = np.zeros((b, 3))
-                full[:, list(d.free)] = q[:, s]
-                rot[:, j] = pre_r @ euler_to_matrix(full, d.order)
-                # R = R_k(c) R_m(b) R_i(a): ω = e_k ċ + R_k e_m ḃ + R_k R_m e_i ȧ (local).
-                i, m, k = (_AXES[ch] for ch in d.order)
-                eye = _EYE3
-                rk = axis_angle_to_matrix(eye[k], full[:, k])
-                rkm = rk @ axis_angle_to_matrix(eye[m], full[:, m])
-                local = {k: np.broadcast_to(eye[k], (b, 3)), m: rk[:, :, m], i: rkm[:, :, i]}
-                for col, comp in enumerate(d.free):
-                    w[:, s.start + col] = np.einsum("bij,bj->bi", pre_r, local[comp])
-                    p[:, s.start + col] = pre_t
-        return rot, org, w, p
+        kin = self._kin
+        g = kin.frames(q)
+        gj = g[:, kin.joint_node]
+        gd = g[:, kin.dof_node]
+        w: FloatArray = (gd[..., :3, :3] @ kin.dof_axis)[..., 0]
+        return gj[..., :3, :3], gj[..., :3, 3], w, gd[..., :3, 3]
 
     def forward(self, q: ArrayLike) -> FloatArray:
         """Global 4×4 frames of all joints: (J, 4, 4) for q (n_dofs,), (B, J, 4, 4) for
@@ -630,6 +738,26 @@ class Skeleton:
         except InvalidSkeletonError as exc:
             raise InvalidGoalError(f"goals[{gi}] ({type(goal).__name__}): {exc}") from exc
 
+    def _goal_plan(self, goals: Sequence[Goal]) -> tuple[tuple[RowBlock, ...], list[Any]]:
+        """Row blocks and per-goal constants (joint node, DOF mask × sqrt(weight), kinds)
+        for ``goals``; validated once and cached for the last goal list seen."""
+        cache = self._goal_cache.get("plan")
+        if (
+            cache is not None
+            and len(cache[0]) == len(goals)
+            and all(a is b for a, b in zip(cache[0], goals, strict=True))
+        ):
+            return cache[1], cache[2]
+        blocks = self.blocks(goals)
+        per: list[Any] = []
+        for gi, goal in enumerate(goals):
+            j = self._goal_joint(goal, gi)
+            sw = float(np.sqrt(goal.weight))
+            maskw = sw * self.ancestors[self.dof_joint, j].astype(np.float64)
+            per.append((j, int(self._kin.joint_node[j]), _goal_kinds(goal), sw, maskw))
+        self._goal_cache["plan"] = (tuple(goals), blocks, per)
+        return blocks, per
+
     def evaluate(
         self,
         q: FloatArray,
@@ -645,20 +773,30 @@ class Skeleton:
         (default: all B rows, b = B, or shared targets). Used by the solvers; most callers
         want :meth:`errors` / :meth:`jacobian` / :meth:`goal_errors`.
         """
-        blocks = self.blocks(goals)
+        blocks, per = self._goal_plan(goals)
         b = q.shape[0]
         n = self.n_dofs
-        rot, org, w, p = self._kinematics(q)
+        kin = self._kin
+        g = kin.frames(q)
         m = 3 * len(blocks)
-        e = np.zeros((b, m))
-        jac = np.zeros((b, m, n)) if jacobian else None
-        gerr = np.zeros((b, len(goals)))
+        e = np.empty((b, m))
+        jac = np.empty((b, m, n)) if jacobian else None
+        gerr = np.empty((b, len(goals)))
+        wt: FloatArray | None = None
+        mt: FloatArray | None = None
+        if jacobian:
+            gd = g[:, kin.dof_node]
+            w = (gd[..., :3, :3] @ kin.dof_axis)[..., 0]  # (b, n, 3) DOF world axes
+            wt = np.swapaxes(w, -1, -2)  # (b, 3, n)
+            # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
+            mt = np.swapaxes((_skew(gd[..., :3, 3]) @ w[..., None])[..., 0], -1, -2)
 
         def target(goal: Goal, value: object, nd: int = 1) -> FloatArray:
-            """A goal array (unbatched ndim ``nd``) for the b rows."""
+            """A goal array (unbatched ndim ``nd``; shared arrays are returned as they
+            are and broadcast against the b rows)."""
             arr = np.asarray(value)
             if goal._n is None or arr.ndim == nd:
-                return np.broadcast_to(arr, (b,) + arr.shape)
+                return arr
             sel = arr if rows is None else arr[rows]
             if sel.shape[0] != b:
                 raise ShapeMismatchError(
@@ -667,61 +805,68 @@ class Skeleton:
                 )
             return sel
 
+        def apply(x: FloatArray, v: FloatArray) -> FloatArray:
+            """x (b, 3, 3) times v (3,) or (b, 3)."""
+            out: FloatArray = x @ v if v.ndim == 1 else (x @ v[..., None])[..., 0]
+            return out
+
         bi = 0
         for gi, goal in enumerate(goals):
-            j = self._goal_joint(goal, gi)
-            mask = self.ancestors[self.dof_joint, j]  # (n,) DOFs that move joint j
-            wm = w * mask[None, :, None]
-            rj = rot[:, j]
-            oj = org[:, j]
-            sw = np.sqrt(goal.weight)
-            for kind in _goal_kinds(goal):
-                r = slice(3 * bi, 3 * bi + 3)
+            _, node, kinds, sw, maskw = per[gi]
+            gn = g[:, node]
+            rj = gn[:, :3, :3]
+            oj = gn[:, :3, 3]
+            for k, kind in enumerate(kinds):
+                r0 = 3 * bi
                 cols: FloatArray | None = None
                 if kind is BlockKind.POSITION:
                     if isinstance(goal, PositionGoal):
-                        s = np.einsum("bij,bj->bi", rj, target(goal, goal.point)) + oj
-                        tgt = target(goal, goal.position)
+                        pt = target(goal, goal.point)
+                        s = oj if pt.ndim == 1 and not pt.any() else apply(rj, pt) + oj
                     else:
                         s = oj
-                        tgt = target(goal, goal.position)  # type: ignore[union-attr]
+                    tgt = target(goal, goal.position)  # type: ignore[union-attr]
                     err = tgt - s
-                    if jac is not None:
+                    if wt is not None and mt is not None:
                         ref = tgt if target_based else s
-                        cols = np.cross(wm, ref[:, None, :] - p)
+                        cols = mt - _skew(ref) @ wt
                 elif kind is BlockKind.ROTATION:
                     rt = target(goal, goal.rotation, 2)  # type: ignore[union-attr]
                     axis, angle = matrix_to_axis_angle(rt @ np.swapaxes(rj, -1, -2))
                     err = axis * angle[:, None]
-                    if jac is not None:
-                        cols = np.einsum("bij,bnj->bni", _inv_right_jacobian(err), wm)
+                    if wt is not None:
+                        cols = _inv_right_jacobian(err) @ wt
                 elif kind is BlockKind.DIRECTION:
                     assert isinstance(goal, DirectionGoal | PartialOrientationGoal)
-                    a = np.einsum("bij,bj->bi", rj, target(goal, goal.axis))
+                    a = apply(rj, target(goal, goal.axis))
                     err = target(goal, goal.direction) - a
-                    if jac is not None:
-                        cols = np.cross(wm, a[:, None, :])
+                    if wt is not None:
+                        cols = -(_skew(a) @ wt)
                 else:
                     assert isinstance(goal, AimGoal)
-                    a = np.einsum("bij,bj->bi", rj, target(goal, goal.axis))
-                    o = np.einsum("bij,bj->bi", rj, target(goal, goal.origin)) + oj
+                    a = apply(rj, target(goal, goal.axis))
+                    o = apply(rj, target(goal, goal.origin)) + oj
                     v = target(goal, goal.target) - o
                     dist = np.sqrt(np.sum(v * v, axis=-1))
                     hit = dist < _MIN_AIM_DISTANCE
                     safe = np.where(hit, 1.0, dist)
                     u = np.where(hit[:, None], a, v / safe[:, None])
                     err = u - a
-                    if jac is not None:
-                        dv = np.cross(wm, (o[:, None, :] - p))  # −∂v/∂q, (b, n, 3)
-                        proj = dv - np.sum(dv * u[:, None, :], axis=-1)[..., None] * u[:, None, :]
+                    if wt is not None and mt is not None:
+                        dv = mt - _skew(o) @ wt  # −∂v/∂q, (b, 3, n)
+                        proj: FloatArray = dv - u[:, :, None] * (u[:, None, :] @ dv)
                         proj = np.where(hit[:, None, None], 0.0, proj / safe[:, None, None])
-                        cols = np.cross(wm, a[:, None, :]) + proj
-                e[:, r] = sw * err
+                        cols = proj - _skew(a) @ wt
+                e[:, r0 : r0 + 3] = sw * err
                 if jac is not None and cols is not None:
-                    jac[:, r, :] = sw * np.swapaxes(cols, -1, -2)
-                gerr[:, gi] = np.maximum(gerr[:, gi], np.sqrt(np.sum(err * err, axis=-1)))
+                    np.multiply(cols, maskw, out=jac[:, r0 : r0 + 3, :])
+                norm = np.sqrt(np.sum(err * err, axis=-1))
+                if k == 0:
+                    gerr[:, gi] = norm
+                else:
+                    gerr[:, gi] = np.maximum(gerr[:, gi], norm)
                 bi += 1
-        return Evaluation(e, jac, gerr, self.blocks(goals))
+        return Evaluation(e, jac, gerr, blocks)
 
     def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
         qb, batched = self.check_q(q)
