@@ -379,7 +379,7 @@ class IKSolver(ABC):
         """(b,) objective the loop uses for stall detection and for the best iterate
         returned when a row does not reach its goals: ‖e‖² by default. Methods that
         minimise something else (TASK_PRIORITY: priorities) override it."""
-        out: FloatArray = np.sum(e * e, axis=1)
+        out: FloatArray = np.add.reduce(e * e, axis=1)
         return out
 
     def run(
@@ -441,7 +441,7 @@ class IKSolver(ABC):
             assert ev.J is not None
             gerr = ev.goal_error
             if all_active:
-                err = gerr.max(axis=1)
+                err = np.maximum.reduce(gerr, axis=1)
             elif any_active:
                 err = gerr[:, active_goals].max(axis=1)
             else:
@@ -630,10 +630,12 @@ def _dls(j: FloatArray, e: FloatArray, lam2: FloatArray) -> FloatArray:
     b, m, n = j.shape
     jt = np.swapaxes(j, -1, -2)
     if m <= n:
-        a = j @ jt + lam2[:, None, None] * np.eye(m)
+        a = j @ jt
+        a.reshape(b, m * m)[:, :: m + 1] += lam2[:, None]  # + λ²I
         f = np.linalg.solve(a, e[..., None])[..., 0]
         return _mv(jt, f)
-    a = jt @ j + lam2[:, None, None] * np.eye(n)
+    a = jt @ j
+    a.reshape(b, n * n)[:, :: n + 1] += lam2[:, None]
     out: FloatArray = np.linalg.solve(a, _mv(jt, e)[..., None])[..., 0]
     return out
 
@@ -653,7 +655,7 @@ def _damping(state: StepState) -> FloatArray:
 def _solve_dls(state: StepState, e: FloatArray) -> FloatArray:
     lam2 = _damping(state)
     m, n = state.J.shape[1:]
-    if not np.all(lam2 > 0.0):
+    if not (lam2 > 0.0).all():
         # λ = 0 is only used when σ_min ≥ ε > 0, so the smaller system is regular; still,
         # guard exact zeros of a degenerate J with the tiniest damping.
         lam2 = np.maximum(lam2, 1e-300)

@@ -515,6 +515,11 @@ class _KinematicPlan:
                 dof_node[dof[nd]] = nn
         self.n_nodes = count
         self.levels = tuple(levels)
+        #: per level, the index of its parents' 4×4 blocks and of its nodes in the frames
+        self.level_index = tuple(
+            ((slice(None), par, slice(None), slice(None, 4)), (slice(None), slice(start, stop)))
+            for start, stop, par in levels
+        )
         # (N, 3, 20) [T0; T1; T2], a strided view like the frames (same loop for all B)
         self.tt = np.zeros((count, 3, 40))[..., ::2]
         self.tt[...] = np.stack([t.reshape(count, 20) for t in (t0, t1, t2)], axis=1)
@@ -536,8 +541,7 @@ class _KinematicPlan:
             # local transforms [1, sin θ, 1 − cos θ] · [T0; T1; T2]: one small matrix
             # product per node over the whole batch (node-major), then copied into g
             theta = q[:, self.node_q].T
-            coef = np.empty(theta.shape + (3,))
-            coef[..., 0] = 1.0
+            coef = np.ones(theta.shape + (3,))
             np.sin(theta, out=coef[..., 1])
             np.cos(theta, out=coef[..., 2])
             np.subtract(1.0, coef[..., 2], out=coef[..., 2])
@@ -545,8 +549,8 @@ class _KinematicPlan:
             g[...] = np.swapaxes(local, 0, 1).reshape(g.shape)
         else:
             g[...] = self.tt[:, 0].reshape(g.shape[1:])
-        for start, stop, par in self.levels:
-            np.matmul(g[:, par, :, :4], g[:, start:stop], out=g[:, start:stop])
+        for parent, child in self.level_index:
+            np.matmul(g[parent], g[child], out=g[child])
         return g
 
 
@@ -767,7 +771,46 @@ class Skeleton:
             j = self._goal_joint(goal, gi)
             sw = float(np.sqrt(goal.weight))
             maskw = sw * self.ancestors[self.dof_joint, j].astype(np.float64)
-            per.append((j, int(self._kin.joint_node[j]), _goal_kinds(goal), sw, maskw))
+            zero_point = (
+                isinstance(goal, PositionGoal)
+                and np.ndim(goal.point) == 1
+                and not np.any(goal.point)
+            )
+            per.append((j, int(self._kin.joint_node[j]), _goal_kinds(goal), sw, maskw, zero_point))
+        # POSITION blocks measured at the joint origin (zero-point PositionGoal, PoseGoal,
+        # PartialOrientationGoal) are evaluated together, vectorised over the goals.
+        group: list[tuple[int, int]] = []  # (block, goal)
+        starts: list[int] = []
+        bi = 0
+        for gi, goal in enumerate(goals):
+            starts.append(bi)
+            for kind in per[gi][2]:
+                if kind is BlockKind.POSITION and (
+                    per[gi][5] or isinstance(goal, PoseGoal | PartialOrientationGoal)
+                ):
+                    group.append((bi, gi))
+                bi += 1
+        grouped = np.zeros(bi, dtype=bool)
+        pos: tuple[Any, ...] | None = None
+        if group:
+            gb = [x[0] for x in group]
+            gg = [x[1] for x in group]
+            grouped[gb] = True
+            sel: slice | IntArray = (
+                slice(gb[0], gb[-1] + 1)
+                if gb == list(range(gb[0], gb[-1] + 1))
+                else np.array(gb, dtype=np.intp)
+            )
+            sws = np.array([per[gi][3] for gi in gg])
+            pos = (
+                sel,
+                tuple(gg),
+                np.array([per[gi][1] for gi in gg], dtype=np.intp),
+                None if np.all(sws == 1.0) else sws[:, None],
+                np.stack([per[gi][4] for gi in gg])[:, None, :],
+            )
+        skip = [bool(grouped[st : st + len(per[gi][2])].all()) for gi, st in enumerate(starts)]
+        per.append((pos, grouped.tolist(), np.array(starts, dtype=np.intp), skip))
         self._goal_cache["plan"] = (tuple(goals), blocks, per)
         return blocks, per
 
@@ -794,7 +837,6 @@ class Skeleton:
         m = 3 * len(blocks)
         e = np.empty((b, m))
         jac = np.empty((b, m, n)) if jacobian else None
-        gerr = np.empty((b, len(goals)))
         wt: FloatArray | None = None
         mt: FloatArray | None = None
         if jacobian:
@@ -823,19 +865,47 @@ class Skeleton:
             out: FloatArray = x @ v if v.ndim == 1 else (x @ v[..., None])[..., 0]
             return out
 
+        pos, grouped, starts, skip = per[-1]
+        nb = len(blocks)
+        bn = np.empty((b, nb))  # per-block error norms
+        if pos is not None:
+            sel, gg, gnodes, gsw, gmask = pos
+            s_all = g[:, gnodes][..., :3, 3]  # (b, Gp, 3) joint origins
+            tgt_all = np.empty(s_all.shape)
+            for i, gi in enumerate(gg):
+                tgt_all[:, i] = target(goals[gi], goals[gi].position)
+            err_all = tgt_all - s_all
+            e3 = e.reshape(b, nb, 3)
+            e3[:, sel] = err_all if gsw is None else gsw * err_all
+            bn[:, sel] = np.sqrt(np.add.reduce(err_all * err_all, axis=-1))
+            if jac is not None and wt is not None and mt is not None:
+                ref_all = tgt_all if target_based else s_all
+                cols_all = mt[:, None] - _skew(ref_all) @ wt[:, None]  # (b, Gp, 3, n)
+                jac4 = jac.reshape(b, nb, 3, n)
+                if isinstance(sel, slice):
+                    np.multiply(cols_all, gmask, out=jac4[:, sel])
+                else:
+                    jac4[:, sel] = cols_all * gmask
         bi = 0
         for gi, goal in enumerate(goals):
-            _, node, kinds, sw, maskw = per[gi]
+            _, node, kinds, sw, maskw, zero_point = per[gi]
+            if skip[gi]:
+                bi += len(kinds)
+                continue
             gn = g[:, node]
             rj = gn[:, :3, :3]
             oj = gn[:, :3, 3]
-            for k, kind in enumerate(kinds):
+            for kind in kinds:
+                if grouped[bi]:
+                    bi += 1
+                    continue
                 r0 = 3 * bi
                 cols: FloatArray | None = None
                 if kind is BlockKind.POSITION:
-                    if isinstance(goal, PositionGoal):
-                        pt = target(goal, goal.point)
-                        s = oj if pt.ndim == 1 and not pt.any() else apply(rj, pt) + oj
+                    if zero_point:
+                        s = oj
+                    elif isinstance(goal, PositionGoal):
+                        s = apply(rj, target(goal, goal.point)) + oj
                     else:
                         s = oj
                     tgt = target(goal, goal.position)  # type: ignore[union-attr]
@@ -870,15 +940,12 @@ class Skeleton:
                         proj: FloatArray = dv - u[:, :, None] * (u[:, None, :] @ dv)
                         proj = np.where(hit[:, None, None], 0.0, proj / safe[:, None, None])
                         cols = proj - _skew(a) @ wt
-                e[:, r0 : r0 + 3] = sw * err
+                e[:, r0 : r0 + 3] = err if sw == 1.0 else sw * err
                 if jac is not None and cols is not None:
                     np.multiply(cols, maskw, out=jac[:, r0 : r0 + 3, :])
-                norm = np.sqrt(np.sum(err * err, axis=-1))
-                if k == 0:
-                    gerr[:, gi] = norm
-                else:
-                    gerr[:, gi] = np.maximum(gerr[:, gi], norm)
+                bn[:, bi] = np.sqrt(np.add.reduce(err * err, axis=-1))
                 bi += 1
+        gerr = bn if nb == len(goals) else np.maximum.reduceat(bn, starts, axis=1)
         return Evaluation(e, jac, gerr, blocks)
 
     def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
