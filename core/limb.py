@@ -1559,6 +1559,17 @@ def solve_limb(
     if isinstance(goal, AimGoal):
         from .limb_aim import solve_aim
 
+        if (
+            psi is not None
+            or wrist_target is not None
+            or up is not None
+            or (psi_strategy is not PsiStrategy.GIVEN)
+        ):
+            raise InvalidGoalError(
+                "psi, psi_strategy, wrist_target and up apply to PartialOrientationGoal, "
+                "not AimGoal"
+            )
+
         return solve_aim(
             limb,
             goal,
@@ -1747,6 +1758,10 @@ def feasible_swivel(
     a partial-orientation goal's free rotation; ``elbow`` an aim goal's θ4 (default: as
     :func:`solve_limb` chooses it). Batched goals give an (N, K, 2) NaN-padded array.
     """
+    if psi is not None and not isinstance(goal, PartialOrientationGoal):
+        raise InvalidGoalError(f"psi applies to PartialOrientationGoal, not {type(goal).__name__}")
+    if elbow is not None and not isinstance(goal, AimGoal):
+        raise InvalidGoalError(f"elbow applies to AimGoal, not {type(goal).__name__}")
     if isinstance(goal, PartialOrientationGoal):
         from .limb_partial import partial_rotation
 

@@ -91,16 +91,55 @@ def _hand(
 
 
 def _aim_point(
-    h_o: FloatArray, a_o: FloatArray, t_len: FloatArray
+    h_o: FloatArray, a_o: FloatArray, t_len: FloatArray, near: bool = False
 ) -> tuple[FloatArray, FloatArray]:
-    """t' = h_o + λ a_o with |t'| = |t| and λ the larger root; where none exists, the point
-    of closest approach (λ = max(−h_o·a_o, 0)). Returns (t', solvable)."""
+    """t' = h_o + λ a_o with |t'| = |t|: λ the far root (or the near one, ``near``) of
+    λ² + 2λ h_o·a_o + |h_o|² − |t|² = 0, which must be ≥ 0 (the target ahead of the ray's
+    origin); where there is none, the point of closest approach (λ = max(−h_o·a_o, 0)).
+    Returns (t', solvable)."""
     b = np.sum(h_o * a_o, axis=-1)
     disc = b * b - (np.sum(h_o * h_o, axis=-1) - t_len**2)
-    lam = -b + np.sqrt(np.maximum(disc, 0.0))
+    root = np.sqrt(np.maximum(disc, 0.0))
+    lam = -b - root if near else -b + root
     ok = (disc >= 0.0) & (lam >= 0.0)
-    lam = np.where(ok, lam, np.maximum(-b, 0.0))
-    return h_o + lam[:, None] * a_o, ok
+    lam = np.where(ok, lam, 0.0)
+    pts = h_o + lam[:, None] * a_o
+    if not np.all(ok):
+        pts = np.where(ok[:, None], pts, _best_unreachable(h_o, a_o, t_len))
+    return pts, ok
+
+
+def _best_unreachable(h_o: FloatArray, a_o: FloatArray, t_len: FloatArray) -> FloatArray:
+    """Where no exact aim exists: the point t' on the sphere |t'| = |t| seen from h_o most
+    nearly along a_o (max a_o·(t' − h_o)/|t' − h_o|, the least aim error). By symmetry it
+    lies in the plane of h_o and a_o: a 1-D search over the angle in that plane (dense
+    sampling, then golden section; vectorised over rows)."""
+    e1 = _unit(np.where(np.linalg.norm(h_o, axis=-1, keepdims=True) > 1e-12, h_o, a_o))
+    e2 = _perp(a_o, e1, np.eye(3)[np.argmin(np.abs(e1), axis=-1)])
+    r = t_len[:, None]
+
+    def score(alpha: FloatArray) -> FloatArray:  # alpha (N, K) → cos(aim error)
+        s = np.cos(alpha)[..., None] * e1[:, None] + np.sin(alpha)[..., None] * e2[:, None]
+        d = r[:, None] * s - h_o[:, None]
+        n = np.linalg.norm(d, axis=-1)
+        out: FloatArray = np.where(n > 1e-15, np.sum(d * a_o[:, None], axis=-1) / n, -1.0)
+        return out
+
+    grid = np.linspace(-math.pi, math.pi, 721)[None, :-1] + np.zeros((len(h_o), 1))
+    k = np.argmax(score(grid), axis=1)
+    step = 2 * math.pi / 720
+    a = grid[np.arange(len(h_o)), k] - step
+    b = a + 2 * step
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(60):
+        x1, x2 = b - g * (b - a), a + g * (b - a)
+        f = score(np.stack([x1, x2], axis=1))
+        left = f[:, 0] > f[:, 1]
+        b = np.where(left, x2, b)
+        a = np.where(left, a, x1)
+    al = 0.5 * (a + b)[:, None]
+    out: FloatArray = r * (np.cos(al) * e1 + np.sin(al) * e2)
+    return out
 
 
 def _frames(limb: Limb, h_o: FloatArray, t_loc: FloatArray, target: FloatArray) -> Any:
@@ -203,6 +242,24 @@ def _solve_fixed_elbow(
         pr.RW, pr.R2 = None, V.mat_of(wrist)
         sh, wr = L._joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
         feas = L._feasible(limits, sh, wr, theta)
+        # Both roots ahead of the ray's origin: a second circle of exact aims. Use it
+        # where the far root's circle has no φ within the limits but the near one has.
+        t_near, ok_near = _aim_point(h_o, a_o, t_len, near=True)
+        lacking = np.isnan(feas.all[:, 0, 0]) & ok_near
+        if np.any(lacking):
+            ci2 = _frames(limb, h_o, t_near, target)
+            ci2.theta = theta
+            sh2, wr2 = L._joint_coeffs(V.ArrayOps, limb._c, pr, ci2, nb)
+            feas2 = L._feasible(limits, sh2, wr2, theta)
+            use2 = lacking & ~np.isnan(feas2.all[:, 0, 0])
+            if np.any(use2):
+                for name in ("x_r", "y_r", "z_r", "n", "u", "v"):
+                    a1, a2 = getattr(ci, name), getattr(ci2, name)
+                    setattr(
+                        ci, name, tuple(np.where(use2, y, x) for x, y in zip(a1, a2, strict=True))
+                    )
+                sh, wr = L._joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
+                feas = L._feasible(limits, sh, wr, theta)
         intervals = feas.all
         if strategy is L.SwivelStrategy.MIDPOINT:
             chosen, has = L._midpoint(intervals)
@@ -355,7 +412,7 @@ def _minimise_f(
     cand = _solve_fixed_elbow(
         limb, gb, np.array([res.x[0]]), wrist[None], np.array([res.x[1]]), None
     )[0]
-    if cand.within_limits and cand.reachable:
+    if cand.within_limits and cand.aim_error <= 1e-12:
         return cand
     return seed
 

@@ -186,6 +186,22 @@ def _free(limb: Limb) -> Limb:
     return LimbCls(limb.a, limb.b, limb.elbow_axis, limb.effector, None, limb.swivel_reference)
 
 
+def _validate_point(value: Any, name: str, n: int | None) -> FloatArray | None:
+    if value is None:
+        return None
+    try:
+        v = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidGoalError(f"{name} must be a 3-vector (m), got {value!r}") from exc
+    if v.ndim not in (1, 2) or v.shape[-1] != 3:
+        raise InvalidGoalError(f"{name} must have shape (3,) or (N, 3), got {v.shape}")
+    if not np.all(np.isfinite(v)):
+        raise InvalidGoalError(f"{name} must be finite, got {v!r}")
+    if v.ndim == 2 and n is not None and len(v) != n:
+        raise ShapeMismatchError(f"{name} has {len(v)} rows for a batch of {n} goals")
+    return v
+
+
 def solve_partial(
     limb: Limb,
     goal: PartialOrientationGoal,
@@ -213,7 +229,11 @@ def solve_partial(
         if n is None:
             goal = _broadcast(goal, len(psi_arr))
             n = len(psi_arr)
-    psi_c = choose_psi(psi_strategy, wrist_circle(limb, goal, ref), psi_arr, wrist_target, up)
+    wt = _validate_point(wrist_target, "wrist_target", n)
+    if wt is not None and wt.ndim == 2 and n is None:
+        goal = _broadcast(goal, len(wt))
+        n = len(wt)
+    psi_c = choose_psi(psi_strategy, wrist_circle(limb, goal, ref), psi_arr, wt, up)
     if not _has_limits(limb):
         return _pose_solution(limb, goal, psi_c, ref, pose_kwargs)
     # Limits: where G(ψ) has feasible φ, the analytic limb solve keeps every limit; the
@@ -379,7 +399,8 @@ def _limited_element(
             return None
         lo, hi = lim.bounds()
         mask = np.array(lim.limited)
-        return np.where(mask, 0.5 * (np.array(lo) + np.array(hi)), 0.0), mask
+        mid = 0.5 * (np.where(mask, lo, 0.0) + np.where(mask, hi, 0.0))
+        return mid, mask
 
     ms, mw = mids(limits.shoulder), mids(limits.wrist)
 

@@ -490,13 +490,6 @@ def unsolvable_goal(rng: np.random.Generator, limb: Limb, theta: float, kind: st
             return goal
 
 
-BUG_A1 = (
-    "BUG A1: unreachable aims are not optimised (Table 3's 2-DOF constrained optimisation): "
-    "the closest-approach point of the ray is turned toward the target, which can be far "
-    "from the best aim (e.g. 90° where 80.9° is possible)"
-)
-
-
 @pytest.mark.parametrize("kind", ["cone", "behind"])
 def test_unreachable_fixed_elbow_no_nan_truthful(kind: str) -> None:
     rng = np.random.default_rng(30 if kind == "cone" else 31)
@@ -512,7 +505,6 @@ def test_unreachable_fixed_elbow_no_nan_truthful(kind: str) -> None:
             assert sol.elbow == theta
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_A1)
 @pytest.mark.parametrize("kind", ["cone", "behind"])
 def test_unreachable_fixed_elbow_no_worse_than_grid(kind: str) -> None:
     rng = np.random.default_rng(30 if kind == "cone" else 31)
@@ -528,7 +520,6 @@ def test_unreachable_fixed_elbow_no_worse_than_grid(kind: str) -> None:
     assert not worse, worse
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_A1)
 def test_unreachable_fixed_elbow_minimal() -> None:
     """Straight arm (θ4 = 0), ray along the effector's X from the hand, target 0.1 m from
     the shoulder (inside the 0.63 m unreachable cone): the solver points the hand at the
@@ -562,7 +553,6 @@ def test_unreachable_free_elbow_no_nan_truthful() -> None:
         assert sol.within_limits == bool(pose_within(limb, sol))
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_A1)
 def test_unreachable_free_elbow_no_worse_than_grid() -> None:
     limb = arm(LimbLimits(elbow=(0.0, 1.0)))
     worse = []
@@ -642,22 +632,7 @@ def aiming_shoulders(
     return np.concatenate(out) if out else np.zeros((0, 3, 3))
 
 
-LIMITS_SECOND_ROOT = (
-    "BUG A2: with θ4 given, only the far root λ+ of |h_o + λ a_o| = |t| is used; when "
-    "both roots are ahead of the ray's origin the aim has a second circle of solutions, "
-    "and limit-satisfying poses on it are never found"
-)
-
-
-@pytest.mark.parametrize(
-    "seed",
-    [
-        pytest.param(s, marks=[pytest.mark.xfail(strict=True, reason=LIMITS_SECOND_ROOT)])
-        if s in (2, 7)
-        else s
-        for s in range(10)
-    ],
-)
+@pytest.mark.parametrize("seed", range(10))
 def test_limits_fixed_elbow_whenever_dense_swivel_grid_has_a_solution(seed: int) -> None:
     limb, goal, theta, w = limited_case(seed)
     r1 = aiming_shoulders(limb, goal, theta, w, 1440)
@@ -706,7 +681,6 @@ def _second_root_case() -> tuple[Limb, AimGoal]:
     return limb, AimGoal(o + 0.1 * d, (0.0, -1.0, 0.0))
 
 
-@pytest.mark.xfail(strict=True, reason=LIMITS_SECOND_ROOT)
 def test_limits_second_root_fixed_elbow_minimal() -> None:
     limb, goal = _second_root_case()
     assert bool(joints_within(limb, np.eye(3), np.array(1.0), np.eye(3)))
@@ -714,7 +688,6 @@ def test_limits_second_root_fixed_elbow_minimal() -> None:
     assert sol.within_limits is True
 
 
-@pytest.mark.xfail(strict=True, reason=LIMITS_SECOND_ROOT)
 def test_limits_second_root_free_elbow_minimal() -> None:
     limb, goal = _second_root_case()
     sol = solve_limb(limb, goal)
@@ -765,11 +738,6 @@ def test_invalid_aim_solve_arguments_raise() -> None:
             solve_limb(limb, goal, **kw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: psi, psi_strategy, wrist_target and up are silently ignored for an AimGoal "
-    "(solve_limb rejects them for position/pose goals)",
-)
 @pytest.mark.parametrize(
     "kw",
     [
@@ -784,12 +752,6 @@ def test_partial_arguments_rejected_for_aim_goals(kw: dict) -> None:
         solve_limb(arm(), AimGoal((0.0, 0.3, 0.2), (0.0, 1.0, 0.0)), **kw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG A3 (minor): with θ4 free and limits, the F(θ4, φ) optimisation runs to the "
-    "solvability boundary λ+ → 0 (ray origin 1.5e-7 m from the target), where the aim error "
-    "is ill-conditioned: 4.2e-10 rad > the issue's 1e-10 (accepted as ≤ REACH_TOLERANCE)",
-)
 def test_limits_free_elbow_exact_aim_near_solvability_boundary() -> None:
     from tools.sample_arm import human_arm
 

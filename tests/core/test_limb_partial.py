@@ -1026,11 +1026,6 @@ def test_invalid_solve_arguments_raise() -> None:
             solve_limb(limb, goal, **kw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: wrist_target is not validated: a wrong shape or batch size raises a plain "
-    "numpy ValueError (broadcast), a NaN one a misleading 'PoseGoal.rotation must be finite'",
-)
 def test_invalid_wrist_target_raises_limber_error() -> None:
     limb = arm()
     one = PartialOrientationGoal((0.0, 0.3, 0.2), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
@@ -1044,11 +1039,6 @@ def test_invalid_wrist_target_raises_limber_error() -> None:
         solve_limb(limb, many, psi_strategy=s, wrist_target=np.zeros((2, 3)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: feasible_swivel silently ignores psi for non-partial goals and elbow for "
-    "non-aim goals (solve_limb rejects them)",
-)
 def test_feasible_swivel_rejects_misplaced_arguments() -> None:
     limb = arm(LimbLimits(elbow=(0.0, 2.5)))
     one = PartialOrientationGoal((0.0, 0.3, 0.2), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
