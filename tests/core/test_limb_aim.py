@@ -34,6 +34,7 @@ from core import (
     solve_limb,
 )
 from core.rotations import EULER_ORDERS, matrix_to_euler_families, quat_to_matrix
+from tests.core.limb_test_helpers import circ_dist, rand_rot, tf, unit
 
 PI = math.pi
 TAU = 2.0 * PI
@@ -51,30 +52,6 @@ SETTINGS = settings(
 # ======================================================================================
 # Independent helpers
 # ======================================================================================
-
-
-def tf(rot: np.ndarray | None = None, t: tuple[float, ...] | np.ndarray = (0.0, 0.0, 0.0)):
-    m = np.eye(4)
-    if rot is not None:
-        m[:3, :3] = rot
-    m[:3, 3] = t
-    return m
-
-
-def unit(v: np.ndarray) -> np.ndarray:
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
-
-
-def rand_rot(rng: np.random.Generator, size: int | None = None) -> np.ndarray:
-    return quat_to_matrix(rng.normal(size=(4,) if size is None else (size, 4)))
-
-
-def wrap(a: np.ndarray | float) -> np.ndarray:
-    return (np.asarray(a) + PI) % TAU - PI
-
-
-def circ_dist(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
-    return np.abs(wrap(np.asarray(a) - np.asarray(b)))
 
 
 def angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
