@@ -624,6 +624,14 @@ def _default_reference(c: _Consts, limits: LimbLimits | None) -> FloatArray:
     return np.array(_bend_direction(ops, c, x_r, ep, c.tb, sigma))
 
 
+def _limits_active(limits: LimbLimits | None) -> bool:
+    """Whether any joint limit actually restricts the limb (a full-turn range does not)."""
+    return limits is not None and (
+        limits.elbow is not None
+        or any(lim is not None and any(lim.limited) for lim in (limits.shoulder, limits.wrist))
+    )
+
+
 def _reorthonormalise(ops: V.Ops, v: V.Vec, axis: V.Vec) -> V.Vec:
     """v made exactly ⊥ the unit ``axis`` and unit again (a second Gram–Schmidt pass).
 
@@ -1591,10 +1599,6 @@ def solve_limb(
         )
     n, w, sw, (et, pgoal) = _prepare(limb, goal, wrist, swivel, elbow_target)
     limits = limb.limits
-    has_limits = limits is not None and (
-        limits.elbow is not None
-        or any(lim is not None and any(lim.limited) for lim in (limits.shoulder, limits.wrist))
-    )
     near = None
     if elbow_near is not None:
         near_arr = _finite_array(elbow_near, "elbow_near", InvalidGoalError)
@@ -1603,7 +1607,9 @@ def solve_limb(
                 f"elbow_near must be a scalar or one value per goal, got shape {near_arr.shape}"
             )
         near = float(near_arr) if near_arr.ndim == 0 else near_arr
-    return _solve(limb, pgoal, w, sw, et, strategy, n, limits if has_limits else None, near)
+    return _solve(
+        limb, pgoal, w, sw, et, strategy, n, limits if _limits_active(limits) else None, near
+    )
 
 
 def _solve(

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _vec as V
 from .errors import InvalidGoalError, ShapeMismatchError
 from .goals import AimGoal
-from .limb_partial import _cross, _unit
+from .limb_partial import _central_cost_grad, _cross, _free, _middle_cost, _unit
 
 if TYPE_CHECKING:
     from .limb import Limb, LimbSolution
@@ -313,8 +313,6 @@ def _solve_free_elbow(
 
     from scipy.optimize import minimize
 
-    from .rotations import matrix_to_euler_families
-
     limits = limb.limits
     nb = len(phi_d)
     elo, ehi = (-math.pi, math.pi) if limits is None or limits.elbow is None else limits.elbow
@@ -336,9 +334,7 @@ def _solve_free_elbow(
         k = int(np.argmax(ok)) if np.any(ok) else int(np.argmin(cand.aim_error))
         best = cand[k]
         if limits is not None and np.any(ok):
-            best = _minimise_f(
-                limb, goal, i, wrist[i], best, limits, minimize, matrix_to_euler_families
-            )
+            best = _minimise_f(limb, goal, i, wrist[i], best, limits, minimize)
         rows.append(best)
     out: LimbSolution = _stack(rows, replace)
     return out
@@ -352,19 +348,10 @@ def _minimise_f(
     seed: Any,
     limits: Any,
     minimize: Any,
-    families: Any,
 ) -> Any:
     """Minimise F(θ4, φ) = Σ (θᵢ − θᵢ*)² over (θ4, φ) from a limit-satisfying seed; keep
     the optimum only if it still aims exactly and keeps every limit."""
 
-    def mids(lim: Any) -> Any:
-        if lim is None or not any(lim.limited):
-            return None
-        lo, hi = lim.bounds()
-        mask = np.array(lim.limited)
-        return np.where(mask, 0.5 * (np.array(lo) + np.array(hi)), 0.0), mask
-
-    ms, mw = mids(limits.shoulder), mids(limits.wrist)
     g1 = AimGoal(np.asarray(goal.target)[i], np.asarray(goal.axis)[i], np.asarray(goal.origin)[i])
 
     def pose(x: FloatArray) -> Any:
@@ -373,7 +360,7 @@ def _minimise_f(
             np.broadcast_to(g1.axis, (len(x), 3)),
             np.broadcast_to(g1.origin, (len(x), 3)),
         )
-        free_limb = _unlimited(limb)
+        free_limb = _free(limb)
         return _solve_fixed_elbow(
             free_limb,
             gb,
@@ -385,24 +372,10 @@ def _minimise_f(
 
     def cost(x: FloatArray) -> FloatArray:
         s = pose(x)
-        f = np.zeros(len(x))
-        for m, r, lim in ((ms, s.shoulder, limits.shoulder), (mw, s.wrist, limits.wrist)):
-            if m is None:
-                continue
-            d = (families(r, lim.order) - m[0] + math.pi) % (2 * math.pi) - math.pi
-            f += np.min(np.sum((d * m[1]) ** 2, axis=-1), axis=-1)
-        if limits.elbow is not None:
-            mid = 0.5 * (limits.elbow[0] + limits.elbow[1])
-            f += ((x[:, 0] - mid + math.pi) % (2 * math.pi) - math.pi) ** 2
-        f += 1e3 * np.asarray(s.aim_error) ** 2  # stay on exact aims
-        return f
+        f = _middle_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist)
+        return f + 1e3 * np.asarray(s.aim_error) ** 2  # stay on exact aims
 
-    h = 1e-6
-    steps = np.array([[0, 0], [h, 0], [-h, 0], [0, h], [0, -h]])
-
-    def fg(x: FloatArray) -> tuple[float, FloatArray]:
-        f = cost(x + steps)
-        return float(f[0]), np.array([(f[1] - f[2]) / (2 * h), (f[3] - f[4]) / (2 * h)])
+    fg = _central_cost_grad(cost)
 
     x0 = np.array([float(seed.elbow), float(seed.swivel)])
     res = minimize(fg, x0, jac=True, method="L-BFGS-B", options={"maxcor": 4})
@@ -415,12 +388,6 @@ def _minimise_f(
     if cand.within_limits and cand.aim_error <= 1e-12:
         return cand
     return seed
-
-
-def _unlimited(limb: Limb) -> Limb:
-    from .limb import Limb as LimbCls
-
-    return LimbCls(limb.a, limb.b, limb.elbow_axis, limb.effector, None, limb.swivel_reference)
 
 
 def _stack(rows: list[Any], replace: Any) -> Any:

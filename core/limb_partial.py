@@ -172,11 +172,42 @@ def choose_psi(
 
 
 def _has_limits(limb: Limb) -> bool:
-    lim = limb.limits
-    return lim is not None and (
-        lim.elbow is not None
-        or any(j is not None and any(j.limited) for j in (lim.shoulder, lim.wrist))
-    )
+    from .limb import _limits_active
+
+    return _limits_active(limb.limits)
+
+
+def _middle_cost(
+    limits: Any, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray
+) -> FloatArray:
+    """§3.3's F = Σ (θᵢ − θᵢ*)² over the limited joint angles, θᵢ* the middle of each range
+    (the Euler family nearest the middles; angle differences wrapped)."""
+    from .rotations import matrix_to_euler_families
+
+    f = np.zeros(np.shape(elbow))
+    for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
+        if lim is None or not any(lim.limited):
+            continue
+        lo, hi = lim.bounds()
+        mask = np.array(lim.limited)
+        mid = 0.5 * (np.where(mask, lo, 0.0) + np.where(mask, hi, 0.0))
+        d = (matrix_to_euler_families(r, lim.order) - mid + math.pi) % (2 * math.pi) - math.pi
+        f += np.min(np.sum((d * mask) ** 2, axis=-1), axis=-1)
+    if limits.elbow is not None:
+        mid_e = 0.5 * (limits.elbow[0] + limits.elbow[1])
+        f += ((np.asarray(elbow) - mid_e + math.pi) % (2 * math.pi) - math.pi) ** 2
+    return f
+
+
+def _central_cost_grad(cost: Any, h: float = 1e-6) -> Any:
+    """(f, ∇f) of a 2-variable batched ``cost`` by central differences, in one batch."""
+    steps = np.array([[0, 0], [h, 0], [-h, 0], [0, h], [0, -h]])
+
+    def fg(x: FloatArray) -> tuple[float, FloatArray]:
+        f = cost(x + steps)
+        return float(f[0]), np.array([(f[1] - f[2]) / (2 * h), (f[3] - f[4]) / (2 * h)])
+
+    return fg
 
 
 def _free(limb: Limb) -> Limb:
@@ -379,7 +410,6 @@ def _limited_element(
     from scipy.optimize import minimize
 
     from . import limb as L
-    from .rotations import matrix_to_euler_families
 
     limits = limb.limits
     assert limits is not None
@@ -394,16 +424,6 @@ def _limited_element(
     lengths = np.where(np.isnan(fs[..., 0]), -1.0, fs[..., 1] - fs[..., 0])
     has = lengths.max(axis=1) > 0
 
-    def mids(lim: L.EulerLimits | None) -> tuple[FloatArray, FloatArray] | None:
-        if lim is None or not any(lim.limited):
-            return None
-        lo, hi = lim.bounds()
-        mask = np.array(lim.limited)
-        mid = 0.5 * (np.where(mask, lo, 0.0) + np.where(mask, hi, 0.0))
-        return mid, mask
-
-    ms, mw = mids(limits.shoulder), mids(limits.wrist)
-
     def poses(x: FloatArray) -> LimbSolution:
         return L.solve_limb(
             free,
@@ -416,17 +436,7 @@ def _limited_element(
 
     def cost(x: FloatArray) -> FloatArray:
         s = poses(x)
-        f = np.zeros(len(x))
-        for m, r, lim in ((ms, s.shoulder, limits.shoulder), (mw, s.wrist, limits.wrist)):
-            if m is None or lim is None:
-                continue
-            fam = matrix_to_euler_families(r, lim.order)
-            d = (fam - m[0] + math.pi) % (2 * math.pi) - math.pi
-            f += np.min(np.sum((d * m[1]) ** 2, axis=-1), axis=-1)
-        if limits.elbow is not None:
-            mid = 0.5 * (limits.elbow[0] + limits.elbow[1])
-            f += ((np.asarray(s.elbow) - mid + math.pi) % (2 * math.pi) - math.pi) ** 2
-        return f
+        return _middle_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist)
 
     if np.any(has):
         i0 = int(np.argmax(has))
@@ -436,12 +446,7 @@ def _limited_element(
         phis = np.linspace(-math.pi, math.pi, 24, endpoint=False)
         grid = np.stack(np.meshgrid(phis, psis[::3], indexing="ij"), -1).reshape(-1, 2)
         seed = grid[int(np.argmin(cost(grid)))]
-    h = 1e-6
-    steps = np.array([[0, 0], [h, 0], [-h, 0], [0, h], [0, -h]])
-
-    def fg(x: FloatArray) -> tuple[float, FloatArray]:
-        f = cost(x + steps)
-        return float(f[0]), np.array([(f[1] - f[2]) / (2 * h), (f[3] - f[4]) / (2 * h)])
+    fg = _central_cost_grad(cost)
 
     res = minimize(fg, seed, jac=True, method="L-BFGS-B", options={"maxcor": 4})
     cand = [np.asarray(res.x), seed]
