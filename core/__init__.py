@@ -65,6 +65,7 @@ __all__ = [
     "ROTATION_TOLERANCE",
 ]
 
+from .arcs import SwivelArcs, blocking_limits, limits_at_bound, swivel_arcs  # noqa: E402
 from .errors import InvalidSkeletonError, UnsupportedMethodError  # noqa: E402
 from .ik import (  # noqa: E402
     STEP_CLASSES,
@@ -103,3 +104,4 @@ __all__ += [
     "register",
     "solve",
 ]
+__all__ += ["SwivelArcs", "swivel_arcs", "blocking_limits", "limits_at_bound"]
