@@ -9,6 +9,7 @@ run every suite with ``quick=True`` and assert that the tables/targets exist —
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +39,7 @@ class Suite:
     extra: dict[str, object] = field(default_factory=dict)
 
 
-def md_table(header: list[str], rows: list[list[object]]) -> str:
+def md_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A GitHub Markdown table; floats are written as given (format them beforehand)."""
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -51,3 +52,57 @@ def targets_table(targets: tuple[Target, ...] | list[Target]) -> str:
         ["target", "result", "measured"],
         [[t.name, "pass" if t.passed else "**miss**", t.detail] for t in targets],
     )
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Median and inter-quartile range of repeated measurements (same unit as the samples)."""
+
+    median: float
+    q1: float
+    q3: float
+    n: int
+
+    @classmethod
+    def of(cls, samples: object) -> Spread:
+        import numpy as np
+
+        x = np.asarray(samples, dtype=np.float64).ravel()
+        if x.size == 0:
+            nan = float("nan")
+            return cls(nan, nan, nan, 0)
+        q1, med, q3 = np.percentile(x, [25.0, 50.0, 75.0])
+        return cls(float(med), float(q1), float(q3), int(x.size))
+
+    def scaled(self, k: float) -> Spread:
+        return Spread(self.median * k, self.q1 * k, self.q3 * k, self.n)
+
+    def fmt(self, digits: int = 3) -> str:
+        """``median [q1–q3]`` with ``digits`` significant figures."""
+        lo, hi = fmt_num(self.q1, digits), fmt_num(self.q3, digits)
+        return f"{fmt_num(self.median, digits)} [{lo}–{hi}]"
+
+
+def fmt_num(x: float | None, digits: int = 3) -> str:
+    """A number for a table: '—' for None/NaN, scientific below 1e-3 or from 1e6, else
+    ``digits`` significant figures (thousands separated)."""
+    import math
+
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    ax = abs(x)
+    if ax == 0.0:
+        return "0"
+    if ax < 1e-3 or ax >= 1e6:
+        return f"{x:.{max(digits - 1, 0)}e}"
+    decimals = max(digits - 1 - int(math.floor(math.log10(ax))), 0)
+    return f"{x:,.{decimals}f}"
+
+
+def fmt_pct(x: float | None) -> str:
+    """A fraction as a percentage ('—' for None/NaN)."""
+    import math
+
+    if x is None or math.isnan(x):
+        return "—"
+    return f"{100.0 * x:.2f}%"
