@@ -24,6 +24,7 @@ rotations respecting each bone's ``rotation_mode`` without evaluating the depsgr
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core import EulerLimits, Limb, LimbLimits
+from ..core import Ball, EulerLimits, Fixed, Hinge, Joint, Limb, LimbLimits, Skeleton
 from ..core.rotations import (
     EULER_ORDERS,
     axis_angle_to_matrix,
@@ -196,6 +197,16 @@ class LimbRig:
     family_limits: tuple[EulerLimits | None, EulerLimits | None, EulerLimits | None]
     #: False when limits exist that the limb model cannot express (reported, not fatal).
     limits_exact: bool
+    #: Euler orders of the limits of (upper, lower, end) (:func:`rotation_order`).
+    orders: tuple[str, str, str] = ("XYZ", "XYZ", "XYZ")
+
+
+def _rest_offset(pb: Any) -> FloatArray:
+    """parent rest⁻¹ · own rest (own rest without a parent), rigid 4×4."""
+    own = _rigid(mat4(pb.bone.matrix_local))
+    if pb.parent is None:
+        return own
+    return inv_rigid(_rigid(mat4(pb.parent.bone.matrix_local))) @ own
 
 
 def pose_bones(obj: Any, names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
@@ -236,10 +247,7 @@ def build_rig(
     b = inv_rigid(r_lo) @ r_en @ _translation(t_en)
     k = _hinge_axis(up, lo, hinge_axis)
     parent = up.parent
-    if parent is not None:
-        rest_offset = inv_rigid(_rigid(mat4(parent.bone.matrix_local))) @ r_up
-    else:
-        rest_offset = r_up
+    rest_offset = _rest_offset(up)
     limits = None
     exact = True
     sh = wr = None
@@ -265,6 +273,7 @@ def build_rig(
         upper_connected=bool(up.bone.use_connect),
         family_limits=(sh, lo_lim, wr),
         limits_exact=exact,
+        orders=(rotation_order(up), rotation_order(lo), rotation_order(en)),
     )
 
 
@@ -302,17 +311,24 @@ def world_to_armature(obj_eval: Any) -> FloatArray:
     return inv
 
 
+def base_frame(
+    obj: Any, obj_eval: Any, bone: str, parent: str | None, rest_offset: FloatArray,
+    connected: bool,
+) -> FloatArray:
+    """The frame (armature space, rigid 4×4) in which ``bone``'s local rotation acts, at the
+    current pose: parent pose · ``rest_offset`` (parent rest⁻¹ · own rest) · T(location)."""
+    if parent is not None:
+        m = mat4(obj_eval.pose.bones[parent].matrix) @ rest_offset
+    else:
+        m = rest_offset.copy()
+    if not connected:
+        m = m @ _translation(obj.pose.bones[bone].location)
+    return _rigid(m)
+
+
 def shoulder_frame(obj: Any, rig: LimbRig, obj_eval: Any) -> FloatArray:
     """The shoulder frame (armature space, rigid 4×4) in which R1 acts, at the current pose."""
-    if rig.parent is not None:
-        parent_pose = mat4(obj_eval.pose.bones[rig.parent].matrix)
-        m = parent_pose @ rig.rest_offset
-    else:
-        m = rig.rest_offset.copy()
-    if not rig.upper_connected:
-        loc = obj.pose.bones[rig.upper].location
-        m = m @ _translation(loc)
-    return _rigid(m)
+    return base_frame(obj, obj_eval, rig.upper, rig.parent, rig.rest_offset, rig.upper_connected)
 
 
 def target_in_armature(
@@ -503,3 +519,234 @@ def evaluated(obj: Any, depsgraph: Any | None) -> Any:
     """The evaluated copy of ``obj`` in ``depsgraph`` (current context's if None)."""
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     return obj.evaluated_get(dg)
+
+
+# --------------------------------------------------------------------------------------
+# General chains (numeric solvers): bones → core.Skeleton
+# --------------------------------------------------------------------------------------
+
+Dofs = Ball | Hinge | Fixed
+
+
+def bone_dofs(pose_bone: Any, use_limits: bool = True) -> Dofs:
+    """A pose bone's degrees of freedom from its IK locks (and, with ``use_limits``, its
+    IK limits, rad):
+
+    * all three axes locked (``lock_ik_x/y/z``): :class:`core.Fixed`;
+    * exactly one axis unlocked: :class:`core.Hinge` about that local axis;
+    * otherwise :class:`core.Ball` in the bone's rotation order ('XYZ' for quaternion and
+      axis-angle bones) with the locked components locked.
+
+    Locks always shape the joint; ``use_limits=False`` only drops the ranges.
+    """
+    locked = tuple(bool(getattr(pose_bone, f"lock_ik_{ax}")) for ax in "xyz")
+    free = [i for i in range(3) if not locked[i]]
+    lower, upper, _ = ik_bounds(pose_bone) if use_limits else ([None] * 3, [None] * 3, False)
+    if not free:
+        return Fixed()
+    if len(free) == 1:
+        i = free[0]
+        return Hinge(axis=np.eye(3)[i], lower=lower[i], upper=upper[i])
+    lo = [None if locked[i] else lower[i] for i in range(3)]
+    hi = [None if locked[i] else upper[i] for i in range(3)]
+    return Ball(order=rotation_order(pose_bone), lower=lo, upper=hi, locked=locked)
+
+
+def limb_dofs(rig: LimbRig, hold_end: bool) -> dict[str, Dofs]:
+    """DOFs of a limb's three bones for the numeric solvers: the upper and end bones are
+    Euler balls with the limb's shoulder/wrist limits, the lower bone a hinge about the
+    limb's hinge axis with its elbow limits; ``hold_end`` makes the end bone Fixed (goals
+    that keep the end bone's own rotation)."""
+    lim = rig.limb.limits
+
+    def ball(e: EulerLimits | None, order: str) -> Ball:
+        if e is None:
+            return Ball(order=order)
+        return Ball(order=e.order, lower=e.lower, upper=e.upper)
+
+    elbow = None if lim is None else lim.elbow
+    sh = None if lim is None else lim.shoulder
+    wr = None if lim is None else lim.wrist
+    return {
+        rig.upper: ball(sh, rig.orders[0]),
+        rig.lower: Hinge(
+            axis=rig.hinge_axis,
+            lower=None if elbow is None else elbow[0],
+            upper=None if elbow is None else elbow[1],
+        ),
+        rig.end: Fixed() if hold_end else ball(wr, rig.orders[2]),
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class ChainRig:
+    """A root bone and the bones on the paths to its tips, mapped to a :class:`core.Skeleton`.
+
+    Joint ``j`` of :attr:`skeleton` is bone ``bones[j]`` (root first, parents before
+    children); its frame is the bone's pose frame expressed in the *root frame* (the frame
+    in which the root bone's local rotation acts, see :func:`base_frame`), so the root joint
+    has the identity offset and every other joint ``parent rest⁻¹ · own rest ·
+    T(location)`` (the location only for unconnected bones). A joint's DOFs produce the
+    bone's local rotation: Ball q entries are the bone's Euler angles (locked ones 0),
+    a Hinge's its angle about the axis.
+    """
+
+    bones: tuple[str, ...]
+    skeleton: Skeleton
+    parent: str | None
+    rest_offset: FloatArray
+    root_connected: bool
+    #: Euler limits per bone, used to pick Euler families on write (None: free).
+    family_limits: tuple[EulerLimits | None, ...]
+
+    def joint(self, bone: str) -> int:
+        return self.bones.index(bone)
+
+
+def chain_bones(obj: Any, root: str, tips: Sequence[str]) -> list[Any]:
+    """Pose bones from ``root`` to every tip (the union of the paths), parents first.
+
+    Raises :class:`MappingError` for a missing bone or a tip not below the root.
+    """
+    if obj is None or obj.type != "ARMATURE":
+        raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
+    pbs = obj.pose.bones
+    if not root or pbs.get(root) is None:
+        raise MappingError(f"root bone {root!r} not found in armature {obj.name!r}")
+    if not tips:
+        raise MappingError(f"chain at {root!r} has no effectors")
+    depth: dict[str, int] = {root: 0}
+    for tip in tips:
+        pb = pbs.get(tip) if tip else None
+        if pb is None:
+            raise MappingError(f"tip bone {tip!r} not found in armature {obj.name!r}")
+        path = []
+        while pb is not None and pb.name != root:
+            path.append(pb.name)
+            pb = pb.parent
+        if pb is None:
+            raise MappingError(f"tip bone {tip!r} is not the root bone {root!r} or below it")
+        for k, name in enumerate(reversed(path), start=1):
+            depth[name] = k
+    order = {pb.name: i for i, pb in enumerate(pbs)}
+    names = sorted(depth, key=lambda n: (depth[n], order[n]))
+    return [pbs[n] for n in names]
+
+
+def _family_limits(d: Dofs) -> EulerLimits | None:
+    if not isinstance(d, Ball):
+        return None
+    lo = np.where(d.locked, 0.0, np.asarray(d.lower))
+    hi = np.where(d.locked, 0.0, np.asarray(d.upper))
+    if not (np.isfinite(lo).any() or np.isfinite(hi).any()):
+        return None
+    return EulerLimits(d.order, tuple(lo.tolist()), tuple(hi.tolist()))
+
+
+def build_chain(
+    obj: Any,
+    root: str,
+    tips: Sequence[str],
+    *,
+    use_limits: bool = True,
+    dofs: dict[str, Dofs] | None = None,
+) -> ChainRig:
+    """Map a root bone and its tips to a :class:`ChainRig` (see :func:`bone_dofs`);
+    ``dofs`` overrides the DOFs of some bones (numeric limbs use :func:`limb_dofs`)."""
+    pbs = chain_bones(obj, root, tips)
+    names = [pb.name for pb in pbs]
+    joints = []
+    for pb in pbs:
+        d = (dofs or {}).get(pb.name) or bone_dofs(pb, use_limits)
+        if pb.name == root:
+            joints.append(Joint(pb.name, -1, np.eye(4), d))
+            continue
+        off = _rest_offset(pb)
+        if not pb.bone.use_connect:
+            off = off @ _translation(pb.location)
+        joints.append(Joint(pb.name, names.index(pb.parent.name), _rigid(off), d))
+    try:
+        skeleton = Skeleton(joints)
+    except ValueError as exc:
+        raise MappingError(f"chain at {root!r} cannot be mapped: {exc}") from exc
+    head = pbs[0]
+    return ChainRig(
+        bones=tuple(names),
+        skeleton=skeleton,
+        parent=None if head.parent is None else head.parent.name,
+        rest_offset=_rest_offset(head),
+        root_connected=bool(head.bone.use_connect),
+        family_limits=tuple(_family_limits(j.dofs) for j in joints),
+    )
+
+
+def root_frame(obj: Any, rig: ChainRig, obj_eval: Any) -> FloatArray:
+    """The chain's root frame (armature space) at the current pose."""
+    return base_frame(obj, obj_eval, rig.bones[0], rig.parent, rig.rest_offset,
+                      rig.root_connected)
+
+
+def _ball_angles(pose_bone: Any, d: Ball, lim: EulerLimits | None) -> FloatArray:
+    """The bone's current rotation as Euler angles in ``d.order`` (its own angles if the
+    bone is in that Euler mode, else the family within ``lim`` nearest zero)."""
+    if str(pose_bone.rotation_mode) == d.order:
+        return np.array(pose_bone.rotation_euler, dtype=np.float64)
+    return _pick_euler(read_rotation(pose_bone), d.order, lim, (0.0, 0.0, 0.0))
+
+
+def read_chain_q(obj: Any, rig: ChainRig) -> FloatArray:
+    """The chain's configuration q from the bones' current local rotations (rotation
+    about locked axes, or about other axes than a hinge's, is dropped)."""
+    pbs = obj.pose.bones
+    q = np.zeros(rig.skeleton.n_dofs)
+    for j, name in enumerate(rig.bones):
+        jt = rig.skeleton.joints[j]
+        s = rig.skeleton.dof_slices[j]
+        d = jt.dofs
+        if isinstance(d, Ball):
+            q[s] = _ball_angles(pbs[name], d, rig.family_limits[j])[list(d.free)]
+        elif isinstance(d, Hinge):
+            axis, angle = matrix_to_axis_angle(read_rotation(pbs[name]))
+            q[s] = float(angle) * float(np.dot(axis, np.asarray(d.axis)))
+    return q
+
+
+def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """Write a chain configuration as local rotations (Fixed joints are left untouched).
+
+    Ball angles go straight into ``rotation_euler`` when the bone's mode is the Ball's
+    order, and a hinge about a coordinate axis of an Euler bone sets that one component;
+    everything else is converted to the bone's rotation mode. Returns what was written,
+    like :func:`write_limb`.
+    """
+    pbs = obj.pose.bones
+    written: dict[str, tuple[str, tuple[float, ...]]] = {}
+    for j, name in enumerate(rig.bones):
+        d = rig.skeleton.joints[j].dofs
+        if isinstance(d, Fixed):
+            continue
+        pb = pbs[name]
+        mode = str(pb.rotation_mode)
+        qj = q[rig.skeleton.dof_slices[j]]
+        vals: tuple[float, ...]
+        if isinstance(d, Ball):
+            angles = np.zeros(3)
+            angles[list(d.free)] = qj
+            if mode == d.order:
+                vals = tuple(float(a) for a in angles)
+            else:
+                r = euler_to_matrix(angles, d.order)
+                vals = rotation_values(pb, r, rig.family_limits[j])
+        else:
+            axis = np.asarray(d.axis, dtype=np.float64)
+            i = int(np.argmax(np.abs(axis)))
+            if mode in EULER_ORDERS and abs(abs(axis[i]) - 1.0) < 1e-12:
+                e = [0.0, 0.0, 0.0]
+                e[i] = float(qj[0]) * float(np.sign(axis[i]))
+                vals = tuple(e)
+            else:
+                vals = rotation_values(pb, _hinge_matrix(axis, float(qj[0])), None)
+        path = rotation_path(pb)
+        setattr(pb, path, vals)
+        written[name] = (path, vals)
+    return written

@@ -34,18 +34,24 @@ AXES = [
     ("NEG_Z", "-Z", "The end bone's local -Z axis"),
 ]
 SOLVERS = [
-    ("ANALYTIC", "Analytic", "Closed-form two-bone solver (exact, state-free)"),
-    ("DLS", "Damped least squares", "Numeric: damped least squares (not supported for limbs "
-     "yet)"),
-    ("SDLS", "Selectively damped LS", "Numeric: selectively damped least squares (not "
-     "supported for limbs yet)"),
-    ("JACOBIAN_TRANSPOSE", "Jacobian transpose", "Numeric: Jacobian transpose (not "
-     "supported for limbs yet)"),
-    ("PSEUDOINVERSE", "Pseudoinverse", "Numeric: Jacobian pseudoinverse (not supported for "
-     "limbs yet)"),
-    ("CCD", "CCD", "Numeric: cyclic coordinate descent (not supported for limbs yet)"),
-    ("LBFGSB", "L-BFGS-B", "Numeric: bounded quasi-Newton optimisation (not supported for "
-     "limbs yet)"),
+    ("ANALYTIC", "Analytic", "Closed-form two-bone solver (exact, state-free; limbs only)"),
+    ("DLS", "Damped least squares", "Numeric: damped least squares with adaptive damping, "
+     "from the current pose (limbs: swivel settings are ignored)"),
+    ("SDLS", "Selectively damped LS", "Numeric: selectively damped least squares, from the "
+     "current pose (limbs: swivel settings are ignored)"),
+    ("JACOBIAN_TRANSPOSE", "Jacobian transpose", "Numeric: Jacobian transpose, from the "
+     "current pose; slow to converge (limbs: swivel settings are ignored)"),
+    ("PSEUDOINVERSE", "Pseudoinverse", "Numeric: Jacobian pseudoinverse, from the current "
+     "pose (limbs: swivel settings are ignored)"),
+    ("CCD", "CCD", "Numeric: cyclic coordinate descent, from the current pose (limbs: swivel "
+     "settings are ignored)"),
+    ("LBFGSB", "L-BFGS-B", "Numeric: bounded quasi-Newton optimisation, from the current "
+     "pose (limbs: swivel settings are ignored)"),
+]
+#: Chains: the numeric solvers plus task priority (effector priorities).
+CHAIN_SOLVERS = SOLVERS[1:] + [
+    ("TASK_PRIORITY", "Task priority", "Numeric: higher-priority effectors first, lower ones "
+     "only in their null space (Ki & Sheen)"),
 ]
 SWIVEL_MODES = [
     ("ANGLE", "Angle", "Use the Swivel angle (the elbow's rotation about the shoulder-to-"
@@ -182,6 +188,18 @@ class LIMBER_PG_effector(bpy.types.PropertyGroup):
         min=0.0,
         max=1000.0,
     )
+    goal_type: EnumProperty(  # type: ignore[valid-type]
+        name="Goal",
+        description="What of the target the tip bone must match (its head for Position)",
+        items=GOAL_TYPES,
+        default="POSITION",
+    )
+    axis: EnumProperty(  # type: ignore[valid-type]
+        name="Axis",
+        description="Tip-bone axis used by Partial and Aim goals",
+        items=AXES,
+        default="Y",
+    )
     priority: IntProperty(  # type: ignore[valid-type]
         name="Priority",
         description="0 is most important; higher numbers are met only without disturbing "
@@ -197,12 +215,13 @@ class LIMBER_PG_chain(bpy.types.PropertyGroup):
 
     enabled: BoolProperty(  # type: ignore[valid-type]
         name="Enabled",
-        description="Solve this chain (the numeric chain solver is not connected yet)",
+        description="Solve this chain (Solve, Bake and live playback skip disabled chains)",
         default=True,
     )
     root_bone: StringProperty(  # type: ignore[valid-type]
         name="Root Bone",
-        description="Name of the chain's first (fixed-base) bone",
+        description="Name of the chain's first bone: its head stays put, it and every bone "
+        "down to the tip bones rotate",
         default="",
     )
     effectors: CollectionProperty(  # type: ignore[valid-type]
@@ -213,8 +232,21 @@ class LIMBER_PG_chain(bpy.types.PropertyGroup):
     solver: EnumProperty(  # type: ignore[valid-type]
         name="Solver",
         description="Numeric solver used for this chain",
-        items=SOLVERS[1:],
+        items=CHAIN_SOLVERS,
         default="DLS",
+    )
+    use_limits: BoolProperty(  # type: ignore[valid-type]
+        name="Use Limits",
+        description="Honour the bones' IK limits (the IK locks always decide which axes "
+        "rotate: all locked = fixed, one free = hinge, else ball)",
+        default=True,
+    )
+    max_iterations: IntProperty(  # type: ignore[valid-type]
+        name="Max Iterations",
+        description="Iterations per solve at most (1 to 10000)",
+        default=200,
+        min=1,
+        max=10000,
     )
 
 

@@ -1,8 +1,20 @@
-"""Per-frame work: solve an armature's enabled limbs and write the poses.
+"""Per-frame work: solve an armature's enabled limbs and chains and write the poses.
 
 :func:`solve_object` is the one function the operators, the bake, the live-playback
-handler and the tests call. Each limb's last status is cached in :data:`STATUS` (runtime
-only, never saved) for panels and reports.
+handler and the tests call. Each limb's last status is cached in :data:`STATUS` and each
+chain's in :data:`CHAIN_STATUS` (runtime only, never saved) for panels and reports.
+
+Limbs with ``solver = 'ANALYTIC'`` use the closed-form :func:`core.solve_limb`. Limbs with
+a numeric solver (DLS, SDLS, JACOBIAN_TRANSPOSE, PSEUDOINVERSE, CCD, LBFGSB) become a
+three-joint :class:`core.Skeleton` (ball, hinge about the limb's hinge axis, ball; the
+same limits) solved by :func:`core.solve` from the bones' current pose: there is no swivel
+parameter in that formulation, so ``swivel``, ``swivel_mode`` and ``pole`` are ignored
+(the elbow stays on the side where the current pose has it) and the status says so.
+Chains (``Object.limber.chains``) are always numeric: see :func:`solve_chain_settings`.
+
+Order: chains first, then limbs (a spine chain moves the shoulders the arms hang from).
+Poses are written without depsgraph evaluation; when an item's base bone hangs below bones
+written earlier in the same call, the depsgraph is updated once before it is solved.
 """
 
 from __future__ import annotations
@@ -19,15 +31,20 @@ from mathutils import Matrix
 
 from ..core import (
     AimGoal,
+    DirectionGoal,
     LimberError,
+    Method,
+    OrientationGoal,
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    SolveSettings,
     SwivelStrategy,
+    solve,
     solve_limb,
 )
 from . import mapping
-from .mapping import LimbRig, MappingError
+from .mapping import ChainRig, LimbRig, MappingError
 
 #: Goal types and solvers the limb path handles today.
 SUPPORTED_GOALS = ("POSITION", "POSE", "PARTIAL", "AIM")
@@ -42,7 +59,21 @@ AXES = {
     "NEG_Y": (0.0, -1.0, 0.0),
     "NEG_Z": (0.0, 0.0, -1.0),
 }
-SUPPORTED_SOLVERS = ("ANALYTIC",)
+#: Solver enum items → numeric :class:`core.Method` (limbs and chains).
+METHODS: dict[str, Method] = {
+    "DLS": Method.DLS,
+    "SDLS": Method.SDLS,
+    "JACOBIAN_TRANSPOSE": Method.JACOBIAN_TRANSPOSE,
+    "PSEUDOINVERSE": Method.PSEUDOINVERSE,
+    "CCD": Method.CCD,
+    "LBFGSB": Method.LBFGSB,
+    "TASK_PRIORITY": Method.TASK_PRIORITY,
+}
+SUPPORTED_SOLVERS = ("ANALYTIC", "DLS", "SDLS", "JACOBIAN_TRANSPOSE", "PSEUDOINVERSE", "CCD",
+                     "LBFGSB")
+#: Numeric solves stop when every goal is within this (m / rad): well below Blender's
+#: float32 resolution at human scale, so a reached goal is exact after evaluation.
+NUMERIC_TOLERANCE = 1e-8
 #: A goal counts as reached within these errors (m, rad): Blender's float32 targets are
 #: only that exact, so the core's float64 tolerance would call exact float32 hits misses.
 REACH_POSITION = 1e-6
@@ -67,6 +98,15 @@ class LimbStatus:
     total_us: float = float("nan")
     #: {bone name: (rotation property, values)} as written.
     written: dict[str, tuple[str, tuple[float, ...]]] = field(default_factory=dict)
+    #: "limb" or "chain".
+    kind: str = "limb"
+    #: The solver used (the settings' ``solver`` item).
+    solver: str = "ANALYTIC"
+    #: Numeric solves: iterations taken and why they stopped ('' for analytic limbs).
+    iterations: int = 0
+    stop_reason: str = ""
+    #: Numeric solves: per-effector error (m for position goals, ≈ rad otherwise).
+    effector_errors: tuple[float, ...] = ()
 
     @property
     def feasible_measure(self) -> float:
@@ -76,7 +116,10 @@ class LimbStatus:
 
 #: Last status per (object name, limb name).
 STATUS: dict[tuple[str, str], LimbStatus] = {}
+#: Last status per (object name, chain name) (``kind == "chain"``).
+CHAIN_STATUS: dict[tuple[str, str], LimbStatus] = {}
 _RIGS: dict[tuple[str, str], tuple[tuple[Any, ...], LimbRig]] = {}
+_CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
 def _bone_signature(pb: Any) -> tuple[Any, ...]:
@@ -132,7 +175,9 @@ def rig_for(obj: Any, settings: Any) -> LimbRig:
 def clear_caches() -> None:
     """Forget cached rigs and statuses (e.g. after loading a file)."""
     _RIGS.clear()
+    _CHAINS.clear()
     STATUS.clear()
+    CHAIN_STATUS.clear()
 
 
 def _goal(
@@ -171,18 +216,222 @@ def _goal(
     return goal, kwargs, note
 
 
+# --------------------------------------------------------------------------------------
+# Numeric solves (chains, and limbs with a numeric solver)
+# --------------------------------------------------------------------------------------
+
+#: Iteration budget per numeric limb solve, by solver (the slow-converging first-order
+#: methods get more; chains use their own ``max_iterations``).
+LIMB_ITERATIONS: dict[str, int] = {"JACOBIAN_TRANSPOSE": 2000, "CCD": 1000}
+DEFAULT_ITERATIONS = 200
+
+
+def numeric_settings(solver: str, max_iterations: int) -> SolveSettings:
+    """Solve settings for a solver item: tolerance :data:`NUMERIC_TOLERANCE`; DLS with
+    adaptive damping (λ_max = 0.01: undamped Gauss–Newton away from singularities, damped
+    near them; fixed λ = 0.1 needed 5–10× the iterations on the test rigs)."""
+    return SolveSettings(
+        max_iterations=max_iterations,
+        tolerance=NUMERIC_TOLERANCE,
+        adaptive_damping=solver == "DLS",
+    )
+
+
+def effector_goal(
+    kind: str, g: Any, axis: Any, joint: int, weight: float = 1.0, priority: int = 0
+) -> tuple[Any, list[Any], list[Any]]:
+    """The core goal for target frame ``g`` (4×4, root frame) on ``joint``, plus its
+    position part and its rotational part (unweighted, to measure the two errors)."""
+    p, r = g[:3, 3], g[:3, :3]
+    common = {"joint": joint, "weight": weight, "priority": priority}
+    pos = [PositionGoal(position=p, joint=joint)]
+    if kind == "POSE":
+        return PoseGoal(position=p, rotation=r, **common), pos, [
+            OrientationGoal(rotation=r, joint=joint)
+        ]
+    if kind == "PARTIAL":
+        d = r @ axis
+        return PartialOrientationGoal(position=p, axis=axis, direction=d, **common), pos, [
+            DirectionGoal(axis=axis, direction=d, joint=joint)
+        ]
+    if kind == "AIM":
+        goal = AimGoal(target=p, axis=axis, joint=joint, weight=weight, priority=priority)
+        return goal, [], [AimGoal(target=p, axis=axis, joint=joint)]
+    return PositionGoal(position=p, **common), pos, []
+
+
+def _numeric(
+    st: LimbStatus,
+    rig: ChainRig,
+    goals: list[Any],
+    parts: tuple[list[Any], list[Any]],
+    q0: Any,
+    solver: str,
+    iterations: int,
+) -> Any:
+    """Run :func:`core.solve` and fill ``st`` with measured errors; returns the q."""
+    t1 = time.perf_counter()
+    res = solve(rig.skeleton, goals, q0, method=METHODS[solver],
+                settings=numeric_settings(solver, iterations))
+    st.solve_us = (time.perf_counter() - t1) * 1e6
+    sk = rig.skeleton
+    q = res.q
+    pos, rot = parts
+    st.position_error = float(np.max(sk.goal_errors(q, pos))) if pos else 0.0
+    st.orientation_error = float(np.max(sk.goal_errors(q, rot))) if rot else 0.0
+    st.effector_errors = tuple(float(x) for x in np.atleast_1d(res.per_goal_error))
+    st.iterations = int(res.iterations)
+    st.stop_reason = res.reason.name
+    st.within_limits = bool(np.all(q >= sk.lower - 1e-9) and np.all(q <= sk.upper + 1e-9))
+    st.reachable = st.position_error <= REACH_POSITION and (
+        st.orientation_error <= REACH_ORIENTATION
+    )
+    st.solved = True
+    return q
+
+
+def _finish(st: LimbStatus, msgs: list[str]) -> None:
+    if not st.reachable:
+        msgs.append(
+            f"target not reached (position error {st.position_error:.4g} m, "
+            f"orientation error {st.orientation_error:.4g} rad)"
+        )
+    if not st.within_limits:
+        msgs.append("no pose within the joint limits reaches the target")
+    st.message = "; ".join(msgs) if msgs else "ok"
+
+
+def limb_chain_for(obj: Any, settings: Any, rig: LimbRig, hold_end: bool) -> ChainRig:
+    """The (cached) three-joint :class:`ChainRig` of a limb solved numerically."""
+    key = (obj.name, "limb", settings.name, hold_end)
+    hit = _CHAINS.get(key)
+    if hit is not None and hit[0][0] is rig:
+        return hit[1]
+    chain = mapping.build_chain(
+        obj, rig.upper, [rig.end], dofs=mapping.limb_dofs(rig, hold_end)
+    )
+    _CHAINS[key] = ((rig,), chain)
+    return chain
+
+
+def _solve_limb_numeric(
+    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, st: LimbStatus, write: bool
+) -> None:
+    rig = rig_for(obj, settings)
+    kind = settings.goal_type
+    hold_end = kind in ("POSITION", "AIM")
+    chain = limb_chain_for(obj, settings, rig, hold_end)
+    s_inv = mapping.inv_rigid(mapping.shoulder_frame(obj, rig, obj_eval))
+    t = mapping.target_in_armature(
+        obj_eval, settings.target.evaluated_get(depsgraph), settings.target_bone
+    )
+    axis = np.array(AXES[settings.axis])
+    if kind == "AIM":  # the held end bone's axis, in the end joint's (rest) frame
+        axis = mapping.read_rotation(obj.pose.bones[rig.end]) @ axis
+    goal, pos, rot = effector_goal(kind, s_inv @ t, axis, chain.joint(rig.end))
+    q0 = mapping.read_chain_q(obj, chain)
+    iterations = LIMB_ITERATIONS.get(settings.solver, DEFAULT_ITERATIONS)
+    q = _numeric(st, chain, [goal], (pos, rot), q0, settings.solver, iterations)
+    if write:
+        st.written = mapping.write_chain(obj, chain, q)
+    msgs = []
+    if settings.swivel_mode != "ANGLE" or settings.swivel != 0.0:
+        msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
+    if not rig.limits_exact:
+        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+    _finish(st, msgs)
+
+
+def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
+    """The (cached) :class:`ChainRig` of a chain's settings; rebuilt when anything changed."""
+    tips = tuple(e.tip_bone for e in settings.effectors)
+    bones = mapping.chain_bones(obj, settings.root_bone, tips)
+    sig: tuple[Any, ...] = (settings.root_bone, tips, settings.use_limits)
+    sig += tuple(_bone_signature(pb) for pb in bones)
+    parent = bones[0].parent
+    if parent is not None:
+        sig += (tuple(map(tuple, parent.bone.matrix_local)),)
+    key = (obj.name, "chain", settings.name)
+    hit = _CHAINS.get(key)
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    rig = mapping.build_chain(obj, settings.root_bone, tips, use_limits=settings.use_limits)
+    _CHAINS[key] = (sig, rig)
+    return rig
+
+
+def solve_chain_settings(
+    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, *, write: bool = True
+) -> LimbStatus:
+    """Solve one chain (settings = a ``LIMBER_PG_chain``) and write its pose.
+
+    The root bone and the bones down to every effector's tip bone form a
+    :class:`core.Skeleton` (:func:`mapping.build_chain`); each effector pulls its tip
+    bone's frame (head for Position, head and rotation for Pose, head and Axis for
+    Partial, the Axis ray for Aim) toward its target with its weight and priority
+    (priorities only matter for TASK_PRIORITY). Solved from the current pose with the
+    chain's solver and ``max_iterations``. Effectors without a target are skipped.
+    """
+    t0 = time.perf_counter()
+    st = LimbStatus(object=obj.name, limb=settings.name, kind="chain", solver=settings.solver)
+    effectors = [e for e in settings.effectors if e.target is not None]
+    if settings.solver not in METHODS:
+        st.message = f"solver {settings.solver} is not supported for chains"
+    elif not len(settings.effectors):
+        st.message = "no effectors"
+    elif not effectors:
+        st.message = "no effector has a target"
+    else:
+        try:
+            rig = chain_rig_for(obj, settings)
+            s_inv = mapping.inv_rigid(mapping.root_frame(obj, rig, obj_eval))
+            goals, pos, rot = [], [], []
+            for e in effectors:
+                t = mapping.target_in_armature(
+                    obj_eval, e.target.evaluated_get(depsgraph), e.target_bone
+                )
+                g, p, r = effector_goal(
+                    e.goal_type, s_inv @ t, np.array(AXES[e.axis]), rig.joint(e.tip_bone),
+                    float(e.weight), int(e.priority),
+                )
+                goals.append(g)
+                pos += p
+                rot += r
+            q0 = mapping.read_chain_q(obj, rig)
+            q = _numeric(st, rig, goals, (pos, rot), q0, settings.solver,
+                         int(settings.max_iterations))
+        except (MappingError, LimberError) as exc:
+            st.message = str(exc)
+        else:
+            if write:
+                st.written = mapping.write_chain(obj, rig, q)
+            msgs = []
+            if len(effectors) < len(settings.effectors):
+                msgs.append("effectors without a target were skipped")
+            _finish(st, msgs)
+    st.total_us = (time.perf_counter() - t0) * 1e6
+    CHAIN_STATUS[(obj.name, settings.name)] = st
+    return st
+
+
+
 def solve_limb_settings(
     obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, *, write: bool = True
 ) -> LimbStatus:
     """Solve one limb (settings = a ``LIMBER_PG_limb``) and write its pose."""
     t0 = time.perf_counter()
-    st = LimbStatus(object=obj.name, limb=settings.name)
+    st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver)
     if settings.goal_type not in SUPPORTED_GOALS:
         st.message = f"goal type {settings.goal_type} is not supported yet"
     elif settings.solver not in SUPPORTED_SOLVERS:
         st.message = f"solver {settings.solver} is not supported for limbs yet"
     elif settings.target is None:
         st.message = "no target"
+    elif settings.solver != "ANALYTIC":
+        try:
+            _solve_limb_numeric(obj, obj_eval, settings, depsgraph, st, write)
+        except (MappingError, LimberError) as exc:
+            st.message = str(exc)
     else:
         try:
             rig = rig_for(obj, settings)
@@ -235,8 +484,9 @@ def solve_object(
     *,
     limbs: Iterable[str] | None = None,
     write: bool = True,
+    chains: Iterable[str] | None = None,
 ) -> list[LimbStatus]:
-    """Solve the enabled limbs of an armature object at the current frame.
+    """Solve the enabled chains and limbs of an armature object at the current frame.
 
     Args:
         obj: the armature object (original, not evaluated).
@@ -244,25 +494,50 @@ def solve_object(
             context's, evaluated if needed).
         limbs: only these limb names (default: all enabled limbs).
         write: write the solved local rotations to the pose bones.
+        chains: only these chain names (default: all enabled chains).
 
-    Returns the per-limb statuses (also cached in :data:`STATUS`). Chains are not solved
-    yet. The pose is written without evaluation; call ``depsgraph.update()`` (or change
-    frame) to see it evaluated.
+    Returns the statuses, chains first (``kind == "chain"``), then limbs; also cached in
+    :data:`CHAIN_STATUS` / :data:`STATUS`. The pose is written without evaluation; call
+    ``depsgraph.update()`` (or change frame) to see it evaluated.
     """
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     obj_eval = obj.evaluated_get(dg)
-    wanted = None if limbs is None else set(limbs)
+    data = obj.limber
+    todo: list[tuple[Any, Any, str]] = [
+        (solve_chain_settings, c, c.root_bone) for c in _pick(data.chains, chains)
+    ]
+    todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in _pick(data.limbs, limbs)]
     out = []
-    for settings in obj.limber.limbs:
-        if wanted is None:
-            if not settings.enabled:
-                continue
-        elif settings.name not in wanted:
-            continue
-        out.append(solve_limb_settings(obj, obj_eval, settings, dg, write=write))
+    written: set[str] = set()
+    for fn, settings, base in todo:
+        if written and write and _hangs_below(obj, base, written):
+            dg.update()  # the base frame depends on bones written in this call
+            obj_eval = obj.evaluated_get(dg)
+            written.clear()
+        st = fn(obj, obj_eval, settings, dg, write=write)
+        written.update(st.written)
+        out.append(st)
     return out
+
+
+def _pick(items: Any, names: Iterable[str] | None) -> list[Any]:
+    if names is None:
+        return [it for it in items if it.enabled]
+    wanted = set(names)
+    return [it for it in items if it.name in wanted]
+
+
+def _hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
+    """Whether a proper ancestor of ``bone`` is in ``written``."""
+    pb = obj.pose.bones.get(bone)
+    pb = None if pb is None else pb.parent
+    while pb is not None:
+        if pb.name in written:
+            return True
+        pb = pb.parent
+    return False
 
 
 def snap_swivel(obj: Any, settings: Any) -> float:

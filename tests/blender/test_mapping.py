@@ -232,16 +232,6 @@ def test_non_uniform_scale_is_a_clear_error(limber: Any) -> None:
     assert "non-uniform scale" in st.message
 
 
-def test_numeric_solvers_for_limbs_report_not_supported(limber: Any) -> None:
-    obj = metarig()
-    target = add_empty("T")
-    add_limb(obj, "a", RIGIFY_LIMBS["arm.L"], target=target, solver="CCD")
-    add_limb(obj, "b", RIGIFY_LIMBS["arm.R"], target=target, solver="LBFGSB")
-    statuses = limber.sub("addon.solve").solve_object(obj)
-    assert [s.solved for s in statuses] == [False, False]
-    assert all("not supported" in s.message for s in statuses)
-
-
 def _angle(a: np.ndarray, b: np.ndarray) -> float:
     """Angle (rad) between two vectors, well conditioned near 0."""
     return float(math.atan2(np.linalg.norm(np.cross(a, b)), float(a @ b)))
