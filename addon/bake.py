@@ -134,8 +134,13 @@ def bake_object(
     *,
     limbs: Sequence[str] | None = None,
     progress: Callable[[int], None] | None = None,
+    chains: Sequence[str] | None = None,
 ) -> BakeResult:
-    """Solve every ``step``-th frame of [start, end] and key the solved bones' rotations."""
+    """Solve every ``step``-th frame of [start, end] and key the solved bones' rotations.
+
+    ``limbs`` / ``chains``: names to solve (None: every enabled one). Chains are solved
+    from the previous frame's pose (numeric solvers are warm-started), limbs state-free.
+    """
     if frame_end < frame_start:
         raise ValueError(f"frame_end {frame_end} < frame_start {frame_start}")
     if step < 1:
@@ -150,7 +155,7 @@ def bake_object(
     try:
         for i, f in enumerate(frames):
             scene.frame_set(f)
-            sts = solve_object(obj, None, limbs=limbs)
+            sts = solve_object(obj, None, limbs=limbs, chains=chains)
             statuses.append(sts)
             for st in sts:
                 for bone, (prop, vals) in st.written.items():

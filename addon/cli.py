@@ -3,7 +3,7 @@
 ::
 
     blender -c limber bake --input rig.blend --output out.blend --start 1 --end 250 \\
-        [--step 1] [--limbs NAME ...] [--armature NAME]
+        [--step 1] [--limbs NAME ...] [--armature NAME]    (NAME: a limb's or a chain's)
     blender -c limber report --input rig.blend --start 1 --end 250 --json out.json \\
         [--armature NAME]
 
@@ -59,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="armature object name (repeatable; default: all with limbs)")
         if name == "bake":
             s.add_argument("--output", required=True, help="the .blend file to write")
-            s.add_argument("--limbs", nargs="+", default=None, help="limb names to bake")
+            s.add_argument("--limbs", nargs="+", default=None,
+                           help="limb or chain names to bake (default: all enabled)")
         else:
             s.add_argument("--json", required=True, help="the JSON report to write")
     return p
@@ -74,23 +75,39 @@ def _armatures(names: Sequence[str] | None) -> list[Any]:
                 raise CliError(f"no armature object named {n!r}")
             out.append(obj)
         return out
-    out = [o for o in bpy.data.objects if o.type == "ARMATURE" and len(o.limber.limbs)]
+    out = [
+        o for o in bpy.data.objects
+        if o.type == "ARMATURE" and (len(o.limber.limbs) or len(o.limber.chains))
+    ]
     if not out:
-        raise CliError("no armature with Limber limbs in the file")
+        raise CliError("no armature with Limber limbs or chains in the file")
     return out
 
 
-def _check_limbs(obj: Any, limbs: Sequence[str] | None) -> list[str]:
-    names = [lb.name for lb in obj.limber.limbs if lb.enabled] if limbs is None else list(limbs)
+def _check_limbs(obj: Any, limbs: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """(limb names, chain names) to solve: the enabled ones, or those named in ``limbs``
+    (a name may be a limb's or a chain's); every one checked to map onto the bones."""
+    data = obj.limber
+    if limbs is None:
+        names = [lb.name for lb in data.limbs if lb.enabled]
+        chains = [c.name for c in data.chains if c.enabled]
+    else:
+        names = [n for n in limbs if n in data.limbs]
+        chains = [n for n in limbs if n in data.chains and n not in data.limbs]
+        for n in limbs:
+            if n not in data.limbs and n not in data.chains:
+                raise CliError(f"armature {obj.name!r} has no limb or chain {n!r}")
     for n in names:
-        lb = obj.limber.limbs.get(n)
-        if lb is None:
-            raise CliError(f"armature {obj.name!r} has no limb {n!r}")
         try:
-            solve.rig_for(obj, lb)
+            solve.rig_for(obj, data.limbs[n])
         except MappingError as exc:
             raise CliError(f"limb {n!r} of {obj.name!r}: {exc}") from exc
-    return names
+    for n in chains:
+        try:
+            solve.chain_rig_for(obj, data.chains[n])
+        except MappingError as exc:
+            raise CliError(f"chain {n!r} of {obj.name!r}: {exc}") from exc
+    return names, chains
 
 
 def _finite(x: float) -> float | None:
@@ -109,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
     objs = _armatures(args.armature)
     if args.command == "bake":
         plan = [(o, _check_limbs(o, args.limbs)) for o in objs]
-        for obj, names in plan:
-            bake_object(obj, scene, args.start, args.end, args.step, limbs=names)
+        for obj, (names, chains) in plan:
+            bake_object(obj, scene, args.start, args.end, args.step, limbs=names, chains=chains)
         bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.output), copy=False)
         return 0
     plan = [(o, _check_limbs(o, None)) for o in objs]
@@ -118,12 +135,15 @@ def run(args: argparse.Namespace) -> int:
     for f in range(args.start, args.end + 1, args.step):
         scene.frame_set(f)
         rows = []
-        for obj, names in plan:
-            for st in solve.solve_object(obj, None, limbs=names, write=False):
+        for obj, (names, chains) in plan:
+            for st in solve.solve_object(obj, None, limbs=names, chains=chains, write=False):
                 rows.append(
                     {
                         "armature": st.object,
                         "limb": st.limb,
+                        "kind": st.kind,
+                        "solver": st.solver,
+                        "iterations": st.iterations,
                         "solved": st.solved,
                         "message": st.message,
                         "reachable": st.reachable,

@@ -185,7 +185,7 @@ class LIMBER_OT_remove_limb(_ArmatureOperator):
 
 
 class LIMBER_OT_solve(_ArmatureOperator):
-    """Solve every enabled limb at the current frame"""
+    """Solve every enabled chain and limb at the current frame"""
 
     bl_idname = "limber.solve"
     bl_label = "Solve"
@@ -208,7 +208,8 @@ class LIMBER_OT_solve(_ArmatureOperator):
 
 
 class LIMBER_OT_bake(_ArmatureOperator):
-    """Solve every frame of a range and key the solved bones' rotations"""
+    """Solve every frame of a range and key the solved bones' rotations (enabled limbs
+    and chains)"""
 
     bl_idname = "limber.bake"
     bl_label = "Bake Limbs"
@@ -226,7 +227,8 @@ class LIMBER_OT_bake(_ArmatureOperator):
     )
     disable_limbs: BoolProperty(  # type: ignore[valid-type]
         name="Disable Limbs",
-        description="Disable the baked limbs afterwards, so the keys play back unchanged",
+        description="Disable the baked limbs and chains afterwards, so the keys play back "
+        "unchanged",
         default=False,
     )
 
@@ -238,6 +240,7 @@ class LIMBER_OT_bake(_ArmatureOperator):
             self.report({"ERROR"}, "Limber: the end frame is before the start frame")
             return {"CANCELLED"}
         names = [lb.name for lb in obj.limber.limbs if lb.enabled]
+        chains = [c.name for c in obj.limber.chains if c.enabled]
         wm = context.window_manager
         n = len(range(self.frame_start, self.frame_end + 1, self.step))
         wm.progress_begin(0, n)
@@ -250,6 +253,7 @@ class LIMBER_OT_bake(_ArmatureOperator):
                 self.step,
                 limbs=names,
                 progress=wm.progress_update,
+                chains=chains,
             )
         except MappingError as exc:
             self.report({"ERROR"}, f"Limber: {exc}")
@@ -257,9 +261,10 @@ class LIMBER_OT_bake(_ArmatureOperator):
         finally:
             wm.progress_end()
         if self.disable_limbs:
-            for lb in obj.limber.limbs:
-                if lb.name in names:
-                    lb.enabled = False
+            for items, done in ((obj.limber.limbs, names), (obj.limber.chains, chains)):
+                for it in items:
+                    if it.name in done:
+                        it.enabled = False
         self.report(
             {"INFO"}, f"Limber: baked {len(result.frames)} frames, {result.keys_written} keys"
         )

@@ -582,7 +582,8 @@ def snap_target(obj: Any, settings: Any, depsgraph: Any | None = None) -> None:
 
 @persistent
 def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
-    """Live playback: solve enabled limbs of every armature in the scene after a frame change."""
+    """Live playback: solve the enabled chains and limbs of every armature in the scene
+    after a frame change."""
     settings = getattr(scene, "limber", None)
     if settings is None or not settings.live_playback:
         return
@@ -590,7 +591,7 @@ def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
         if obj.type != "ARMATURE":
             continue
         data = getattr(obj, "limber", None)
-        if data is None or not len(data.limbs):
+        if data is None or not (len(data.limbs) or len(data.chains)):
             continue
         try:
             solve_object(obj, depsgraph)

@@ -377,3 +377,64 @@ def test_aim_and_partial_effectors(limber: Any) -> None:
             d = np.array(t.matrix_world)[:3, 3] - m[:3, 3]
             y = m[:3, 1] / np.linalg.norm(m[:3, 1])
             assert math.acos(min(1.0, float(y @ d) / np.linalg.norm(d))) <= TOL
+
+
+def _animated_tail(obj: Any) -> Any:
+    """A tail chain whose tip follows a keyed target along reachable FK poses."""
+    t = add_empty("T.tail")
+    pbs = obj.pose.bones
+    for f in range(1, 31, 5):
+        pbs["tail1"].rotation_euler = (0.3 * math.sin(f / 5), 0.0, 0.2 * math.cos(f / 7))
+        pbs["tail2"].rotation_euler = (0.2, 0.1 * math.sin(f / 3), 0.0)
+        evaluate()
+        t.matrix_world = Matrix(world_pose(obj, "tail3").tolist())
+        t.keyframe_insert("location", frame=f)
+    for b in ("tail1", "tail2"):
+        pbs[b].rotation_euler = (0, 0, 0)
+    add_chain(obj, "tail", "tail1", {"tail3": t})
+    return t
+
+
+def test_bake_and_cli_include_chains(limber: Any, tmp_path: Any) -> None:
+    from bpy_extras import anim_utils
+
+    obj = tree_rig()
+    t = _animated_tail(obj)
+    path = tmp_path / "tail.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    assert bpy.ops.limber.bake(armature=obj.name, frame_start=1, frame_end=26,
+                               disable_limbs=True) == {"FINISHED"}
+    assert not obj.limber.chains["tail"].enabled
+    fcurves = anim_utils.animdata_get_channelbag_for_assigned_slot(obj.animation_data).fcurves
+    keyed = {fc.data_path.split('"')[1] for fc in fcurves}
+    assert keyed == {"tail1", "tail2", "tail3"}
+    for f in (1, 9, 26):  # the baked keys reproduce the solved poses
+        bpy.context.scene.frame_set(f)
+        assert errors(obj, "tail3", t)[0] <= TOL
+    cli = limber.sub("addon.cli")
+    out = tmp_path / "out.blend"
+    argv = ["bake", "--input", str(path), "--output", str(out), "--start", "1", "--end", "6",
+            "--limbs", "tail"]
+    assert cli.main(argv) == 0
+    report = tmp_path / "r.json"
+    argv = ["report", "--input", str(path), "--start", "1", "--end", "2", "--json", str(report)]
+    assert cli.main(argv) == 0
+    import json
+
+    rows = json.loads(report.read_text())["frames"][0]["limbs"]
+    assert rows[0]["kind"] == "chain" and rows[0]["reachable"] and rows[0]["solver"] == "DLS"
+    assert cli.main(["bake", "--input", str(path), "--output", str(out), "--start", "1",
+                     "--end", "2", "--limbs", "nope"]) == 1
+
+
+def test_live_playback_solves_chain_only_armatures(limber: Any) -> None:
+    obj = tree_rig()
+    t = _animated_tail(obj)
+    scene = bpy.context.scene
+    scene.limber.live_playback = True
+    try:
+        scene.frame_set(11)
+        evaluate()
+        assert errors(obj, "tail3", t)[0] <= TOL
+    finally:
+        scene.limber.live_playback = False
