@@ -1,0 +1,45 @@
+"""Smoke tests of the evidence suites 2 (incumbents) and 4 (motion capture), issue 7.
+
+Each suite runs in ``--quick`` mode into a temporary folder; the tests assert that every
+table, the targets and the charts are produced — never timings (speed is measured in
+the benchmarks only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks import incumbents
+
+
+def _check_suite(suite: object, out: Path) -> None:
+    from benchmarks._report import Suite
+
+    assert isinstance(suite, Suite)
+    assert suite.markdown.startswith("## ")
+    assert "### Targets" in suite.markdown
+    assert suite.targets
+    assert suite.headline
+    assert suite.charts
+    for chart in suite.charts:
+        assert chart.parent == out
+        assert chart.suffix == ".png" and chart.stat().st_size > 1000
+
+
+def test_incumbents_quick_produces_every_table_and_target(tmp_path: Path) -> None:
+    suite = incumbents.run(quick=True, out_dir=tmp_path)
+    _check_suite(suite, tmp_path)
+    md = suite.markdown
+    for heading in incumbents.TABLES:
+        assert heading in md
+    methods = ["Limber analytic", "Limber analytic, batched", "Blender LEGACY", "Blender ITASC"]
+    if incumbents.ikpy_version() is not None:
+        methods.append("ikpy")
+    for method in methods:
+        assert f"| {method} |" in md
+    names = [t.name for t in suite.targets]
+    assert any("LEGACY IK-only" in n for n in names)
+    assert any("batched" in n for n in names)
+    assert any("start-pose" in n for n in names)
+    assert any("cyclic drift" in n for n in names)
+    assert any("violated limit" in n for n in names)
