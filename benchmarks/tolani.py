@@ -123,7 +123,7 @@ class Sizes:
 
 
 FULL = Sizes(goals=10_000, single=2000, numeric=(100, 400), slow=100, numeric_slow=(30, 60))
-QUICK = Sizes(goals=50, single=20, numeric=(3, 4), slow=3, numeric_slow=(2, 2))
+QUICK = Sizes(goals=50, single=20, numeric=(2, 3), slow=3, numeric_slow=(1, 2))
 
 
 @dataclass
