@@ -42,7 +42,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -436,8 +436,15 @@ class IKSolver(ABC):
         stall = np.zeros(big, dtype=np.int_)
         prev_e = np.full((big, 3 * len(blocks)), np.nan)
 
-        for it in range(settings.max_iterations + 1):
-            ev = skeleton.evaluate(qa, goals, rows=None if full else idx, target_based=tb)
+        keep_frac = 1.0 - settings.stall_tolerance
+        tol = settings.tolerance
+        stall_max = settings.stall_iterations
+        last = settings.max_iterations
+        memo: dict[str, Any] = {}  # gathered targets, reused while the rows are the same
+        for it in range(last + 1):
+            ev = skeleton.evaluate(
+                qa, goals, rows=None if full else idx, target_based=tb, memo=memo
+            )
             assert ev.J is not None
             gerr = ev.goal_error
             if all_active:
@@ -447,20 +454,30 @@ class IKSolver(ABC):
             else:
                 err = np.zeros(idx.size)
             obj = self.objective(ev.e, blocks)
-            improved = obj < best_obj * (1.0 - settings.stall_tolerance)
-            stall = np.where(improved, 0, stall + 1)
-            better = obj < best_obj
-            np.copyto(best_q, qa, where=better[:, None])
-            np.copyto(best_gerr, gerr, where=better[:, None])
-            best_obj = np.where(better, obj, best_obj)
-
-            reached = err <= settings.tolerance
-            if it == settings.max_iterations:
-                finish = np.ones(idx.size, dtype=bool)
+            # stall counters and best iterate so far (best_* arrays are replaced, never
+            # written in place); one row: the same rules on Python floats (cheaper)
+            if idx.size == 1:
+                o, bo = float(obj[0]), float(best_obj[0])
+                stall[0] = 0 if o < bo * keep_frac else stall[0] + 1
+                if o < bo:
+                    best_q, best_gerr, best_obj = qa, gerr, obj
+                done = it == last or float(err[0]) <= tol or stall[0] >= stall_max
             else:
-                finish = reached | (stall >= settings.stall_iterations)
-            if finish.any():
-                stalled = ~reached & (stall >= settings.stall_iterations)
+                improved = obj < best_obj * keep_frac
+                stall = np.where(improved, 0, stall + 1)
+                better = obj < best_obj
+                if better.all():
+                    best_q, best_gerr, best_obj = qa, gerr, obj
+                elif better.any():
+                    b2 = better[:, None]
+                    best_q = np.where(b2, qa, best_q)
+                    best_gerr = np.where(b2, gerr, best_gerr)
+                    best_obj = np.where(better, obj, best_obj)
+                done = it == last or bool((err <= tol).any() or (stall >= stall_max).any())
+            if done:
+                reached = err <= tol
+                finish = reached | (stall >= stall_max) if it < last else np.ones(idx.size, bool)
+                stalled = ~reached & (stall >= stall_max)
                 limit = ~reached & ~stalled
                 fin = idx[finish]
                 iterations[fin] = it
@@ -486,13 +503,12 @@ class IKSolver(ABC):
                 e_k, j_k, g_k = ev.e[keep], ev.J[keep], gerr[keep]
             else:
                 e_k, j_k, g_k = ev.e, ev.J, gerr
-            rows = idx
             sel = None if full else idx
 
             def evaluate(
                 qx: FloatArray, sel: IntArray | None = sel
             ) -> tuple[FloatArray, FloatArray, FloatArray]:
-                e2 = skeleton.evaluate(qx, goals, rows=sel, target_based=tb)
+                e2 = skeleton.evaluate(qx, goals, rows=sel, target_based=tb, memo=memo)
                 assert e2.J is not None
                 return e2.e, e2.J, e2.goal_error
 
@@ -503,7 +519,7 @@ class IKSolver(ABC):
                 goal_error=g_k,
                 previous_e=prev_e,
                 blocks=blocks,
-                rows=rows,
+                rows=idx,
                 iteration=it,
                 skeleton=skeleton,
                 goals=goals,
@@ -513,10 +529,13 @@ class IKSolver(ABC):
             dq = np.asarray(self.step(state), dtype=np.float64)
             if dq.shape != qa.shape:
                 raise AssertionError(f"{type(self).__name__}.step returned shape {dq.shape}")
-            if not math.isfinite(float(dq.sum())):
-                dq = np.nan_to_num(dq, nan=0.0, posinf=0.0, neginf=0.0)
-            if finite_step and n and float(np.abs(dq).max()) > max_step:
-                dq = clamp_max_abs(dq, max_step)
+            if n:
+                amax = float(np.abs(dq).max())
+                if not math.isfinite(amax):
+                    dq = np.nan_to_num(dq, nan=0.0, posinf=0.0, neginf=0.0)
+                    amax = float(np.abs(dq).max())
+                if finite_step and amax > max_step:
+                    dq = clamp_max_abs(dq, max_step)
             qn = qa + dq
             if clip:
                 qn = skeleton.clip(qn)
@@ -624,41 +643,42 @@ def _null_space_objective(state: StepState) -> FloatArray | None:
     return out
 
 
-def _dls(j: FloatArray, e: FloatArray, lam2: FloatArray) -> FloatArray:
+def _dls(j: FloatArray, e: FloatArray, lam2: float | FloatArray) -> FloatArray:
     """Δq = Jᵀ(JJᵀ + λ²I)⁻¹e (Buss Eq. 11) when m ≤ n, else the equal (JᵀJ + λ²I)⁻¹Jᵀe
-    (Eq. 10): always the smaller system, solved (not inverted)."""
+    (Eq. 10): always the smaller system, solved (not inverted). ``lam2``: λ², a float
+    or one per row (b,)."""
     b, m, n = j.shape
     jt = np.swapaxes(j, -1, -2)
+    lam = lam2 if isinstance(lam2, float) else lam2[:, None]
     if m <= n:
         a = j @ jt
-        a.reshape(b, m * m)[:, :: m + 1] += lam2[:, None]  # + λ²I
-        f = np.linalg.solve(a, e[..., None])[..., 0]
-        return _mv(jt, f)
+        a.reshape(b, m * m)[:, :: m + 1] += lam  # + λ²I
+        out: FloatArray = (jt @ np.linalg.solve(a, e[..., None]))[..., 0]
+        return out
     a = jt @ j
-    a.reshape(b, n * n)[:, :: n + 1] += lam2[:, None]
-    out: FloatArray = np.linalg.solve(a, _mv(jt, e)[..., None])[..., 0]
+    a.reshape(b, n * n)[:, :: n + 1] += lam
+    out = np.linalg.solve(a, jt @ e[..., None])[..., 0]
     return out
 
 
-def _damping(state: StepState) -> FloatArray:
+def _damping(state: StepState) -> float | FloatArray:
+    """λ² of DLS: the fixed ``damping``² (a float) or the adaptive rule's (b,) values."""
     st = state.settings
-    b = state.q.shape[0]
     if not st.adaptive_damping:
-        return np.full(b, st.damping**2)
+        return float(st.damping) ** 2
     s = np.linalg.svd(state.J, compute_uv=False)
-    smin = s[:, -1] if s.shape[1] else np.zeros(b)
+    smin = s[:, -1] if s.shape[1] else np.zeros(state.q.shape[0])
     eps = st.damping_threshold
     lam2: FloatArray = np.where(smin < eps, st.damping**2 * (1.0 - (smin / eps) ** 2), 0.0)
     return lam2
 
 
 def _solve_dls(state: StepState, e: FloatArray) -> FloatArray:
+    # λ = 0 (fixed damping 0, or the adaptive rule away from singularities, where the
+    # smaller system is regular): still guard exact zeros of a degenerate J with the
+    # tiniest damping.
     lam2 = _damping(state)
-    m, n = state.J.shape[1:]
-    if not (lam2 > 0.0).all():
-        # λ = 0 is only used when σ_min ≥ ε > 0, so the smaller system is regular; still,
-        # guard exact zeros of a degenerate J with the tiniest damping.
-        lam2 = np.maximum(lam2, 1e-300)
+    lam2 = max(lam2, 1e-300) if isinstance(lam2, float) else np.maximum(lam2, 1e-300)
     return _dls(state.J, e, lam2)
 
 

@@ -515,14 +515,16 @@ class _KinematicPlan:
                 dof_node[dof[nd]] = nn
         self.n_nodes = count
         self.levels = tuple(levels)
-        #: per level, the index of its parents' 4×4 blocks and of its nodes in the frames
+        #: per level (node-major frames): the index of its parents' 4×4 blocks, its nodes
         self.level_index = tuple(
-            ((slice(None), par, slice(None), slice(None, 4)), (slice(None), slice(start, stop)))
+            ((par, slice(None), slice(None), slice(None, 4)), slice(start, stop))
             for start, stop, par in levels
         )
-        # (N, 3, 20) [T0; T1; T2], a strided view like the frames (same loop for all B)
-        self.tt = np.zeros((count, 3, 40))[..., ::2]
-        self.tt[...] = np.stack([t.reshape(count, 20) for t in (t0, t1, t2)], axis=1)
+        self.n_roots = levels[0][0] if levels else count
+        # (N, 3, 20) [T0; T1; T2], contiguous: one BLAS product per node over the batch
+        self.tt = np.ascontiguousarray(
+            np.stack([t.reshape(count, 20) for t in (t0, t1, t2)], axis=1)
+        )
         self.node_q = node_q
         self.dof_node = dof_node
         self.joint_node = np.array([new[nd] for nd in joint_node], dtype=np.intp)
@@ -531,27 +533,31 @@ class _KinematicPlan:
     def frames(self, q: FloatArray) -> FloatArray:
         """(B, N, 4, 5) global node frames [R | t | R·a] for batched q (B, n_dofs).
 
-        The result is a strided view (every other column of a buffer): numpy's matmul
-        then uses its own loop for the many tiny products instead of one BLAS call per
-        4×4 matrix, which is several times faster for large B (and the same for every
-        B, so batched and single evaluations round identically)."""
+        The local transforms are one BLAS product per node over the whole batch
+        ([1, sin θ, 1 − cos θ] · [T0; T1; T2], node-major, contiguous); each tree level is
+        then one ``matmul`` of the parents' frames with the level's local transforms into
+        a strided buffer (every other column): with a strided operand numpy uses its own
+        loop for the many tiny 4×4 products instead of one BLAS call per matrix, which is
+        several times faster for large B. The result is a (B, N, …) view of node-major
+        storage."""
         b = q.shape[0]
-        g: FloatArray = np.empty((b, self.n_nodes, 4, 10))[..., ::2]
+        count = self.n_nodes
+        g: FloatArray = np.empty((count, b, 4, 10))[..., ::2]
         if self.n_dofs:
-            # local transforms [1, sin θ, 1 − cos θ] · [T0; T1; T2]: one small matrix
-            # product per node over the whole batch (node-major), then copied into g
             theta = q[:, self.node_q].T
-            coef = np.ones(theta.shape + (3,))
+            coef = np.empty(theta.shape + (3,))
+            coef[..., 0] = 1.0
             np.sin(theta, out=coef[..., 1])
             np.cos(theta, out=coef[..., 2])
             np.subtract(1.0, coef[..., 2], out=coef[..., 2])
-            local = coef @ self.tt  # (N, B, 20)
-            g[...] = np.swapaxes(local, 0, 1).reshape(g.shape)
+            local = (coef @ self.tt).reshape(count, b, 4, 5)
         else:
-            g[...] = self.tt[:, 0].reshape(g.shape[1:])
+            local = np.broadcast_to(self.tt[:, None, 0].reshape(count, 1, 4, 5), g.shape)
+        r = self.n_roots
+        g[:r] = local[:r]
         for parent, child in self.level_index:
-            np.matmul(g[parent], g[child], out=g[child])
-        return g
+            np.matmul(g[parent], local[child], out=g[child])
+        return np.swapaxes(g, 0, 1)
 
 
 # --------------------------------------------------------------------------------------
@@ -759,6 +765,8 @@ class Skeleton:
         """Row blocks and per-goal constants (joint node, DOF mask × sqrt(weight), kinds)
         for ``goals``; validated once and cached for the last goal list seen."""
         cache = self._goal_cache.get("plan")
+        if cache is not None and cache[0] is goals:
+            return cache[1], cache[2]
         if (
             cache is not None
             and len(cache[0]) == len(goals)
@@ -822,14 +830,21 @@ class Skeleton:
         rows: IntArray | None = None,
         jacobian: bool = True,
         target_based: bool = False,
+        memo: dict[str, Any] | None = None,
     ) -> Evaluation:
         """Residual, Jacobian and per-goal errors for batched ``q`` (b, n_dofs).
 
         ``rows`` selects which rows of batched goal targets belong to the b rows of ``q``
-        (default: all B rows, b = B, or shared targets). Used by the solvers; most callers
-        want :meth:`errors` / :meth:`jacobian` / :meth:`goal_errors`.
+        (default: all B rows, b = B, or shared targets). ``memo``: an empty dict the
+        caller keeps across calls with the same ``goals`` (and goal arrays left
+        unchanged) to reuse the gathered targets; it is refilled whenever ``rows`` is a
+        different object. Used by the solvers; most callers want :meth:`errors` /
+        :meth:`jacobian` / :meth:`goal_errors`.
         """
         blocks, per = self._goal_plan(goals)
+        if memo is not None and memo.get("rows", memo) is not rows:
+            memo.clear()
+            memo["rows"] = rows
         b = q.shape[0]
         n = self.n_dofs
         kin = self._kin
@@ -871,9 +886,13 @@ class Skeleton:
         if pos is not None:
             sel, gg, gnodes, gsw, gmask = pos
             s_all = g[:, gnodes][..., :3, 3]  # (b, Gp, 3) joint origins
-            tgt_all = np.empty(s_all.shape)
-            for i, gi in enumerate(gg):
-                tgt_all[:, i] = target(goals[gi], goals[gi].position)
+            tgt_all = None if memo is None else memo.get("position")
+            if tgt_all is None or tgt_all.shape != s_all.shape:
+                tgt_all = np.empty(s_all.shape)
+                for i, gi in enumerate(gg):
+                    tgt_all[:, i] = target(goals[gi], goals[gi].position)
+                if memo is not None:
+                    memo["position"] = tgt_all
             err_all = tgt_all - s_all
             e3 = e.reshape(b, nb, 3)
             e3[:, sel] = err_all if gsw is None else gsw * err_all
