@@ -39,6 +39,10 @@ from benchmarks._report import Suite, Target, md_table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "RESULTS.md"
+README = ROOT.parent / "README.md"
+#: The README's evidence section lies between these markers; a full run to the default
+#: RESULTS.md rewrites it (headline tables, charts, the pass/miss count).
+README_MARKERS = ("<!-- evidence:start -->", "<!-- evidence:end -->")
 QUICK_OUT = ROOT.parent / "out" / "benchmarks-quick" / "RESULTS.md"
 
 #: (key, module, title) in report order. Suites 2, 4 and 5 are written by other helpers
@@ -183,13 +187,47 @@ def render(outcomes: Sequence[Outcome], env: list[str], out: Path, total_s: floa
     return "\n".join(lines).rstrip() + "\n"
 
 
-def headline_table(outcomes: Sequence[Outcome]) -> str:
-    """The README's headline: every suite's headline table, one after another."""
-    parts = []
+def readme_section(outcomes: Sequence[Outcome], out: Path, when: _dt.datetime) -> str:
+    """The README's evidence section (between :data:`README_MARKERS`): the target count,
+    every suite's headline table and the charts, linking RESULTS.md."""
+    base = README.parent.resolve()
+    link = os.path.relpath(out.resolve(), base).replace(os.sep, "/")
+    targets = all_targets(outcomes)
+    misses = [f"{t.name} ({t.detail})" for _, t in targets if not t.passed]
+    lines = [
+        README_MARKERS[0],
+        "## Evidence",
+        "",
+        f"`python -m benchmarks` measures Limber against the papers' own tables and against "
+        f"Blender's IK constraint and ikpy, side by side in one process (ratios; medians "
+        f"with their spread). Full tables, machine, versions and seeds: [{link}]({link}) "
+        f"(run {when:%Y-%m-%d}). **{sum(t.passed for _, t in targets)} of {len(targets)} "
+        "targets met**" + (":" if not misses else "; misses:"),
+        "",
+    ]
+    lines += [f"- {m}" for m in misses]
+    if misses:
+        lines.append("")
     for o in outcomes:
         if o.suite is not None and o.suite.headline:
-            parts += [o.suite.headline, ""]
-    return "\n".join(parts).rstrip() + "\n"
+            lines += [f"**{o.title}**", "", o.suite.headline, ""]
+    for o in outcomes:
+        for png in o.suite.charts if o.suite is not None else ():
+            rel = os.path.relpath(Path(png).resolve(), base).replace(os.sep, "/")
+            lines += [f"![{o.title}]({rel})", ""]
+    lines.append(README_MARKERS[1])
+    return "\n".join(lines)
+
+
+def update_readme(section: str, readme: Path = README) -> bool:
+    """Replace the README's evidence section; False (README untouched) without markers."""
+    text = readme.read_text(encoding="utf-8")
+    start, end = (text.find(m) for m in README_MARKERS)
+    if start < 0 or end < start:
+        return False
+    end += len(README_MARKERS[1])
+    readme.write_text(text[:start] + section + text[end:], encoding="utf-8")
+    return True
 
 
 def run_all(quick: bool, out: Path, only: Sequence[str] | None = None) -> list[Outcome]:
@@ -213,6 +251,9 @@ def run_all(quick: bool, out: Path, only: Sequence[str] | None = None) -> list[O
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     log(f"benchmarks: wrote {out} and {charts}/")
+    if not quick and not only and out.resolve() == DEFAULT_OUT.resolve():
+        if update_readme(readme_section(outcomes, out, started)):
+            log(f"benchmarks: updated the evidence section of {README}")
     return outcomes
 
 

@@ -11,12 +11,18 @@ import pytest
 from benchmarks import __main__ as runner
 from benchmarks import throughput, tolani, tracking
 
+OURS = ["tolani", "tracking", "throughput"]
+
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[runner.Outcome], Path]:
     out = tmp_path_factory.mktemp("evidence") / "RESULTS.md"
-    rc = runner.main(["--quick", "--out", str(out), "--only", "tolani,tracking,throughput"])
-    assert rc == 0
+    return runner.run_all(True, out, OURS), out
+
+
+@pytest.fixture(scope="module")
+def quick_run(outcomes: tuple[list[runner.Outcome], Path]) -> tuple[str, Path]:
+    out = outcomes[1]
     return out.read_text(encoding="utf-8"), out.parent
 
 
@@ -102,3 +108,24 @@ def test_old_benchmarks_stay_subcommands() -> None:
     with pytest.raises(SystemExit) as exc:
         runner.main(["limb", "--help"])
     assert exc.value.code == 0
+
+
+def test_readme_section_replaces_only_the_marked_block(
+    outcomes: tuple[list[runner.Outcome], Path], tmp_path: Path
+) -> None:
+    results, out = outcomes
+    assert [o.key for o in results] == OURS and all(o.suite is not None for o in results)
+    section = runner.readme_section(results, out, runner._dt.datetime.now(runner._dt.UTC))
+    start, end = runner.README_MARKERS
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\n{start}\nold\n{end}\n\n## Layout\n", encoding="utf-8")
+    assert runner.update_readme(section, readme)
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("# Title\n") and text.endswith("## Layout\n") and "old" not in text
+    assert "## Evidence" in text and "targets met" in text and "RESULTS.md" in text
+    for o in results:
+        assert o.suite is not None and o.suite.headline in text
+    plain = tmp_path / "PLAIN.md"
+    plain.write_text("# no markers\n", encoding="utf-8")
+    assert not runner.update_readme(section, plain)
+    assert plain.read_text(encoding="utf-8") == "# no markers\n"
