@@ -243,7 +243,26 @@ def solve_partial(
     up: ArrayLike | None,
     **pose_kwargs: Any,
 ) -> LimbSolution:
-    """Solve a partial-orientation goal (see :func:`core.limb.solve_limb`)."""
+    """Solve a partial-orientation goal (see :func:`core.limb.solve_limb`).
+
+    Semantics of ψ (§3.3):
+
+    * **Given ψ** (``PsiStrategy.GIVEN`` with ``psi`` set) is honoured like a given swivel
+      φ: the goal is the full pose G(ψ), solved in closed form (vectorised). With limits φ
+      comes from the feasible intervals at that ψ (``strategy``); when there are none the
+      pose solver's best compromise is returned, and when the wrist w(ψ) is out of reach
+      (or needs θ4 outside the elbow limits) the stretched / clamped pose — ``reachable``
+      and ``within_limits`` tell the truth. No optimisation over ψ runs.
+    * **Free ψ** (``psi=None``, or a ψ strategy): the preferred ψ is 0 (GIVEN), or the
+      strategy's (Eqs. 11–12). Each criterion is a sinusoid in ψ, so restricted to the ψ
+      whose wrist is in reach — |w(ψ)|² = A − B·cos(ψ − ψ₀) against the closed-form range
+      of shoulder–wrist distances that θ4 within the elbow limits allows — its minimum is
+      the reachable ψ nearest the preferred one (closed form, vectorised). With limits,
+      if G(ψ) has no feasible φ there, the (φ, ψ) optimisation of §3.3 runs for that goal
+      (:func:`_limited_element`). If no ψ reaches (Table 3's unreachable goal), ψ puts
+      the wrist nearest the reachable shell (closed form; with limits the best
+      limit-satisfying ψ of a grid, :func:`_unreachable_element`).
+    """
     from . import limb as L
 
     if pose_kwargs.get("wrist") is not None:
@@ -264,36 +283,46 @@ def solve_partial(
     if wt is not None and wt.ndim == 2 and n is None:
         goal = _broadcast(goal, len(wt))
         n = len(wt)
-    psi_c = choose_psi(psi_strategy, wrist_circle(limb, goal, ref), psi_arr, wt, up)
-    if not _has_limits(limb):
+    circle = wrist_circle(limb, goal, ref)
+    psi_c = choose_psi(psi_strategy, circle, psi_arr, wt, up)
+    if psi_strategy is PsiStrategy.GIVEN and psi_arr is not None:
         return _pose_solution(limb, goal, psi_c, ref, pose_kwargs)
-    # Limits: where G(ψ) has feasible φ, the analytic limb solve keeps every limit; the
-    # other elements run the (φ, ψ) optimisation of §3.3.
-    rot = partial_rotation(goal, psi_c, ref)
+    reach = _reach(limb, circle)
+    psi_r = reach.nearest(psi_c)
+    if not _has_limits(limb):
+        return _pose_solution(limb, goal, psi_r, ref, pose_kwargs)
+    rot = partial_rotation(goal, psi_r, ref)
     pos = np.broadcast_to(np.asarray(goal.position), rot.shape[:-2] + (3,))
     fs = L.feasible_swivel(limb, PoseGoal(pos, rot))
     if n is None:
+        if not reach.any:
+            return _unreachable_element(limb, goal, reach, ref, pose_kwargs)
         if fs:
-            return _pose_solution(limb, goal, psi_c, ref, pose_kwargs)
-        return _limited_element(limb, goal, float(psi_c), ref, pose_kwargs)
-    has = ~np.isnan(np.asarray(fs)[:, 0, 0])
-    sol = _pose_solution(_free(limb), goal, psi_c, ref, pose_kwargs)
+            return _pose_solution(limb, goal, psi_r, ref, pose_kwargs)
+        return _limited_element(limb, goal, float(psi_r), reach, ref)
+    has = ~np.isnan(np.asarray(fs)[:, 0, 0]) & reach.any
+    sol = _pose_solution(_free(limb), goal, psi_r, ref, pose_kwargs)
     rows: dict[int, LimbSolution] = {}
     idx = np.nonzero(has)[0]
     if len(idx):
-        sub_kw = {
-            k: (v[idx] if isinstance(v, np.ndarray) and v.ndim >= 1 and len(v) == n else v)
-            for k, v in pose_kwargs.items()
-        }
-        sub = _pose_solution(limb, _take(goal, idx), psi_c[idx], ref, sub_kw)
+        sub = _pose_solution(limb, _take(goal, idx), psi_r[idx], ref, _rows_of(pose_kwargs, idx, n))
         rows.update({int(i): sub[j] for j, i in enumerate(idx)})
     for i in np.nonzero(~has)[0]:
-        kw_i = {
-            k: (v[i] if isinstance(v, np.ndarray) and v.ndim >= 1 and len(v) == n else v)
-            for k, v in pose_kwargs.items()
-        }
-        rows[int(i)] = _limited_element(limb, _take(goal, i), float(psi_c[i]), ref, kw_i)
+        ri = reach.row(int(i))
+        gi = _take(goal, i)
+        if not ri.any:
+            rows[int(i)] = _unreachable_element(limb, gi, ri, ref, _rows_of(pose_kwargs, i, n))
+        else:
+            rows[int(i)] = _limited_element(limb, gi, float(psi_r[i]), ri, ref)
     return _merge_rows(sol, rows)
+
+
+def _rows_of(kwargs: dict[str, Any], i: Any, n: int) -> dict[str, Any]:
+    """Per-goal keyword values (arrays with a leading axis of length n) taken at ``i``."""
+    return {
+        k: (v[i] if isinstance(v, np.ndarray) and v.ndim >= 1 and len(v) == n else v)
+        for k, v in kwargs.items()
+    }
 
 
 def _take(goal: PartialOrientationGoal, i: Any) -> PartialOrientationGoal:
@@ -387,23 +416,191 @@ def _with_axis_error(
     )
 
 
+class _Reach:
+    """The ψ whose wrist centre is in reach, in closed form (vectorised over goals).
+
+    |w(ψ)|² = A − B·cos(ψ − ψ₀) (Eq. 10: the wrist circle seen from the shoulder), and the
+    wrist is reachable iff m² ≤ |w|² ≤ M², [m, M] the shoulder–wrist distances that θ4
+    within the elbow limits allows (:func:`_wrist_range`). With x = wrap(ψ − ψ₀) that is
+    α ≤ |x| ≤ β. ``any``: some ψ reaches; ``flat``: the distance does not depend on ψ
+    (no radial wrist offset); when none reaches, x = 0 (``far``: the nearest point of the
+    circle to the shoulder) or x = π (the farthest) is the closest to the reachable shell.
+    """
+
+    #: Boundary margin (rad): chosen ψ stay this far inside the reachable set.
+    MARGIN = 1e-6
+
+    def __init__(
+        self,
+        psi0: FloatArray,
+        alpha: FloatArray,
+        beta: FloatArray,
+        any_: FloatArray,
+        far: FloatArray,
+        flat: FloatArray,
+    ) -> None:
+        self.psi0, self.alpha, self.beta = psi0, alpha, beta
+        self.any, self.far, self.flat = any_, far, flat
+
+    def row(self, i: int) -> _Reach:
+        return _Reach(
+            self.psi0[i], self.alpha[i], self.beta[i], self.any[i], self.far[i], self.flat[i]
+        )
+
+    def nearest(self, psi: ArrayLike) -> FloatArray:
+        """The reachable ψ nearest ``psi`` (circularly); where none reaches, the ψ closest
+        to reaching (``psi`` itself where the distance does not depend on ψ)."""
+        x = _wrap(np.asarray(psi, dtype=np.float64) - self.psi0)
+        lo = np.where(self.alpha > 0.0, self.alpha + self.MARGIN, 0.0)
+        hi = np.where(self.beta < math.pi, self.beta - self.MARGIN, math.pi)
+        narrow = hi < lo
+        mid = 0.5 * (self.alpha + self.beta)
+        lo, hi = np.where(narrow, mid, lo), np.where(narrow, mid, hi)
+        x_in = np.where(x < 0.0, -1.0, 1.0) * np.clip(np.abs(x), lo, hi)
+        x_out = np.where(self.any, x_in, np.where(self.far, 0.0, math.pi))
+        out: FloatArray = _wrap(self.psi0 + np.where(self.flat, x, x_out))
+        return out
+
+    def intervals(self) -> list[tuple[float, float]]:
+        """One goal's reachable x = ψ − ψ₀ as intervals (lo, hi), hi − lo ≤ 2π."""
+        a, b = float(self.alpha), float(self.beta)
+        if not bool(self.any):
+            return []
+        if a <= 0.0 and b >= math.pi:
+            return [(-math.pi, math.pi)]
+        if a <= 0.0:
+            return [(-b, b)]
+        if b >= math.pi:
+            return [(a, 2.0 * math.pi - a)]
+        return [(a, b), (-b, -a)]
+
+    def samples(self, count: int) -> FloatArray:
+        """``count`` ψ spread by arc length over one goal's reachable set."""
+        iv = self.intervals()
+        lengths = np.array([hi - lo for lo, hi in iv])
+        t = (np.arange(count) + 0.5) / count * lengths.sum()
+        cum = np.concatenate([[0.0], np.cumsum(lengths)])
+        j = np.minimum(np.searchsorted(cum, t, side="right") - 1, len(iv) - 1)
+        lo = np.array([lo for lo, _ in iv])
+        out: FloatArray = _wrap(float(self.psi0) + lo[j] + (t - cum[j]))
+        return out
+
+    def bounds_around(self, psi: float) -> tuple[float | None, float | None]:
+        """Bounds on ψ (unwrapped around ``psi``) of the reachable interval holding it."""
+        x = float(_wrap(psi - float(self.psi0)))
+        for lo, hi in self.intervals():
+            if hi - lo >= 2.0 * math.pi:
+                return None, None
+            xu = lo + (x - lo) % (2.0 * math.pi)
+            if xu <= hi + 1e-12:
+                shift = psi - xu
+                m = min(self.MARGIN, 0.25 * (hi - lo))
+                return lo + shift + m, hi + shift - m
+        return psi, psi
+
+
+def _wrap(a: Any) -> Any:
+    return (a + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def _wrist_range(limb: Limb) -> tuple[float, float]:
+    """(m², M²): the squared shoulder–wrist-centre distances θ4 within the elbow limits
+    allows. |w|²(θ4) = |t_A|² + |t_B|² + 2(k·t_A')(k·t_B) + 2(a cosθ4 + b sinθ4) (Eq. 5)."""
+    c = limb._c
+    ta_l, tb, k = np.array(c.ta_l), np.array(c.tb), np.array(c.k)
+    ktb = float(k @ tb)
+    a = float(ta_l @ tb) - c.kta * ktb
+    b = float(ta_l @ _cross(k, tb))
+    base = c.ta2 + float(tb @ tb) + 2.0 * c.kta * ktb
+    r, delta = math.hypot(a, b), math.atan2(b, a)
+    gmin, gmax = -r, r
+    elbow = None if limb.limits is None else limb.limits.elbow
+    if elbow is not None and elbow[1] - elbow[0] < 2.0 * math.pi:
+        lo, hi = elbow
+        ends = [a * math.cos(lo) + b * math.sin(lo), a * math.cos(hi) + b * math.sin(hi)]
+
+        def inside(t: float) -> bool:
+            return (t - lo) % (2.0 * math.pi) <= hi - lo
+
+        gmax = r if inside(delta) else max(ends)
+        gmin = -r if inside(delta + math.pi) else min(ends)
+    return max(base + 2.0 * gmin, 0.0), base + 2.0 * gmax
+
+
+def _reach(limb: Limb, circle: tuple[FloatArray, FloatArray, FloatArray]) -> _Reach:
+    """:class:`_Reach` of the wrist circle ``circle`` (Eq. 10)."""
+    centre, k1, k2 = circle
+    m2, big_m2 = _wrist_range(limb)
+    p = np.sum(centre * k1, axis=-1)
+    q = np.sum(centre * k2, axis=-1)
+    a = np.sum(centre * centre, axis=-1) + np.sum(k1 * k1, axis=-1)
+    b = 2.0 * np.hypot(p, q)
+    scale = limb.length**2
+    flat = b <= 1e-12 * scale
+    bs = np.where(flat, 1.0, b)
+    c_lo = (a - big_m2) / bs
+    c_hi = (a - m2) / bs
+    tol = 1e-12 * scale / bs
+    any_flat = (a >= m2 - 1e-12 * scale) & (a <= big_m2 + 1e-12 * scale)
+    any_ = np.where(flat, any_flat, (c_lo <= 1.0 + tol) & (c_hi >= -1.0 - tol))
+    alpha = np.where(flat, 0.0, np.arccos(np.clip(c_hi, -1.0, 1.0)))
+    beta = np.where(flat, math.pi, np.arccos(np.clip(c_lo, -1.0, 1.0)))
+    far = np.where(flat, a > big_m2, c_lo > 1.0)
+    return _Reach(np.arctan2(q, p), alpha, beta, any_, far, flat)
+
+
+def _elbow_only(limb: Limb) -> Limb:
+    """The limb with its elbow limits only: closed-form poses at any (φ, ψ) whose θ4 is
+    the root of Eq. (5) inside the elbow limits (nearest their middle when both are)."""
+    from .limb import Limb as LimbCls
+    from .limb import LimbLimits
+
+    el = None if limb.limits is None else limb.limits.elbow
+    lim = None if el is None else LimbLimits(elbow=el)
+    return LimbCls(limb.a, limb.b, limb.elbow_axis, limb.effector, lim, limb.swivel_reference)
+
+
+def _limits_cost(
+    limits: Any, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray, weight: float = 100.0
+) -> FloatArray:
+    """F (:func:`_middle_cost`) + weight·v², v the total angular distance (rad) of the joint
+    angles outside their limits (0 inside): F alone where every limit holds."""
+    from .limb import _violation
+    from .rotations import matrix_to_euler_families
+
+    v = np.zeros(np.shape(elbow))
+    for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
+        if lim is not None and any(lim.limited):
+            v = v + _violation(matrix_to_euler_families(r, lim.order), lim)
+    if limits.elbow is not None:
+        lo, hi = limits.elbow
+        d = (np.asarray(elbow) - lo) % (2.0 * math.pi)
+        v = v + np.where(d <= hi - lo, 0.0, np.minimum(d - (hi - lo), 2.0 * math.pi - d))
+    out: FloatArray = _middle_cost(limits, shoulder, elbow, wrist) + weight * v * v
+    return out
+
+
 def _limited_element(
     limb: Limb,
     goal: PartialOrientationGoal,
-    psi_d: float,
+    psi_r: float,
+    reach: _Reach,
     ref: FloatArray,
-    pose_kwargs: dict[str, Any],
-    n_psi: int = 72,
 ) -> LimbSolution:
-    """One goal whose G(ψ_d) has no φ within the limits (§3.3 "Joint limits").
+    """One goal, ψ free, whose preferred reachable ψ has no φ within the limits (§3.3
+    "Joint limits").
 
     Minimises F(φ, ψ) = Σ (θᵢ − θᵢ*)² (θᵢ* the middle of each limited range, the Euler
-    family nearest it) over (φ, ψ) with L-BFGS-B; position and axis stay exact since every
-    (φ, ψ) is a closed-form pose. Seed: on a grid of ψ, the feasible φ intervals at each ψ
-    are found analytically (§3.2.4); the seed is the feasible ψ nearest ψ_d at the middle
-    of its largest interval (or the grid's best F when no ψ is feasible). The optimum is
-    kept only if it keeps every limit the seed kept. The gradient is by central
-    differences of the closed-form θ(φ, ψ).
+    family nearest it; plus a penalty on any limit violation, :func:`_limits_cost`) over
+    (φ, ψ) with L-BFGS-B. Every (φ, ψ) is a closed-form pose of the limb with its elbow
+    limits only, so θ4 is the Eq. (5) root inside the elbow limits; ψ is bounded to the
+    reachable interval of the seed (:class:`_Reach`), so position and axis stay exact.
+    Seed: on ψ spread over the reachable set (120, then 720 if none qualifies) the
+    feasible φ intervals are found analytically (§3.2.4); the seed is the (middle of the
+    largest interval, ψ) with the least F. Without any such ψ the seed is the best of a
+    coarse (φ, ψ) grid and the result the least-violating exact pose (``within_limits``
+    False). The optimum replaces the seed only if it keeps the limits and the exactness
+    the seed had. The gradient is by central differences of the closed-form θ(φ, ψ).
     """
     from dataclasses import replace
 
@@ -413,53 +610,113 @@ def _limited_element(
 
     limits = limb.limits
     assert limits is not None
-    free = _free(limb)
-    psis = psi_d + (np.arange(n_psi) * (2 * math.pi / n_psi))
-    # Nearest ψ_d first: 0, +δ, −δ, +2δ, ...
-    order = np.argsort(np.minimum(np.arange(n_psi), n_psi - np.arange(n_psi)), kind="stable")
-    psis = psis[order]
-    gb = _broadcast(goal, n_psi)
-    rot = partial_rotation(gb, psis, ref)
-    fs = np.asarray(L.feasible_swivel(limb, PoseGoal(np.asarray(gb.position), rot)))
-    lengths = np.where(np.isnan(fs[..., 0]), -1.0, fs[..., 1] - fs[..., 0])
-    has = lengths.max(axis=1) > 0
+    el = _elbow_only(limb)
+    pos = np.asarray(goal.position)
+
+    def rotations(psis: FloatArray) -> PoseGoal:
+        m = len(psis)
+        return PoseGoal(
+            np.broadcast_to(pos, (m, 3)), partial_rotation(_broadcast(goal, m), psis, ref)
+        )
 
     def poses(x: FloatArray) -> LimbSolution:
-        return L.solve_limb(
-            free,
-            PoseGoal(
-                np.broadcast_to(np.asarray(goal.position), (len(x), 3)),
-                partial_rotation(_broadcast(goal, len(x)), x[:, 1], ref),
-            ),
-            swivel=x[:, 0],
-        )
+        return L.solve_limb(el, rotations(x[:, 1]), swivel=x[:, 0])
 
     def cost(x: FloatArray) -> FloatArray:
         s = poses(x)
-        return _middle_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist)
+        return _limits_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist)
 
-    if np.any(has):
-        i0 = int(np.argmax(has))
-        j0 = int(np.argmax(lengths[i0]))
-        seed = np.array([0.5 * (fs[i0, j0, 0] + fs[i0, j0, 1]), psis[i0]])
-    else:
+    seed: FloatArray | None = None
+    for count in (120, 720):
+        psis = np.concatenate([[psi_r], reach.samples(count)])
+        fs = np.asarray(L.feasible_swivel(limb, rotations(psis)))
+        phi_mid, has = L._midpoint(fs)
+        if np.any(has):
+            cand = np.stack([phi_mid[has], psis[has]], axis=-1)
+            seed = cand[int(np.argmin(cost(cand)))]
+            break
+    if seed is None:
         phis = np.linspace(-math.pi, math.pi, 24, endpoint=False)
-        grid = np.stack(np.meshgrid(phis, psis[::3], indexing="ij"), -1).reshape(-1, 2)
+        grid = np.stack(np.meshgrid(phis, reach.samples(36), indexing="ij"), -1).reshape(-1, 2)
         seed = grid[int(np.argmin(cost(grid)))]
-    fg = _central_cost_grad(cost)
-
-    res = minimize(fg, seed, jac=True, method="L-BFGS-B", options={"maxcor": 4})
-    cand = [np.asarray(res.x), seed]
-    sols = [poses(x[None]) for x in cand]
-    within = [
-        bool(L._within_limits(limits, s.shoulder, np.asarray(s.elbow), s.wrist)[0]) for s in sols
-    ]
-    k = 0 if (within[0] or not within[1]) else 1
-    x, s1 = cand[k], sols[k][0]
-    g1 = PoseGoal(np.asarray(goal.position), partial_rotation(goal, x[1], ref))
+    res = minimize(
+        _central_cost_grad(cost),
+        seed,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(None, None), reach.bounds_around(float(seed[1]))],
+        options={"maxcor": 4},
+    )
+    cand = np.stack([np.asarray(res.x), seed])
+    sols = poses(cand)
+    within = L._within_limits(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
+    f = _limits_cost(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
+    good = within & np.asarray(sols.reachable)
+    k = 0 if (good[0] or not good[1]) and (good[0] or f[0] <= f[1]) else 1
+    x = cand[k]
     out = replace(
-        s1,
-        within_limits=within[k],
-        feasible_swivel=L.feasible_swivel(limb, g1),
+        sols[k],
+        within_limits=bool(within[k]),
+        feasible_swivel=L.feasible_swivel(limb, _pose_at(goal, float(x[1]), ref)),
     )
     return _with_axis_error(limb, goal, np.array(x[1]), out)
+
+
+def _pose_at(goal: PartialOrientationGoal, psi: float, ref: FloatArray) -> PoseGoal:
+    return PoseGoal(np.asarray(goal.position), partial_rotation(goal, psi, ref))
+
+
+def _unreachable_element(
+    limb: Limb,
+    goal: PartialOrientationGoal,
+    reach: _Reach,
+    ref: FloatArray,
+    pose_kwargs: dict[str, Any],
+    count: int = 360,
+) -> LimbSolution:
+    """One goal, ψ free, whose wrist is out of reach for every ψ, with limits (Table 3).
+
+    ψ* = the wrist nearest the reachable shell (closed form) when G(ψ*) has a φ within
+    the limits. Otherwise the limit-satisfying pose of least error (|Δp|/length + axis
+    error) over ``count`` ψ around the circle, its ψ then moved by bisection toward ψ*
+    up to where the limits stop admitting a φ, when that lowers the error; if no ψ admits
+    one, the pose solver's compromise at ψ*. ``reachable`` is False; errors are by FK.
+    """
+    from . import limb as L
+
+    step = 2.0 * math.pi / count
+    x = np.arange(count) * step
+    x = np.where(x > math.pi, x - 2.0 * math.pi, x)  # ψ − ψ*, in (−π, π]
+    psi_star = float(reach.nearest(0.0))
+
+    def feasible(psis: FloatArray) -> NDArray[np.bool_]:
+        gb = _broadcast(goal, len(psis))
+        pg = PoseGoal(np.asarray(gb.position), partial_rotation(gb, psis, ref))
+        out: NDArray[np.bool_] = ~np.isnan(np.asarray(L.feasible_swivel(limb, pg))[:, 0, 0])
+        return out
+
+    def solve(psis: FloatArray) -> tuple[LimbSolution, FloatArray]:
+        sols = _pose_solution(limb, _broadcast(goal, len(psis)), psis, ref, pose_kwargs)
+        score = np.asarray(sols.position_error) / limb.length + np.asarray(sols.orientation_error)
+        return sols, np.where(np.asarray(sols.within_limits), score, np.inf)
+
+    has = feasible(psi_star + x)
+    if has[0] or not np.any(has):
+        return _pose_solution(limb, goal, np.array(psi_star), ref, pose_kwargs)
+    idx = np.nonzero(has)[0]
+    sols, score = solve(psi_star + x[idx])
+    j = int(np.argmin(score))
+    best, best_score = sols[j], float(score[j])
+    a = float(x[idx[j]])  # feasible; toward ψ* lies an infeasible sample
+    b = a - math.copysign(step, a)
+    if abs(a) > 0.5 * step and not feasible(np.array([psi_star + b]))[0]:
+        for _ in range(40):
+            m = 0.5 * (a + b)
+            if feasible(np.array([psi_star + m]))[0]:
+                a = m
+            else:
+                b = m
+        s1, sc1 = solve(np.array([psi_star + a]))
+        if float(sc1[0]) < best_score:
+            best = s1[0]
+    return best
