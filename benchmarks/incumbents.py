@@ -183,6 +183,7 @@ class BlenderRig:
     ik: Any
     rest_bend: float
     mode: str
+    pole: Any = None
 
     @property
     def bones(self) -> Any:
@@ -210,8 +211,11 @@ class BlenderRig:
         for name in ("fore", "hand"):
             self.bones[name].rotation_euler = (0.0, 0.0, 0.0)
 
-    def solve(self, m: Any) -> None:
+    def solve(self, m: Any, pole: Any = None) -> None:
+        """Move the target Empty (and the pole Empty, a mathutils Vector) and update."""
         self.target.matrix_world = m
+        if pole is not None:
+            self.pole.location = pole
         self.bpy.context.view_layer.update()
 
     def read(self) -> Pose:
@@ -235,6 +239,8 @@ class BlenderRig:
         self.bpy.data.objects.remove(self.ob)
         self.bpy.data.armatures.remove(arm)
         self.bpy.data.objects.remove(self.target)
+        if self.pole is not None:
+            self.bpy.data.objects.remove(self.pole)
 
 
 def _set_ik_limits(pb: Any, lim: EulerLimits | None, shift: float = 0.0) -> None:
@@ -333,13 +339,14 @@ def build_rig(
             cr = pbs["hand"].constraints.new("COPY_ROTATION")
             cr.target = target
     ik.target = target
+    pole_ob = None
     if pole is not None:
         pole_ob = bpy.data.objects.new(f"{name}_pole", None)
         bpy.context.scene.collection.objects.link(pole_ob)
         pole_ob.location = tuple(float(v) for v in pole)
         ik.pole_target = pole_ob
     bpy.context.view_layer.update()
-    return BlenderRig(bpy, limb, s, ob, target, ik, rest_bend, mode)
+    return BlenderRig(bpy, limb, s, ob, target, ik, rest_bend, mode, pole_ob)
 
 
 # --------------------------------------------------------------------------------------
@@ -544,16 +551,29 @@ def run_limber(
 
 
 def run_blender(
-    rig: BlenderRig, frames: FloatArray, pose: bool, passes: int, wrist: bool, label: str
+    rig: BlenderRig,
+    frames: FloatArray,
+    pose: bool,
+    passes: int,
+    wrist: bool,
+    label: str,
+    poles: FloatArray | None = None,
 ) -> Run:
-    """Per-goal update times with the IK active and muted (alternating passes)."""
+    """Per-goal update times with the IK active and muted (alternating passes).
+    ``poles``: (N, 3) pole-target positions (shoulder frame) moved with each goal."""
+    from mathutils import Vector
+
     mats = rig.matrices(frames)
+    pvec: list[Any] = [None] * len(mats)
+    if poles is not None:
+        pw = poles @ rig.shoulder[:3, :3].T + rig.shoulder[:3, 3]
+        pvec = [Vector(p.tolist()) for p in pw]
     clock = time.perf_counter_ns
     active: list[float] = []
     muted: list[float] = []
     poses: list[Pose] = []
-    for m in mats[:5]:
-        rig.solve(m)
+    for m, pv in zip(mats[:5], pvec[:5], strict=True):
+        rig.solve(m, pv)
     for _ in range(passes):
         for mute in (False, True):
             rig.ik.mute = mute
@@ -562,7 +582,7 @@ def run_blender(
             out: list[Pose] = []
             for i, m in enumerate(mats):
                 t0 = clock()
-                rig.solve(m)
+                rig.solve(m, pvec[i])
                 t[i] = clock() - t0
                 if not mute:
                     out.append(rig.read())

@@ -43,3 +43,20 @@ def test_incumbents_quick_produces_every_table_and_target(tmp_path: Path) -> Non
     assert any("start-pose" in n for n in names)
     assert any("cyclic drift" in n for n in names)
     assert any("violated limit" in n for n in names)
+
+
+def test_mocap_quick_produces_every_table_and_target(tmp_path: Path) -> None:
+    from benchmarks import mocap
+
+    suite = mocap.run(quick=True, out_dir=tmp_path)
+    _check_suite(suite, tmp_path)
+    md = suite.markdown
+    for heading in mocap.TABLES:
+        assert heading in md
+    for limb in mocap.LIMBS:
+        for method in ("Limber analytic", mocap.NEAR, "Limber DLS"):
+            assert f"| {limb} | {method} |" in md
+        assert f"| {limb} | Blender LEGACY" in md
+        assert f"| {limb} | Blender ITASC" in md
+        assert f"| {limb} | the clip itself |" in md
+    assert len(suite.targets) == 2
