@@ -1,15 +1,18 @@
 """``limber.live``: solve the enabled limbs live while targets, poles or swivels change.
 
 Interactive use (a window with events): ``invoke`` captures the armature's pose, then the
-modal loop re-solves whenever :func:`input_signature` changes — checked on every timer
-tick and right after each depsgraph update — writes the pose and shows the status in the
-area header and the status bar. Esc or right-click ends it and restores the captured pose
-exactly (:func:`restore_pose`); Enter keeps the result as one undo step. Other events pass
+modal loop re-solves whenever :func:`input_signature` changes — checked after each
+depsgraph update (so also while another tool, e.g. grab, moves a target) and on every
+timer tick — writes the pose and shows the status in the area header and the status
+bar. Esc or right-click ends it and restores the captured pose exactly
+(:func:`restore_pose`); Enter keeps the result as one undo step. Other events pass
 through, so targets can be moved with the usual tools meanwhile.
 
 Headless (the ``bpy`` module: no events, ``INVOKE_DEFAULT`` runs ``execute()``) the
-operator solves once. The capture/restore/signature logic is in plain functions that
-tests call directly.
+operator solves once. Everything but the event plumbing is plain and tested directly:
+:class:`LiveSession` (capture, solve-on-change, restore, status text),
+:func:`event_action` (the key map), :func:`input_signature`, :func:`capture_pose` /
+:func:`restore_pose`.
 """
 
 from __future__ import annotations
@@ -115,6 +118,76 @@ def status_text(statuses: list[Any]) -> str:
     return f"Limber live — {body} — Enter: keep, Esc/right-click: restore"
 
 
+#: What the modal loop does with an event: (event type, value) → action.
+CANCEL, KEEP, TICK, PASS = "CANCEL", "KEEP", "TICK", "PASS"
+
+
+def event_action(event_type: str, value: str) -> str:
+    """The live operator's key map: Esc / right-click press → CANCEL (restore the start
+    pose), Enter press → KEEP, a timer → TICK (solve if the inputs changed), else PASS
+    (the event goes on to other tools)."""
+    if event_type in {"ESC", "RIGHTMOUSE"} and value == "PRESS":
+        return CANCEL
+    if event_type in {"RET", "NUMPAD_ENTER"} and value == "PRESS":
+        return KEEP
+    if event_type == "TIMER":
+        return TICK
+    return PASS
+
+
+class LiveSession:
+    """One live-solving session on an armature (plain object: the operator only wraps it).
+
+    Captures the pose when made; :meth:`tick` solves when :func:`input_signature` changed
+    and puts the status text in ``area``'s header and ``workspace``'s status bar (either
+    may be None); :meth:`cancel` restores the captured pose; :meth:`end` clears the text.
+    """
+
+    def __init__(self, obj: Any, area: Any = None, workspace: Any = None) -> None:
+        self.armature = obj.name
+        self.snapshot = capture_pose(obj)
+        self.signature: tuple[Any, ...] | None = None
+        self.area = area
+        self.workspace = workspace
+        self.statuses: list[Any] = []
+        self.solves = 0
+
+    def tick(self, depsgraph: Any = None) -> bool:
+        """Solve if the inputs changed since the last solve; returns whether it solved.
+
+        Raises :class:`~.mapping.MappingError` for a bad armature."""
+        obj = bpy.data.objects.get(self.armature)
+        if obj is None:
+            return False
+        sig = input_signature(obj)
+        if sig == self.signature:
+            return False
+        self.signature = sig
+        dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+        self.statuses = solve.solve_object(obj, dg)
+        self.solves += 1
+        obj.update_tag()
+        self._text(status_text(self.statuses))
+        return True
+
+    def cancel(self) -> None:
+        """Restore the pose captured when the session started, and end."""
+        obj = bpy.data.objects.get(self.armature)
+        if obj is not None:
+            restore_pose(obj, self.snapshot)
+            obj.update_tag()
+        self.end()
+
+    def end(self) -> None:
+        self._text(None)
+
+    def _text(self, text: str | None) -> None:
+        if self.area is not None:
+            self.area.header_text_set(text)
+        if self.workspace is not None:
+            self.workspace.status_text_set(text)
+
+
 class LIMBER_OT_live(bpy.types.Operator):
     """Solve the enabled limbs live whenever a target, pole or swivel changes; Enter keeps the pose, Esc or right-click restores the pose from before (headless: solves once)"""  # noqa: E501
 
@@ -138,8 +211,8 @@ class LIMBER_OT_live(bpy.types.Operator):
         unit="TIME_ABSOLUTE",
     )
 
-    # Set by invoke() on the running instance: _snapshot (PoseSnapshot), _timer, _signature
-    # (last input_signature solved), _dirty (a depsgraph update since), _handler.
+    # Set by invoke() on the running instance: _session (LiveSession), _timer and
+    # _handler (its depsgraph_update_post function).
 
     def _object(self, context: Any) -> Any:
         name = self.armature
@@ -150,23 +223,17 @@ class LIMBER_OT_live(bpy.types.Operator):
             return None
         return obj
 
-    def _solve(self, context: Any, obj: Any) -> list[Any] | None:
-        try:
-            out = solve.solve_object(obj, context.evaluated_depsgraph_get())
-        except MappingError as exc:
-            self.report({"ERROR"}, f"Limber: {exc}")
-            return None
-        obj.update_tag()
-        return out
-
     def execute(self, context: Any) -> set[str]:
         obj = self._object(context)
         if obj is None:
             return {"CANCELLED"}
-        statuses = self._solve(context, obj)
-        if statuses is None:
+        session = LiveSession(obj)
+        try:
+            session.tick(context.evaluated_depsgraph_get())
+        except MappingError as exc:
+            self.report({"ERROR"}, f"Limber: {exc}")
             return {"CANCELLED"}
-        self.report({"INFO"}, status_text(statuses))
+        self.report({"INFO"}, status_text(session.statuses))
         return {"FINISHED"}
 
     def invoke(self, context: Any, event: Any) -> set[str]:
@@ -175,56 +242,43 @@ class LIMBER_OT_live(bpy.types.Operator):
             return {"CANCELLED"}
         if context.window is None or context.area is None:
             return self.execute(context)
-        self.armature = obj.name
-        self._snapshot = capture_pose(obj)
-        self._signature = None
-        self._dirty = True
+        session = self._session = LiveSession(obj, context.area, context.workspace)
         wm = context.window_manager
         self._timer = wm.event_timer_add(self.interval, window=context.window)
 
-        def on_update(_scene: Any, _depsgraph: Any = None) -> None:
-            self._dirty = True
+        def on_update(_scene: Any, depsgraph: Any = None) -> None:
+            # Also runs while another modal tool (e.g. grab on a target) has the events.
+            try:
+                session.tick(depsgraph)
+            except MappingError as exc:
+                print(f"Limber live: {exc}")
 
         self._handler = on_update
         bpy.app.handlers.depsgraph_update_post.append(on_update)
         _ACTIVE.append(self)
         wm.modal_handler_add(self)
-        self._tick(context)
-        return {"RUNNING_MODAL"}
-
-    def _tick(self, context: Any) -> None:
-        obj = bpy.data.objects.get(self.armature)
-        if obj is None:
-            return
-        sig = input_signature(obj)
-        self._dirty = False
-        if sig == self._signature:
-            return
-        self._signature = sig
-        statuses = self._solve(context, obj)
-        if statuses is not None:
-            text = status_text(statuses)
-            if context.area is not None:
-                context.area.header_text_set(text)
-            if context.workspace is not None:
-                context.workspace.status_text_set(text)
-
-    def modal(self, context: Any, event: Any) -> set[str]:
-        if event.type in {"ESC", "RIGHTMOUSE"} and event.value == "PRESS":
-            obj = bpy.data.objects.get(self.armature)
-            if obj is not None:
-                restore_pose(obj, self._snapshot)
-                obj.update_tag()
+        try:
+            session.tick()
+        except MappingError as exc:
+            self.report({"ERROR"}, f"Limber: {exc}")
             self._finish(context)
             return {"CANCELLED"}
-        if event.type in {"RET", "NUMPAD_ENTER"} and event.value == "PRESS":
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context: Any, event: Any) -> set[str]:
+        action = event_action(event.type, event.value)
+        if action == CANCEL:
+            self._session.cancel()
+            self._finish(context)
+            return {"CANCELLED"}
+        if action == KEEP:
             self._finish(context)
             return {"FINISHED"}
-        if event.type == "TIMER" and event.timer is self._timer:
-            self._tick(context)
-            return {"RUNNING_MODAL"}
-        if self._dirty:
-            self._tick(context)
+        if action == TICK:
+            try:
+                self._session.tick()
+            except MappingError as exc:
+                self.report({"ERROR"}, f"Limber: {exc}")
         return {"PASS_THROUGH"}
 
     def cancel(self, context: Any) -> None:
@@ -239,10 +293,9 @@ class LIMBER_OT_live(bpy.types.Operator):
         self._handler = None
         if self in _ACTIVE:
             _ACTIVE.remove(self)
-        if context.area is not None:
-            context.area.header_text_set(None)
-        if context.workspace is not None:
-            context.workspace.status_text_set(None)
+        session = getattr(self, "_session", None)
+        if session is not None:
+            session.end()
 
 
 #: Running live operators (so unregister can drop their depsgraph handlers).

@@ -117,13 +117,15 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
     )
     axis: EnumProperty(  # type: ignore[valid-type]
         name="Axis",
-        description="End-bone axis used by Partial and Aim goals",
+        description="End-bone axis used by Partial and Aim goals (ignored by Position and "
+        "Pose goals)",
         items=AXES,
         default="Y",
     )
     solver: EnumProperty(  # type: ignore[valid-type]
         name="Solver",
-        description="Solver used for this limb",
+        description="Solver for this limb: Analytic is exact and state-free (swivel, pole "
+        "and feasible ranges apply); the numeric ones iterate from the current pose",
         items=SOLVERS,
         default="ANALYTIC",
     )
@@ -146,7 +148,8 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
     )
     pole: PointerProperty(  # type: ignore[valid-type]
         name="Pole",
-        description="Object the elbow (knee) turns toward in Pole swivel mode",
+        description="Object the elbow (knee) turns toward in Pole swivel mode (while empty, "
+        "the Swivel angle is used)",
         type=bpy.types.Object,
     )
     use_limits: BoolProperty(  # type: ignore[valid-type]

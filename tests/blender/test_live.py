@@ -148,3 +148,43 @@ def test_live_operator_is_undoable(limber: Any) -> None:
     assert bpy.types.LIMBER_OT_live.bl_options >= {"REGISTER", "UNDO"}
     assert "armature" in rna.properties and rna.properties["armature"].is_hidden
     assert math.isclose(rna.properties["interval"].default, 0.03, rel_tol=1e-6)
+
+
+def test_live_session_solves_on_change_and_cancel_restores(limber: Any) -> None:
+    """The modal loop's session with the bpy module's real 3D View area and workspace."""
+    live = limber.sub("addon.live")
+    obj, arm, _ = _rig(limber)
+    win = bpy.context.window_manager.windows[0]
+    area = next(a for a in win.screen.areas if a.type == "VIEW_3D")
+    before = _channels(obj)
+    session = live.LiveSession(obj, area, win.workspace)
+    assert session.tick() and session.solves == 1
+    evaluate()
+    assert not session.tick()  # nothing changed: its own pose writes do not count
+    arm.target.location.x += 0.01
+    evaluate()
+    assert session.tick() and session.solves == 2
+    evaluate()
+    hand = world_pose(obj, arm.end_bone)[:3, 3]
+    np.testing.assert_allclose(hand, np.array(arm.target.location), atol=TOL)
+    assert "arm.L: ok" in live.status_text(session.statuses)
+    session.cancel()
+    evaluate()
+    assert _channels(obj) == before
+
+
+@pytest.mark.parametrize(
+    ("event", "value", "action"),
+    [
+        ("ESC", "PRESS", "CANCEL"),
+        ("RIGHTMOUSE", "PRESS", "CANCEL"),
+        ("ESC", "RELEASE", "PASS"),
+        ("RET", "PRESS", "KEEP"),
+        ("NUMPAD_ENTER", "PRESS", "KEEP"),
+        ("TIMER", "NOTHING", "TICK"),
+        ("MOUSEMOVE", "NOTHING", "PASS"),
+        ("G", "PRESS", "PASS"),
+    ],
+)
+def test_event_action_key_map(limber: Any, event: str, value: str, action: str) -> None:
+    assert limber.sub("addon.live").event_action(event, value) == action
