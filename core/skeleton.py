@@ -122,6 +122,9 @@ _MIN_AXIS = 1e-9
 #: Aim targets closer than this to the ray origin count as hit.
 _MIN_AIM_DISTANCE = 1e-12
 _EYE3 = np.eye(3)
+#: Component permutations i+1 and i+2 (mod 3) of the cross-product formula.
+_NEXT = np.array([1, 2, 0], dtype=np.intp)
+_NEXT2 = np.array([2, 0, 1], dtype=np.intp)
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 
 
@@ -852,14 +855,16 @@ class Skeleton:
         m = 3 * len(blocks)
         e = np.empty((b, m))
         jac = np.empty((b, m, n)) if jacobian else None
+        pos, grouped, starts, skip = per[-1]
         wt: FloatArray | None = None
         mt: FloatArray | None = None
         if jacobian:
-            gd = g[:, kin.dof_node]
-            w = gd[..., :3, 4]  # (b, n, 3) DOF world axes
-            wt = np.swapaxes(w, -1, -2)  # (b, 3, n)
-            # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
-            mt = np.swapaxes((_skew(gd[..., :3, 3]) @ w[..., None])[..., 0], -1, -2)
+            pw = g[:, kin.dof_node][..., :3, 3:]  # (b, n, 3, 2): DOF origins p, axes w
+            if not all(skip):
+                w = pw[..., 1]  # (b, n, 3) DOF world axes
+                wt = np.swapaxes(w, -1, -2)  # (b, 3, n)
+                # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
+                mt = np.swapaxes((_skew(pw[..., 0]) @ w[..., None])[..., 0], -1, -2)
 
         def target(goal: Goal, value: object, nd: int = 1) -> FloatArray:
             """A goal array (unbatched ndim ``nd``; shared arrays are returned as they
@@ -880,7 +885,6 @@ class Skeleton:
             out: FloatArray = x @ v if v.ndim == 1 else (x @ v[..., None])[..., 0]
             return out
 
-        pos, grouped, starts, skip = per[-1]
         nb = len(blocks)
         bn = np.empty((b, nb))  # per-block error norms
         if pos is not None:
@@ -897,9 +901,14 @@ class Skeleton:
             e3 = e.reshape(b, nb, 3)
             e3[:, sel] = err_all if gsw is None else gsw * err_all
             bn[:, sel] = np.sqrt(np.add.reduce(err_all * err_all, axis=-1))
-            if jac is not None and wt is not None and mt is not None:
+            if jac is not None:
+                # columns w_d × (x − p_d) for every goal x and DOF d, (b, Gp, n, 3),
+                # by the component formula (a × b)_i = a_{i+1} b_{i+2} − a_{i+2} b_{i+1}
                 ref_all = tgt_all if target_based else s_all
-                cols_all = mt[:, None] - _skew(ref_all) @ wt[:, None]  # (b, Gp, 3, n)
+                d = ref_all[:, :, None] - pw[:, None, :, :, 0]
+                w4 = pw[:, None, :, :, 1]
+                cols_all = w4[..., _NEXT] * d[..., _NEXT2] - w4[..., _NEXT2] * d[..., _NEXT]
+                cols_all = np.swapaxes(cols_all, -1, -2)  # (b, Gp, 3, n)
                 jac4 = jac.reshape(b, nb, 3, n)
                 if isinstance(sel, slice):
                     np.multiply(cols_all, gmask, out=jac4[:, sel])
