@@ -115,6 +115,14 @@ def status_lines(
 # --------------------------------------------------------------------------------------
 
 
+def _item_row(layout: Any, item: Any, status: Any) -> None:
+    """A list row: enable toggle, editable name, status icon (eye closed when disabled)."""
+    row = layout.row(align=True)
+    row.prop(item, "enabled", text="")
+    row.prop(item, "name", text="", emboss=False)
+    row.label(text="", icon=status_icon(status) if item.enabled else "HIDE_ON")
+
+
 class LIMBER_UL_limbs(bpy.types.UIList):
     """Limbs of the armature: enable toggle, name, last solve's status"""
 
@@ -122,12 +130,7 @@ class LIMBER_UL_limbs(bpy.types.UIList):
         self, context: Any, layout: Any, data: Any, item: Any, icon: Any,
         active_data: Any, active_propname: str, index: int = 0, flt_flag: int = 0,
     ) -> None:
-        obj = data.id_data
-        row = layout.row(align=True)
-        row.prop(item, "enabled", text="")
-        row.prop(item, "name", text="", emboss=False)
-        st = solve.STATUS.get((obj.name, item.name))
-        row.label(text="", icon=status_icon(st) if item.enabled else "HIDE_ON")
+        _item_row(layout, item, solve.STATUS.get((data.id_data.name, item.name)))
 
 
 class LIMBER_UL_chains(bpy.types.UIList):
@@ -137,12 +140,8 @@ class LIMBER_UL_chains(bpy.types.UIList):
         self, context: Any, layout: Any, data: Any, item: Any, icon: Any,
         active_data: Any, active_propname: str, index: int = 0, flt_flag: int = 0,
     ) -> None:
-        obj = data.id_data
-        row = layout.row(align=True)
-        row.prop(item, "enabled", text="")
-        row.prop(item, "name", text="", emboss=False)
-        st = getattr(solve, "CHAIN_STATUS", {}).get((obj.name, item.name))
-        row.label(text="", icon=status_icon(st) if item.enabled else "HIDE_ON")
+        chains = getattr(solve, "CHAIN_STATUS", {})
+        _item_row(layout, item, chains.get((data.id_data.name, item.name)))
 
 
 # --------------------------------------------------------------------------------------
