@@ -7,7 +7,9 @@ Run from the repository root::
 ``tools/data/mocap/cmu_131_01.bvh`` (CMU subject 131 trial 01, walk; metres, 120 fps) is
 read with the small numpy BVH reader :mod:`benchmarks._bvh` (standard BVH conventions,
 see its docstring; chosen over Blender's ``io_anim_bvh`` so that the clip's own joint
-angles are available exactly, without Blender's axis conversion and bone-roll choices).
+angles are available exactly, without Blender's axis conversion and bone-roll choices;
+``tests/blender/test_evidence_incumbents.py`` checks that both put the joints at the same
+world positions).
 
 **The four limbs** are built from the clip's skeleton: arms = ``*Shoulder`` (upper arm),
 ``*Elbow`` (forearm), ``*Wrist`` + ``*hand`` (one spherical wrist: the hand joint sits at
