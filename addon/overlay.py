@@ -145,12 +145,16 @@ def _make_view(obj: Any, settings: Any, status: Any, depsgraph: Any) -> LimbView
         return None
     goal, kwargs, _ = solve._goal(obj, obj_eval, settings, rig, dg)
     wrist = kwargs.get("wrist")
-    if settings.goal_type == "AIM":  # the aim's own pose: the effector frame as solved
+    swivel, intervals = status.swivel, status.feasible_swivel
+    if settings.goal_type == "AIM":
+        # An aim goal's swivel lives on its own hand circle: show the circle of the pose it
+        # was solved to (the effector frame as written), its intervals and the elbow's φ.
         fk = limb.forward(r1, theta, r2)
-        goal, wrist = PoseGoal(fk[:3, 3], fk[:3, :3]), None
-    arcs = swivel_arcs(
-        limb, goal, SAMPLES, swivel=status.swivel, intervals=status.feasible_swivel, wrist=wrist
-    )
+        goal, wrist, intervals = PoseGoal(fk[:3, 3], fk[:3, :3]), None, None
+        circle = swivel_arcs(limb, goal, 3)
+        d = limb.elbow_position(r1) - circle.centre
+        swivel = float(np.arctan2(d @ circle.v, d @ circle.u))
+    arcs = swivel_arcs(limb, goal, SAMPLES, swivel=swivel, intervals=intervals, wrist=wrist)
     blocking: tuple[str, ...] = ()
     if not status.feasible_swivel:
         blocking = blocking_limits(limb, goal, wrist=wrist)

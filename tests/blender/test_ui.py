@@ -248,12 +248,13 @@ def test_world_geometry_transforms_and_splits_the_circle(limber: Any) -> None:
     np.testing.assert_allclose(geom.axis[1], m[:3, :3] @ arcs.wrist + m[:3, 3], atol=1e-12)
 
 
-def test_overlay_geometry_matches_the_solved_pose(limber: Any) -> None:
-    """World-space elbow = the forearm's head, axis = shoulder → hand target, circle
-    through the elbow; the view is cached until the next solve."""
+@pytest.mark.parametrize("goal_type", ["POSITION", "POSE", "PARTIAL", "AIM"])
+def test_overlay_geometry_matches_the_solved_pose(limber: Any, goal_type: str) -> None:
+    """World-space elbow = the forearm's head, axis from the shoulder (to the hand target
+    for position goals), elbow on the circle; the view is cached until the next solve."""
     overlay = limber.sub("addon.overlay")
     solve = limber.sub("addon.solve")
-    obj, limb = _arm(limber, "POSITION")
+    obj, limb = _arm(limber, goal_type)
     obj.limber.active_limb_index = 0
     view = overlay.limb_view(obj, limb)
     assert view is not None and overlay.limb_view(obj, limb) is view  # cached
@@ -262,9 +263,14 @@ def test_overlay_geometry_matches_the_solved_pose(limber: Any) -> None:
     elbow = world_pose(obj, limb.lower_bone)[:3, 3]
     np.testing.assert_allclose(geom.elbow[0], elbow, atol=TOL)
     np.testing.assert_allclose(geom.axis[0], world_pose(obj, limb.upper_bone)[:3, 3], atol=TOL)
-    np.testing.assert_allclose(geom.axis[1], np.array(limb.target.location), atol=TOL)
-    radius = np.linalg.norm(geom.circle - geom.circle.mean(axis=0), axis=1)
+    if goal_type == "POSITION":
+        np.testing.assert_allclose(geom.axis[1], np.array(limb.target.location), atol=TOL)
+    else:  # the wrist centre: the hand's head
+        np.testing.assert_allclose(geom.axis[1], world_pose(obj, limb.end_bone)[:3, 3], atol=TOL)
+    centre = geom.circle.mean(axis=0)
+    radius = np.linalg.norm(geom.circle - centre, axis=1)
     assert np.ptp(radius) < TOL and radius[0] > 0.01
+    assert abs(np.linalg.norm(geom.elbow[0] - centre) - radius[0]) < TOL
     status = solve.STATUS[(obj.name, limb.name)]
     np.testing.assert_array_equal(
         view.arcs.feasible, _members(view.arcs.phi, status.feasible_swivel)
