@@ -1008,10 +1008,11 @@ def _past_reach_table(bpy: Any, sizes: Sizes) -> list[list[object]]:
 
 def _limits_table(
     bpy: Any, sizes: Sizes, say: Callable[[str], None]
-) -> tuple[list[list[object]], dict[str, tuple[float, float]]]:
+) -> tuple[list[list[object]], dict[str, tuple[float, float]], dict[str, FloatArray]]:
     """Feasible goals (FK of angles within the limits), full limits and shoulder-x only."""
     rows: list[list[object]] = []
     worst: dict[str, tuple[float, float]] = {}
+    viol: dict[str, FloatArray] = {}
     for label, limits in (("full arm limits", arm_limits()), ("shoulder x only", swing_limits())):
         arm = human_arm(limits=False)
         arm_l = Limb(
@@ -1057,32 +1058,51 @@ def _limits_table(
                 ]
             )
             worst[f"{label}|{r.method}"] = (float(np.mean(bad)), float(np.max(v)))
-    return rows, worst
+            viol[f"{label}|{r.method}"] = v
+    return rows, worst, viol
 
 
-def _chart(keep: dict[str, Run], out_dir: Path) -> Path:
+def _chart(keep: dict[str, Run], viol: dict[str, FloatArray], out_dir: Path) -> Path:
+    """Times (with the min–max over passes), error CDFs and limit violations."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
     names = [k for k in keep if k.startswith("position")]
     labels = [k.split("|")[1] for k in names]
-    times = [statistics.median(keep[k].ik_only_us or keep[k].pass_us) for k in names]
-    axes[0].barh(labels, times, color="tab:blue")
+    series = [keep[k].ik_only_us or keep[k].pass_us for k in names]
+    times = np.array([statistics.median(v) for v in series])
+    spread = np.array([[t - min(v), max(v) - t] for t, v in zip(times, series, strict=True)]).T
+    axes[0].barh(labels, times, xerr=spread, color="tab:blue", capsize=3)
     axes[0].set_xscale("log")
     axes[0].set_xlabel("µs per solve (Blender: IK-only), log scale")
     axes[0].set_title("2-bone arm, position goals")
     axes[0].invert_yaxis()
     for k in names:
-        e = np.sort(np.maximum(keep[k].pos_err * 1e3, 1e-12))
+        e = np.sort(np.maximum(keep[k].pos_err * 1e3, 1e-16))
         axes[1].plot(e, np.linspace(0, 100, len(e)), label=k.split("|")[1])
     axes[1].set_xscale("log")
     axes[1].set_xlabel("wrist position error (mm), log scale")
     axes[1].set_ylabel("% of goals ≤ error")
     axes[1].axvline(1.0, color="grey", ls=":")
     axes[1].legend(fontsize=7)
+    configs = list(dict.fromkeys(k.split("|")[0] for k in viol))
+    methods = list(dict.fromkeys(k.split("|")[1] for k in viol))
+    width = 0.8 / max(1, len(configs))
+    for c, cfg in enumerate(configs):
+        pct = [100 * float(np.mean(viol[f"{cfg}|{m}"] > VIOLATION_TOL_DEG)) for m in methods]
+        xs = np.arange(len(methods)) + c * width
+        axes[2].bar(xs, pct, width, label=cfg)
+        for x, m, h in zip(xs, methods, pct, strict=True):
+            axes[2].text(
+                x, h, f"{np.max(viol[f'{cfg}|{m}']):.2g}°", ha="center", va="bottom", fontsize=7
+            )
+    axes[2].set_xticks(np.arange(len(methods)) + 0.4 - width / 2, methods, fontsize=7)
+    axes[2].set_ylabel(f"% of feasible goals violating a limit (> {VIOLATION_TOL_DEG}°)")
+    axes[2].set_title("limits (labels: largest violation)")
+    axes[2].legend(fontsize=7)
     fig.tight_layout()
     path = out_dir / "incumbents.png"
     fig.savefig(path, dpi=110)
@@ -1105,8 +1125,8 @@ def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) ->
     drift_rows, drift_worst = _drift_table(bpy, sizes)
     say("incumbents: past reach")
     reach_rows = _past_reach_table(bpy, sizes)
-    lim_rows, lim_worst = _limits_table(bpy, sizes, say)
-    chart = _chart(keep, out_dir)
+    lim_rows, lim_worst, lim_viol = _limits_table(bpy, sizes, say)
+    chart = _chart(keep, lim_viol, out_dir)
 
     pos = "position (wrist, 2-bone)"
     single = keep[f"{pos}|{METHODS[0]}"]
