@@ -290,7 +290,17 @@ def _numeric(
     return q
 
 
-def _finish(st: LimbStatus, msgs: list[str]) -> None:
+def _constrained(obj: Any, bones: Iterable[str], msgs: list[str]) -> None:
+    """Note bones whose enabled constraints act after (and may override) the solved
+    rotation, e.g. the ORG- bones of a generated Rigify rig."""
+    pbs = obj.pose.bones
+    names = [b for b in bones if any(c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
+    if names:
+        msgs.append(f"constraints on {', '.join(names)} may override the solved rotations")
+
+
+def _finish(st: LimbStatus, msgs: list[str], obj: Any, bones: Iterable[str]) -> None:
+    _constrained(obj, bones, msgs)
     if not st.reachable:
         msgs.append(
             f"target not reached (position error {st.position_error:.4g} m, "
@@ -339,7 +349,7 @@ def _solve_limb_numeric(
         msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    _finish(st, msgs)
+    _finish(st, msgs, obj, chain.bones)
 
 
 def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
@@ -408,7 +418,7 @@ def solve_chain_settings(
             msgs = []
             if len(effectors) < len(settings.effectors):
                 msgs.append("effectors without a target were skipped")
-            _finish(st, msgs)
+            _finish(st, msgs, obj, rig.bones)
     st.total_us = (time.perf_counter() - t0) * 1e6
     CHAIN_STATUS[(obj.name, settings.name)] = st
     return st
@@ -465,6 +475,7 @@ def solve_limb_settings(
             msgs = [note] if note else []
             if not rig.limits_exact:
                 msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+            _constrained(obj, (rig.upper, rig.lower, rig.end), msgs)
             if not st.reachable:
                 msgs.append(
                     f"target not reached (position error {st.position_error:.4g} m, "
