@@ -1526,11 +1526,15 @@ def solve_limb(
             minimised over the feasible set. Ignored without limits.
         wrist: for position and aim goals, R2 held fixed ((3, 3) or (N, 3, 3)); default
             identity.
-        psi, psi_strategy, wrist_target, up: for :class:`PartialOrientationGoal` (§3.3): ψ,
-            the free rotation about the aligned axis, is ``psi`` (GIVEN, default 0), or puts
-            the wrist nearest ``wrist_target`` (CLOSEST_WRIST, Eq. 12) or lowest / highest
-            along ``up`` (LOWEST_WRIST / HIGHEST_WRIST, Eq. 11); see
-            :mod:`core.limb_partial`.
+        psi, psi_strategy, wrist_target, up: for :class:`PartialOrientationGoal` (§3.3): ψ
+            (rad), the rotation about the aligned axis. ``psi`` given (GIVEN): honoured like
+            ``swivel`` — the pose goal G(ψ), with limits φ from its feasible intervals (the
+            pose solver's compromise if none), ``reachable=False`` if its wrist is out of
+            reach. ψ free: ``psi=None`` (GIVEN, 0 preferred), or the ψ putting the wrist
+            nearest ``wrist_target`` (CLOSEST_WRIST, Eq. 12) or lowest / highest along ``up``
+            (LOWEST_WRIST / HIGHEST_WRIST, Eq. 11) — taken among the ψ whose wrist is in
+            reach (closed form); with limits, where that ψ admits no φ within them, the
+            (φ, ψ) minimisation of §3.3; see :mod:`core.limb_partial`.
         elbow: for :class:`AimGoal` (§3.4): θ4 held at this value (rad); default free.
         elbow_near: θ4 (rad, scalar or (N,)) whose nearer root of Eq. (5) is taken when the
             root rule has a choice (no elbow limits, or both roots inside them) — e.g. the
@@ -1761,8 +1765,9 @@ def feasible_swivel(
     """The feasible swivel intervals for a goal (§3.2.4), as in ``LimbSolution.feasible_swivel``.
 
     ``wrist`` as in :func:`solve_limb` (position and aim goals); ``psi`` (default 0) fixes
-    a partial-orientation goal's free rotation; ``elbow`` an aim goal's θ4 (default: as
-    :func:`solve_limb` chooses it). Batched goals give an (N, K, 2) NaN-padded array.
+    a partial-orientation goal's free rotation (the intervals of the pose goal G(ψ));
+    ``elbow`` an aim goal's θ4 (default: as :func:`solve_limb` chooses it). Batched goals
+    give an (N, K, 2) NaN-padded array.
     """
     if psi is not None and not isinstance(goal, PartialOrientationGoal):
         raise InvalidGoalError(f"psi applies to PartialOrientationGoal, not {type(goal).__name__}")

@@ -11,6 +11,18 @@ Conventions: shoulder frame, metres, radians. ψ = 0 puts the effector's second 
 (``b``, see :func:`effector_basis`) along the projection of the limb's swivel reference â
 onto the plane ⊥ ``direction`` (the paper's projection axis p̂); positive ψ turns
 right-handedly about ``direction``.
+
+ψ given or free (see :func:`solve_partial`):
+
+* ``psi=`` with ``PsiStrategy.GIVEN`` fixes ψ like ``swivel=`` fixes φ: the goal becomes
+  the pose G(ψ), solved by the closed-form pose solver (vectorised; with limits φ from
+  the feasible intervals at that ψ, or the pose solver's compromise when there are none).
+  Nothing moves ψ; an out-of-reach wrist gives ``reachable=False``.
+* ``psi=None`` (preferred ψ 0) and the ψ strategies leave ψ free: the preferred ψ is
+  moved to the nearest ψ whose wrist is within reach of θ4 inside the elbow limits (closed
+  form); with limits, when G(ψ) there has no φ satisfying every limit, F(φ, ψ) of §3.3 is
+  minimised over (φ, ψ) with position and axis exact; when no ψ reaches (Table 3), the
+  wrist goes nearest the reachable shell.
 """
 
 from __future__ import annotations
@@ -36,7 +48,8 @@ __all__ = ["PsiStrategy", "effector_basis", "partial_rotation", "wrist_circle", 
 class PsiStrategy(Enum):
     """How ψ, the free rotation about the aligned axis, is chosen (§3.3)."""
 
-    #: The given ``psi`` (default 0).
+    #: The given ``psi``, honoured as given (like ``swivel``); with ``psi=None`` ψ is free
+    #: and 0 preferred (moved only to reach the goal or, with limits, to satisfy them).
     GIVEN = "given"
     #: The wrist nearest ``wrist_target`` (Eq. 12, in closed form).
     CLOSEST_WRIST = "closest_wrist"

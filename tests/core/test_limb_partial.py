@@ -369,6 +369,31 @@ def test_round_trip_any_psi(
     )
 
 
+@SETTINGS
+@given(limb=limbs(), cfg=configs(), axis=vec3, target=vec3, up=vec3, phi=angles)
+def test_round_trip_free_psi_reaches(
+    limb: Limb,
+    cfg: tuple[np.ndarray, float, np.ndarray],
+    axis: tuple,
+    target: tuple,
+    up: tuple,
+    phi: float,
+) -> None:
+    """ψ free (``psi=None`` or a strategy) on a reachable goal: some ψ reaches it (the
+    generating one), so the solution is exact for any φ, whatever ψ is preferred."""
+    ax = unit(np.array(axis))
+    goal, _ = goal_from(limb, cfg, ax)
+    for kw in (
+        {"swivel": phi},
+        {"psi_strategy": PsiStrategy.CLOSEST_WRIST, "wrist_target": target, "swivel": phi},
+        {"psi_strategy": PsiStrategy.LOWEST_WRIST, "up": up},
+        {"psi_strategy": PsiStrategy.HIGHEST_WRIST, "up": up, "swivel": phi},
+    ):
+        with no_warnings():
+            sol = solve_limb(limb, goal, **kw)
+        assert_exact(limb, sol, goal)
+
+
 def test_round_trip_batched_psi_and_swivel_sweeps() -> None:
     """Every (φ, ψ) of a 36 × 36 grid with the wrist in reach is exact (batched solve)."""
     rng = np.random.default_rng(4)
@@ -615,6 +640,7 @@ def test_strategies_batched_match_singles() -> None:
     calls = [
         {"psi": rng.uniform(-4, 4, n), "swivel": rng.uniform(-4, 4, n)},
         {"psi": 0.4},
+        {"swivel": rng.uniform(-4, 4, n)},
         {"psi_strategy": PsiStrategy.CLOSEST_WRIST, "wrist_target": wt},
         {"psi_strategy": PsiStrategy.CLOSEST_WRIST, "wrist_target": wt[0]},
         {"psi_strategy": PsiStrategy.LOWEST_WRIST, "up": (0.0, 0.0, 1.0), "swivel": 1.0},
