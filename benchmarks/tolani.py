@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from benchmarks import limb as limb_bench
 from benchmarks._report import Spread, Suite, Target, fmt_num, fmt_pct, md_table
 from core import (
+    LIMIT_TOLERANCE,
     AimGoal,
     Limb,
     PartialOrientationGoal,
@@ -43,6 +44,7 @@ from core import (
     solve_limb,
 )
 from core.ik import Method, SolveSettings, solve
+from core.rotations import matrix_to_euler_families
 from core.skeleton import Ball, Hinge, Joint, Skeleton
 from tools.sample_arm import (
     human_arm,
@@ -149,6 +151,7 @@ class MethodResult:
     failures: float | None  # fraction of reachable goals; None for unreachable rows
     violations: int  # solutions outside the limits (limits on)
     relative: float | None = None  # median time / analytic median on the same goals
+    iterations: float | None = None  # numeric methods: mean iterations per solve
 
 
 @dataclass
@@ -223,6 +226,26 @@ def goal_errors(frames: FloatArray, goal: AnyGoal) -> tuple[FloatArray, FloatArr
         pe = empty
     ang = np.arctan2(np.linalg.norm(np.cross(ax, ref), axis=-1), np.sum(ax * ref, axis=-1))
     return pe, ang
+
+
+def limits_ok(
+    limb: Limb, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray
+) -> NDArray[np.bool_]:
+    """Independent check of a batched limb solution against ``limb.limits`` (slack
+    ``LIMIT_TOLERANCE``): the elbow within its range and, for each spherical joint, one of
+    its two Euler families (Tolani §3.2.4) within the joint's Euler limits."""
+    lim = limb.limits
+    th = np.asarray(elbow, dtype=np.float64)
+    ok = np.ones(th.shape, bool)
+    if lim is None:
+        return ok
+    if lim.elbow is not None:
+        ok &= (th >= lim.elbow[0] - LIMIT_TOLERANCE) & (th <= lim.elbow[1] + LIMIT_TOLERANCE)
+    for rot, e in ((shoulder, lim.shoulder), (wrist, lim.wrist)):
+        if e is not None:
+            fam = matrix_to_euler_families(rot, e.order)
+            ok &= np.asarray(e.contains(fam[..., 0, :])) | np.asarray(e.contains(fam[..., 1, :]))
+    return ok
 
 
 def _failures(pe: FloatArray, ang: FloatArray, within: NDArray[np.bool_]) -> float:
@@ -418,14 +441,15 @@ def measure(case: Case, methods: Sequence[str] = METHODS) -> CaseResult:
     frames = limb.forward(sol.shoulder, sol.elbow, sol.wrist)
     pe, ang = goal_errors(frames, goal)
     within = np.asarray(sol.within_limits, dtype=bool) if limited else np.ones(n_all, bool)
+    checked = limits_ok(limb, sol.shoulder, sol.elbow, sol.wrist)
     results[METHODS[0]] = MethodResult(
         Spread.of(t),
         len(t),
         n_all,
         pe,
         ang,
-        _failures(pe, ang, within) if case.reachable else None,
-        int(np.sum(~within)) if limited else 0,
+        _failures(pe, ang, within & checked) if case.reachable else None,
+        int(np.sum(~(within & checked))) if limited else 0,
     )
     t_analytic = t
 
@@ -454,6 +478,7 @@ def measure(case: Case, methods: Sequence[str] = METHODS) -> CaseResult:
             ang,
             _failures(pe, ang, ok) if case.reachable else None,
             0,
+            iterations=float(np.mean([r.iterations for r in res])),
             relative=float(np.median(t)) / ref,
         )
     results[METHODS[0]].relative = 1.0
@@ -498,6 +523,7 @@ def render_table(results: Sequence[CaseResult], table: str) -> str:
         "avg orient./aim error (rad)",
         "max orient./aim error (rad)",
         "failures",
+        "iterations (mean)",
         "paper: time (s)",
         "paper: relative",
         "paper: pos. error",
@@ -521,6 +547,7 @@ def render_table(results: Sequence[CaseResult], table: str) -> str:
                     fmt_num(_mean(m.ang_err)),
                     fmt_num(_max(m.ang_err)),
                     fmt_pct(m.failures),
+                    fmt_num(m.iterations),
                     *[p or "—" for p in paper],
                 ]
             )
@@ -575,7 +602,7 @@ def targets(results: Sequence[CaseResult]) -> list[Target]:
             "Limits: never a violated limit when a feasible solution exists (analytic)",
             viol == 0,
             f"{viol} of {sum(m.n_err for _, m in lim):,} limits-on reachable goals outside the "
-            "limits (solver's within_limits flag)",
+            "limits (solver's within_limits flag and an independent Euler-family check)",
         )
     )
     return out
@@ -657,6 +684,18 @@ def render(results: Sequence[CaseResult], sizes: Sizes, seed: int, quick: bool) 
         extra = "; ".join(f"{k}: {v}" for k, v in notes.items() if v)
         if extra:
             parts += [f"Goals — {extra}.", ""]
+    parts += [
+        "**Reading the ratios.** The paper's inverse-Jacobian baseline integrated a whole "
+        "trajectory from the start pose with an ODE solver, hence its 15,000–20,833×. "
+        "Limber's DLS is a Gauss–Newton-like iteration that stops at the goal after the "
+        "mean iteration count shown (≈ 0.1 ms each), so it is a much stronger baseline and "
+        "the analytic solver's lead over it is smaller; the ≥ 1,000× target is recorded "
+        "against it as measured. LBFGSB (scipy L-BFGS-B per outer iteration, Python "
+        "callbacks) is the slow one here, unlike the paper's CFSQP. Where the analytic "
+        "solver runs an optimisation itself (limits on for partial / aim goals with the "
+        "solver's ψ, unreachable goals) the ratios shrink or invert, as in the paper.",
+        "",
+    ]
     return "\n".join(parts)
 
 

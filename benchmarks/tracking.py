@@ -25,7 +25,8 @@ from numpy.typing import NDArray
 
 from benchmarks._report import Spread, Suite, Target, fmt_num, md_table
 from benchmarks.chains import BUSS, FIXTURES, settings_for
-from core.fixtures import buss_double_y, buss_y
+from core.fixtures import buss_double_y_targets, buss_y_targets
+from core.goals import PositionGoal
 from core.ik import Method
 from core.ik_methods import step_once
 
@@ -59,8 +60,12 @@ def track(method: Method, shape: str, steps: int) -> Track:
     sk = fx.skeleton
     q = fx.q0.copy()
     settings = settings_for(method)
-    make = buss_y if shape == "Y" else buss_double_y
-    goals = [make(DT * k).goals for k in range(steps)]  # built untimed
+    targets = (buss_y_targets if shape == "Y" else buss_double_y_targets)(DT * np.arange(steps))
+    names = [g.joint for g in fx.goals]  # one PositionGoal per effector, in target order
+    goals = [  # built untimed
+        tuple(PositionGoal(targets[k, i], joint=j) for i, j in enumerate(names))
+        for k in range(steps)
+    ]
     step_once(sk, goals[0], q, method, settings)  # warm-up
     qs = np.empty((steps + 1, len(q)))
     qs[0] = q
