@@ -32,6 +32,8 @@ atexit.register(shutil.rmtree, _USER_RESOURCES, ignore_errors=True)
 import bpy  # noqa: E402  (must follow the environment set-up above)
 import pytest  # noqa: E402
 
+from tools.dev_package import stage_development_source  # noqa: E402
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXTENSION_ID = "limber"
 _repo_counter = itertools.count(1)
@@ -73,48 +75,11 @@ def blender_ext() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_blender_ext
 
 
-#: Top-level manifest keys naming bundled wheels (dropped for the development package).
-_WHEEL_KEYS = ("wheels", "platforms")
-
-
-def manifest_without_wheels(text: str) -> str:
-    """The manifest text without its top-level ``wheels`` / ``platforms`` arrays."""
-    out: list[str] = []
-    skipping = False
-    for line in text.splitlines(keepends=True):
-        key = line.split("=", 1)[0].strip()
-        if not skipping and "=" in line and key in _WHEEL_KEYS:
-            skipping = "]" not in line.split("=", 1)[1]
-            continue
-        if skipping:
-            skipping = "]" not in line
-            continue
-        out.append(line)
-    return "".join(out)
-
-
-def stage_development_source(dst: Path) -> Path:
-    """A copy of the extension's source whose manifest bundles no wheels.
-
-    The release packages (``tools/build.sh``, tested once in test_release_build.py) bundle
-    scipy wheels per platform; the behaviour tests install this lighter development
-    package instead (the test interpreter has scipy already).
-    """
-    for name in ("__init__.py", "LICENSE"):
-        if (REPO_ROOT / name).is_file():
-            shutil.copy2(REPO_ROOT / name, dst / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("core", "addon"):
-        shutil.copytree(REPO_ROOT / name, dst / name, ignore=ignore)
-    text = (REPO_ROOT / "blender_manifest.toml").read_text(encoding="utf-8")
-    (dst / "blender_manifest.toml").write_text(manifest_without_wheels(text), encoding="utf-8")
-    return dst
-
-
 @pytest.fixture(scope="session")
 def built_extension(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The development package (``.zip``, no bundled wheels) built by Blender's own
-    ``blender_ext.py build`` from :func:`stage_development_source`."""
+    """The development package (``.zip``, no bundled wheels: the test interpreter has
+    scipy) built by Blender's own ``blender_ext.py build``. The release packages with
+    wheels are built and installed once in test_release_build.py."""
     src = stage_development_source(tmp_path_factory.mktemp("source"))
     out = tmp_path_factory.mktemp("build") / f"{EXTENSION_ID}.zip"
     proc = run_blender_ext("build", "--source-dir", str(src), "--output-filepath", str(out))

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.blender.conftest import REPO_ROOT, manifest_without_wheels
+from tests.blender.conftest import REPO_ROOT
+from tools.dev_package import manifest_without_wheels
 
 PLATFORMS = {"linux_x64": "manylinux", "windows_x64": "win_amd64", "macos_arm64": "macosx"}
 
