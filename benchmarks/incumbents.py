@@ -117,13 +117,6 @@ def load_bpy() -> Any:
     return bpy
 
 
-def clear_scene(bpy: Any) -> None:
-    """Remove every object and armature (the benchmarks own the scene they run in)."""
-    for coll in (bpy.data.objects, bpy.data.armatures):
-        for item in list(coll):
-            coll.remove(item)
-
-
 def _to_mat(bpy_matrix: Any) -> FloatArray:
     return np.array([list(r) for r in bpy_matrix], dtype=np.float64)
 
@@ -146,13 +139,17 @@ def _min_rotation(frm: FloatArray, to: FloatArray) -> FloatArray:
     return np.eye(3) + s * kx + (1 - c) * (kx @ kx)
 
 
-def _rot_axis(axis: FloatArray, angle: float) -> FloatArray:
+def rot_axis(axis: FloatArray, angle: Any) -> FloatArray:
+    """Rotation(s) (…, 3, 3) by ``angle`` (rad, scalar or (N,)) about ``axis`` (Rodrigues)."""
     k = axis / np.linalg.norm(axis)
     kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + math.sin(angle) * kx + (1 - math.cos(angle)) * (kx @ kx)
+    a = np.asarray(angle, dtype=np.float64)[..., None, None]
+    out: FloatArray = np.eye(3) + np.sin(a) * kx + (1 - np.cos(a)) * (kx @ kx)
+    return out
 
 
-def _t(rot: FloatArray, trans: FloatArray) -> FloatArray:
+def transform(rot: FloatArray, trans: FloatArray) -> FloatArray:
+    """The 4×4 transform of a rotation and a translation."""
     m = np.eye(4)
     m[:3, :3] = rot
     m[:3, 3] = trans
@@ -288,9 +285,9 @@ def build_rig(
 
     x = np.array([1.0, 0.0, 0.0])
     y = np.array([0.0, 1.0, 0.0])
-    hinge_rest = s @ a @ _t(_rot_axis(x, rest_bend), np.zeros(3))
+    hinge_rest = s @ a @ transform(rot_axis(x, rest_bend), np.zeros(3))
     tb = b[:3, 3]
-    fore = hinge_rest @ _t(_min_rotation(y, tb / np.linalg.norm(tb)), np.zeros(3))
+    fore = hinge_rest @ transform(_min_rotation(y, tb / np.linalg.norm(tb)), np.zeros(3))
     wrist = hinge_rest @ b
     frames = {
         "upper": (s, float(np.linalg.norm(a[:3, 3])), None),
@@ -452,13 +449,16 @@ def wrist_limb(limb: Limb) -> Limb:
     return Limb(a=limb.a, b=limb.b, elbow_axis=limb.elbow_axis, limits=limb.limits)
 
 
-def limber_pose(limb: Limb, sol: Any) -> Pose:
+def pose_of(limb: Limb, r1: FloatArray, theta: float, r2: FloatArray) -> Pose:
+    """The :class:`Pose` of joint values on ``limb`` (forward kinematics)."""
     a = np.asarray(limb.a)
-    r1 = np.asarray(sol.shoulder)
-    th = float(sol.elbow)
-    r2 = np.asarray(sol.wrist)
-    eff = limb.forward(r1, th, r2)
-    return Pose(r1, th, r2, r1 @ a[:3, 3], limb.wrist_position(r1, th), eff)
+    eff = limb.forward(r1, theta, r2)
+    return Pose(r1, theta, r2, r1 @ a[:3, 3], limb.wrist_position(r1, theta), eff)
+
+
+def limber_pose(limb: Limb, sol: Any) -> Pose:
+    """The :class:`Pose` of a single :class:`LimbSolution`."""
+    return pose_of(limb, np.asarray(sol.shoulder), float(sol.elbow), np.asarray(sol.wrist))
 
 
 def as_goal(frame: FloatArray, pose: bool) -> PoseGoal | PositionGoal:
@@ -1119,8 +1119,14 @@ def _chart(keep: dict[str, Run], viol: dict[str, FloatArray], out_dir: Path) -> 
     axes[2].set_ylabel(f"% of feasible goals violating a limit (> {VIOLATION_TOL_DEG}°)")
     axes[2].set_title("limits (labels: largest violation)")
     axes[2].legend(fontsize=7)
+    return save_figure(fig, out_dir / "incumbents.png")
+
+
+def save_figure(fig: Any, path: Path) -> Path:
+    """Lay out, write (PNG, 110 dpi) and close a matplotlib figure."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
-    path = out_dir / "incumbents.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -1302,14 +1308,19 @@ def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) ->
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def standalone(run_suite: Callable[..., Suite], doc: str, argv: Sequence[str] | None) -> int:
+    """``python -m benchmarks.<suite> [--quick] [--out DIR]``: run and print the section."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small N (smoke test)")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "limber-bench")
     args = ap.parse_args(argv)
-    suite = run(args.quick, args.out, log=lambda m: print(m, file=sys.stderr, flush=True))
+    suite = run_suite(args.quick, args.out, log=lambda m: print(m, file=sys.stderr, flush=True))
     print(suite.markdown)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return standalone(run, __doc__ or "", argv)
 
 
 if __name__ == "__main__":

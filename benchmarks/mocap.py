@@ -52,11 +52,9 @@ clip's own.
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -76,9 +74,14 @@ from benchmarks.incumbents import (
     fmt_us,
     limber_pose,
     load_bpy,
+    pose_of,
     ratio,
+    rot_axis,
     run_blender,
+    save_figure,
+    standalone,
     time_batched,
+    transform,
 )
 from core import (
     Ball,
@@ -127,13 +130,6 @@ HINGE_RANGE = math.radians(160.0)
 POLE_ANGLES = (-90.0, 0.0, 90.0, 180.0)
 
 
-def _t(rot: FloatArray, trans: FloatArray) -> FloatArray:
-    m = np.eye(4)
-    m[:3, :3] = rot
-    m[:3, 3] = trans
-    return m
-
-
 def _unit(v: FloatArray) -> FloatArray:
     out: FloatArray = v / np.linalg.norm(v)
     return out
@@ -151,14 +147,6 @@ def _frame_xy(x: FloatArray, y: FloatArray) -> FloatArray:
     x = _unit(x)
     y = _unit(y - np.dot(y, x) * x)
     return np.stack([x, y, np.cross(x, y)], axis=1)
-
-
-def _rot_axis(k: FloatArray, angle: FloatArray) -> FloatArray:
-    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    s = np.sin(angle)[..., None, None]
-    c = np.cos(angle)[..., None, None]
-    out: FloatArray = np.eye(3) + s * kx + (1 - c) * (kx @ kx)
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,7 +191,7 @@ def clip_limb(clip: _bvh.Bvh, name: str, frames: slice) -> ClipLimb:
     q = matrix_to_quat(re)
     theta = 2.0 * np.arctan2(q[:, 1:] @ k, q[:, 0])
     theta = (theta + math.pi) % (2 * math.pi) - math.pi
-    off = np.degrees(rotation_angle_between(re, _rot_axis(k, theta)))
+    off = np.degrees(rotation_angle_between(re, rot_axis(k, theta)))
     # Re-expressed frames: Q (upper arm along +Y), P (hinge = X), W (effector along +Y).
     qm = _frame_yx(t_a, k)
     pm = _frame_xy(k, t_a)
@@ -216,16 +204,16 @@ def clip_limb(clip: _bvh.Bvh, name: str, frames: slice) -> ClipLimb:
     bend = float(np.median(theta))
     elbow_lim = (0.0, HINGE_RANGE) if bend >= 0 else (-HINGE_RANGE, 0.0)
     limb = Limb(
-        a=_t(qm.T @ pm, qm.T @ t_a),
-        b=_t(pm.T @ wm, pm.T @ t_b),
+        a=transform(qm.T @ pm, qm.T @ t_a),
+        b=transform(pm.T @ wm, pm.T @ t_b),
         elbow_axis=(1.0, 0.0, 0.0),
-        effector=_t(wm.T, wm.T @ t_e),
+        effector=transform(wm.T, wm.T @ t_e),
         limits=LimbLimits(elbow=elbow_lim),
     )
     parent = clip.parents[j_up]
-    s = g[:, parent] @ _t(np.eye(3), clip.offsets[j_up]) @ _t(qm, np.zeros(3))
+    s = g[:, parent] @ transform(np.eye(3), clip.offsets[j_up]) @ transform(qm, np.zeros(3))
     s_inv = np.linalg.inv(s)
-    eff = g[:, j_wr[-1]] @ _t(np.eye(3), t_e)
+    eff = g[:, j_wr[-1]] @ transform(np.eye(3), t_e)
     goals = s_inv @ eff
     elbow = (s_inv @ g[:, j_el])[:, :3, 3]
     return ClipLimb(
@@ -313,12 +301,7 @@ def limb_skeleton(limb: Limb) -> Skeleton:
 def _skeleton_pose(limb: Limb, q: FloatArray) -> Pose:
     r1 = euler_to_matrix(q[0:3], "XYZ")
     r2 = euler_to_matrix(q[4:7], "XYZ")
-    return limber_pose_from(limb, r1, float(q[3]), r2)
-
-
-def limber_pose_from(limb: Limb, r1: FloatArray, th: float, r2: FloatArray) -> Pose:
-    a = np.asarray(limb.a)
-    return Pose(r1, th, r2, r1 @ a[:3, 3], limb.wrist_position(r1, th), limb.forward(r1, th, r2))
+    return pose_of(limb, r1, float(q[3]), r2)
 
 
 def track_dls(cl: ClipLimb, passes: int) -> Track:
@@ -453,11 +436,7 @@ def _chart(cl: ClipLimb, tracks: Sequence[Track], out_dir: Path) -> Path:
     axes[1].set_yscale("log")
     axes[1].set_xlabel("frame")
     axes[1].set_ylabel("elbow / knee position error (mm), log")
-    fig.tight_layout()
-    path = out_dir / "mocap.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir / "mocap.png")
 
 
 def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) -> Suite:
@@ -657,13 +636,7 @@ def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="30 frames (smoke test)")
-    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "limber-bench")
-    args = ap.parse_args(argv)
-    suite = run(args.quick, args.out, log=lambda m: print(m, file=sys.stderr, flush=True))
-    print(suite.markdown)
-    return 0
+    return standalone(run, __doc__ or "", argv)
 
 
 if __name__ == "__main__":
