@@ -56,27 +56,33 @@ numbers a user types in (the elbow hinge has no such gap).
 
 from __future__ import annotations
 
-import argparse
-import atexit
-import math
 import os
-import shutil
-import statistics
-import sys
-import tempfile
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
+# Standalone runs use the runner's BLAS setting (benchmarks/__main__.py): the solvers work
+# on tiny matrices, and BLAS worker threads only add noise on a shared machine.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from benchmarks._report import Suite, Target, md_table, targets_table
-from core import EulerLimits, Limb, LimbLimits, PoseGoal, PositionGoal, solve_limb
-from core.rotations import matrix_to_euler, matrix_to_euler_families, rotation_angle_between
-from tools.sample_arm import arm_limits, human_arm, random_reachable_goals
+import argparse  # noqa: E402
+import atexit  # noqa: E402
+import math  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+from numpy.typing import NDArray  # noqa: E402
+
+from benchmarks._report import Suite, Target, md_table, targets_table  # noqa: E402
+from core import EulerLimits, Limb, LimbLimits, PoseGoal, PositionGoal, solve_limb  # noqa: E402
+from core.rotations import matrix_to_euler, matrix_to_euler_families, rotation_angle_between  # noqa: E402
+from tools.sample_arm import arm_limits, human_arm, random_reachable_goals  # noqa: E402
 
 FloatArray = NDArray[np.float64]
 
@@ -1227,8 +1233,6 @@ def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) ->
             ],
             main_rows,
         ),
-        "",
-        f"![incumbents]({chart.name})",
         "",
         TABLES[1],
         "",
