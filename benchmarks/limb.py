@@ -79,7 +79,7 @@ CONSTRUCTION_ROWS: tuple[str, ...] = (
 TOLANI_ROWS: tuple[str, ...] = (
     "partial orientation, limits off",
     "partial orientation, limits on",
-    "partial orientation, limits on, ψ = 0 (limits enforced)",
+    "partial orientation, limits on, ψ free (limits enforced)",
     "partial orientation, unreachable",
     "aim, limits off, elbow given",
     "aim, limits off, elbow free",
@@ -720,11 +720,13 @@ def render_tolani(results: Sequence[TolaniResult]) -> list[str]:
         "angles within the limits (uniform Euler angles without limits), so a solution within "
         "the limits exists. Partial orientation aligns the palm normal (hand's local Z) with "
         "the generating pose's; ψ by CLOSEST_WRIST toward the generating wrist (Eq. 12), or "
-        "ψ = 0 given in the 'limits enforced' row (G(0) usually violates the limits, so the "
-        "(φ, ψ) optimisation of §3.3 runs). Aiming points the hand's local Y from the effector "
-        "point at a target 0.2–1 m ahead, with the generating wrist; the elbow given is the "
-        "generating one. Unreachable: partial goals 1.1–1.5 × the arm's length away with "
-        "random directions (ψ = 0); aim targets within 2 cm of the shoulder that no elbow "
+        "ψ free (`psi=None`, 0 preferred) in the 'limits enforced' row (G(0) usually violates "
+        "the limits, so the (φ, ψ) optimisation of §3.3 runs). Aiming points the hand's "
+        "local Y from the effector point at a target 0.2–1 m ahead, with the generating "
+        "wrist; the elbow given is the generating one. Unreachable: partial goals 1.1–1.5 × "
+        "the arm's length away with random directions (ψ free: the wrist nearest the "
+        "reachable shell, else the best limit-satisfying ψ); aim targets within 2 cm of the "
+        "shoulder that no elbow "
         "angle within the limits can aim at (θ4 free).",
         "",
         f"Errors are measured by forward kinematics over the batched run: position error = "

@@ -562,17 +562,6 @@ def _reach(limb: Limb, circle: tuple[FloatArray, FloatArray, FloatArray]) -> _Re
     return _Reach(np.arctan2(q, p), alpha, beta, any_, far, flat)
 
 
-def _elbow_only(limb: Limb) -> Limb:
-    """The limb with its elbow limits only: closed-form poses at any (φ, ψ) whose θ4 is
-    the root of Eq. (5) inside the elbow limits (nearest their middle when both are)."""
-    from .limb import Limb as LimbCls
-    from .limb import LimbLimits
-
-    el = None if limb.limits is None else limb.limits.elbow
-    lim = None if el is None else LimbLimits(elbow=el)
-    return LimbCls(limb.a, limb.b, limb.elbow_axis, limb.effector, lim, limb.swivel_reference)
-
-
 def _limits_cost(
     limits: Any, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray, weight: float = 100.0
 ) -> FloatArray:
@@ -605,8 +594,9 @@ def _limited_element(
 
     Minimises F(φ, ψ) = Σ (θᵢ − θᵢ*)² (θᵢ* the middle of each limited range, the Euler
     family nearest it; plus a penalty on any limit violation, :func:`_limits_cost`) over
-    (φ, ψ) with L-BFGS-B. Every (φ, ψ) is a closed-form pose of the limb with its elbow
-    limits only, so θ4 is the Eq. (5) root inside the elbow limits; ψ is bounded to the
+    (φ, ψ) with L-BFGS-B. Every (φ, ψ) is a closed-form pose of the limb without limits
+    whose θ4 is the Eq. (5) root nearest the elbow range's middle (so inside the range
+    whenever a root is, ``elbow_near``); ψ is bounded to the
     reachable interval of the seed (:class:`_Reach`), so position and axis stay exact.
     Seed: on ψ spread over the reachable set (120, then 720 if none qualifies) the
     feasible φ intervals are found analytically (§3.2.4); the seed is the (middle of the
@@ -623,7 +613,10 @@ def _limited_element(
 
     limits = limb.limits
     assert limits is not None
-    el = _elbow_only(limb)
+    free = _free(limb)
+    # The root of Eq. (5) nearest the elbow range's middle: the one inside the range when
+    # only one is (every angle outside is farther from the middle than the half-width).
+    near = None if limits.elbow is None else 0.5 * (limits.elbow[0] + limits.elbow[1])
     pos = np.asarray(goal.position)
 
     def rotations(psis: FloatArray) -> PoseGoal:
@@ -633,7 +626,7 @@ def _limited_element(
         )
 
     def poses(x: FloatArray) -> LimbSolution:
-        return L.solve_limb(el, rotations(x[:, 1]), swivel=x[:, 0])
+        return L.solve_limb(free, rotations(x[:, 1]), swivel=x[:, 0], elbow_near=near)
 
     def cost(x: FloatArray) -> FloatArray:
         s = poses(x)
