@@ -436,7 +436,7 @@ def _chart(cl: ClipLimb, tracks: Sequence[Track], out_dir: Path) -> Path:
         th = np.degrees([p.elbow for p in tr.poses])
         axes[0].plot(f, th, lw=1, label=tr.method)
         acc = accuracy(cl, tr.poses)
-        axes[1].plot(f, np.maximum(acc.elbow * 1e3, 1e-9), lw=1, label=tr.method)
+        axes[1].plot(f, np.maximum(acc.elbow * 1e3, 1e-15), lw=1, label=tr.method)
     axes[0].set_xlabel("frame")
     axes[0].set_ylabel(f"{cl.name}: hinge angle (°)")
     axes[0].legend(fontsize=7)
