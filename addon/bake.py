@@ -1,8 +1,13 @@
 """Baking solved limbs to rotation keys, in bulk.
 
-Every frame of the range is solved with :func:`addon.solve.solve_object`; the written
-rotations are collected in arrays and written per F-curve with ``keyframe_points.add`` +
-``foreach_set`` (never one ``keyframe_insert`` per key). Keys outside the frame range are
+When every item to bake is an ANALYTIC limb (state-free) and none hangs below another
+one's bones, the range is baked as one batch per limb: each frame is only *read*
+(``scene.frame_set``, then the targets, poles, swivels and held wrists), nothing is
+written per frame, and each limb is solved once for all frames by the vectorised
+:func:`core.solve_limb`. Otherwise (chains, numeric limbs: warm-started from the previous
+frame) every frame is solved and written with :func:`addon.solve.solve_object`. Either way
+the rotations are collected in arrays and written per F-curve with ``keyframe_points.add``
++ ``foreach_set`` (never one ``keyframe_insert`` per key). Keys outside the frame range are
 kept; keys inside it on the baked channels are replaced. Blender ≥ 4.4 stores F-curves in
 the channelbag of the action slot the armature uses; Blender 4.2/4.3 in ``action.fcurves``.
 """
@@ -10,6 +15,7 @@ the channelbag of the action slot the armature uses; Blender 4.2/4.3 in ``action
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +23,10 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ..core import LimberError, solve_limb
+from ..core.rotations import axis_angle_to_matrix
+from . import mapping, solve
+from .mapping import MappingError
 from .solve import LimbStatus, solve_object
 
 SLOTTED_ACTIONS = bpy.app.version >= (4, 4, 0)
@@ -40,6 +50,8 @@ class BakeResult:
     channels: dict[tuple[str, int], np.ndarray]
     statuses: list[list[LimbStatus]]
     keys_written: int
+    #: True when the range was solved as one batch per limb (analytic limbs only).
+    batched: bool = False
 
 
 def _fcurves(obj: Any) -> Any:
@@ -125,6 +137,120 @@ def _continuous(path: str, values: np.ndarray) -> np.ndarray:
     return values
 
 
+def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | None) -> list[Any]:
+    """The limbs to bake as one batch each, or [] when the per-frame path is needed."""
+    data = obj.limber
+    if solve.pick_items(data.chains, chains):
+        return []
+    items = solve.pick_items(data.limbs, limbs)
+    if not items or any(
+        lb.solver != "ANALYTIC" or lb.goal_type not in solve.SUPPORTED_GOALS or lb.target is None
+        for lb in items
+    ):
+        return []
+    bones = {b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)}
+    if any(solve.hangs_below(obj, lb.upper_bone, bones) for lb in items):
+        return []
+    return items
+
+
+def _bake_batched(
+    obj: Any,
+    scene: Any,
+    frames: list[int],
+    items: list[Any],
+    progress: Callable[[int], None] | None,
+) -> tuple[dict[tuple[str, str], np.ndarray], list[list[LimbStatus]]] | None:
+    """Read every frame, solve each limb once for all frames; None → use the per-frame path
+    (a bone or target problem on some frame, a rig that changes within the range)."""
+    try:
+        rigs = [solve.rig_for(obj, lb) for lb in items]
+        inputs: list[list[solve.GoalInputs]] = [[] for _ in items]
+        for i, f in enumerate(frames):
+            scene.frame_set(f)
+            dg = bpy.context.evaluated_depsgraph_get()
+            obj_eval = obj.evaluated_get(dg)
+            for k, lb in enumerate(items):
+                if solve.rig_for(obj, lb) is not rigs[k]:
+                    return None
+                inputs[k].append(solve.goal_inputs(obj, obj_eval, lb, rigs[k], dg))
+            if progress is not None:
+                progress(i)
+    except MappingError:
+        return None
+    n = len(frames)
+    samples: dict[tuple[str, str], np.ndarray] = {}
+    statuses: list[list[LimbStatus]] = [[] for _ in frames]
+    pbs = obj.pose.bones
+    for lb, rig, inp in zip(items, rigs, inputs, strict=True):
+        has_pole = {x.elbow_target is not None for x in inp}
+        if len(has_pole) > 1:
+            return None
+
+        def stack(xs: list[Any]) -> Any:
+            return None if xs[0] is None else np.stack(xs)
+
+        g = np.stack([x.g for x in inp])
+        kwargs = solve.limb_kwargs(
+            lb, stack([x.wrist for x in inp]), stack([x.elbow_target for x in inp]),
+            np.array([x.swivel for x in inp]),
+        )
+        t0 = time.perf_counter()
+        try:
+            sol = solve_limb(rig.limb, solve.limb_goal(lb.goal_type, lb.axis, g), **kwargs)
+        except LimberError:
+            return None
+        each_us = (time.perf_counter() - t0) * 1e6 / n
+        rots = [(rig.upper, sol.shoulder, rig.family_limits[0]),
+                (rig.lower, axis_angle_to_matrix(rig.hinge_axis, sol.elbow),
+                 rig.family_limits[1])]
+        if lb.goal_type in solve.WRIST_GOALS:
+            rots.append((rig.end, sol.wrist, rig.family_limits[2]))
+        for bone, r, lim in rots:
+            pb = pbs[bone]
+            path = f'pose.bones["{bone}"].{mapping.rotation_path(pb)}'
+            samples[(path, bone)] = mapping.rotation_values_batch(pb, r, lim)
+        notes = solve.analytic_notes(obj, rig, inp[0].note)
+        for i in range(n):
+            st = LimbStatus(object=obj.name, limb=lb.name, solver=lb.solver, solve_us=each_us)
+            solve.fill_analytic(st, sol, i, notes)
+            statuses[i].append(st)
+        solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
+    return samples, statuses
+
+
+def _bake_per_frame(
+    obj: Any,
+    scene: Any,
+    frames: list[int],
+    limbs: Sequence[str] | None,
+    chains: Sequence[str] | None,
+    progress: Callable[[int], None] | None,
+) -> tuple[dict[tuple[str, str], np.ndarray], list[list[LimbStatus]]]:
+    """Solve and write every frame (chains and numeric limbs start from the last frame)."""
+    samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+    statuses: list[list[LimbStatus]] = []
+    for i, f in enumerate(frames):
+        scene.frame_set(f)
+        sts = solve_object(obj, None, limbs=limbs, chains=chains)
+        statuses.append(sts)
+        for st in sts:
+            for bone, (prop, vals) in st.written.items():
+                path = f'pose.bones["{bone}"].{prop}'
+                seq = samples.setdefault((path, bone), [])
+                if len(seq) < i:  # a limb unsolved on earlier frames: hold first value
+                    seq.extend([vals] * (i - len(seq)))
+                seq.append(vals)
+        if progress is not None:
+            progress(i)
+    out = {}
+    for key, seq in samples.items():
+        if len(seq) < len(frames):
+            seq.extend([seq[-1]] * (len(frames) - len(seq)))
+        out[key] = np.array(seq, dtype=np.float64)
+    return out, statuses
+
+
 def bake_object(
     obj: Any,
     scene: Any,
@@ -135,11 +261,14 @@ def bake_object(
     limbs: Sequence[str] | None = None,
     progress: Callable[[int], None] | None = None,
     chains: Sequence[str] | None = None,
+    batch: bool = True,
 ) -> BakeResult:
     """Solve every ``step``-th frame of [start, end] and key the solved bones' rotations.
 
-    ``limbs`` / ``chains``: names to solve (None: every enabled one). Chains are solved
-    from the previous frame's pose (numeric solvers are warm-started), limbs state-free.
+    ``limbs`` / ``chains``: names to solve (None: every enabled one). Analytic limbs alone
+    are baked as one batch (see the module docstring; ``batch=False`` forces the per-frame
+    path, same result); chains and numeric limbs frame by frame, each frame starting from
+    the previous frame's pose.
     """
     if frame_end < frame_start:
         raise ValueError(f"frame_end {frame_end} < frame_start {frame_start}")
@@ -148,38 +277,27 @@ def bake_object(
     frames = list(range(frame_start, frame_end + 1, step))
     live = scene.limber.live_playback
     scene.limber.live_playback = False  # the bake solves each frame itself
-    samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
-    groups: dict[str, str] = {}
-    statuses: list[list[LimbStatus]] = []
     current = scene.frame_current
     try:
-        for i, f in enumerate(frames):
-            scene.frame_set(f)
-            sts = solve_object(obj, None, limbs=limbs, chains=chains)
-            statuses.append(sts)
-            for st in sts:
-                for bone, (prop, vals) in st.written.items():
-                    path = f'pose.bones["{bone}"].{prop}'
-                    seq = samples.setdefault((path, bone), [])
-                    if len(seq) < i:  # a limb unsolved on earlier frames: hold first value
-                        seq.extend([vals] * (i - len(seq)))
-                    seq.append(vals)
-                    groups[path] = bone
-            if progress is not None:
-                progress(i)
+        items = batch_items(obj, limbs, chains) if batch else []
+        batched = _bake_batched(obj, scene, frames, items, progress) if items else None
+        was_batched = batched is not None
+        if batched is None:
+            batched = _bake_per_frame(obj, scene, frames, limbs, chains, progress)
     finally:
         scene.limber.live_playback = live
+    samples, statuses = batched
+
     fr = np.array(frames, dtype=np.float64)
     channels: dict[tuple[str, int], np.ndarray] = {}
     keys = 0
     fcurves = _fcurves(obj) if samples else None
     for (path, bone), seq in samples.items():
-        if len(seq) < len(frames):
-            seq.extend([seq[-1]] * (len(frames) - len(seq)))
-        vals = _continuous(path, np.array(seq, dtype=np.float64))
+        vals = _continuous(path, seq)
         for idx in range(vals.shape[1]):
             fc = _ensure_fcurve(fcurves, path, idx, bone)
             keys += write_keys(fc, fr, vals[:, idx], frame_start, frame_end)
             channels[(path, idx)] = vals[:, idx]
     scene.frame_set(current)
-    return BakeResult(frames=frames, channels=channels, statuses=statuses, keys_written=keys)
+    return BakeResult(frames=frames, channels=channels, statuses=statuses, keys_written=keys,
+                      batched=was_batched)

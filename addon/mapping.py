@@ -39,6 +39,7 @@ from ..core.rotations import (
     euler_to_matrix,
     matrix_to_axis_angle,
     matrix_to_euler_families,
+    matrix_to_quat,
     quat_to_matrix,
 )
 
@@ -452,6 +453,41 @@ def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> t
         return (float(angle), float(axis[0]), float(axis[1]), float(axis[2]))
     e = _pick_euler(r, mode, lim, pose_bone.rotation_euler)
     return (float(e[0]), float(e[1]), float(e[2]))
+
+
+def rotation_values_batch(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> FloatArray:
+    """:func:`rotation_values` for a sequence of rotations ``r`` (N, 3, 3) → (N, k).
+
+    Quaternions start with the sign nearest the bone's current value (later frames are
+    made continuous by the bake); Euler angles take, frame by frame, the family within
+    ``lim`` (if one is) nearest the previous frame's angles (the first: the current ones).
+    """
+    mode = str(pose_bone.rotation_mode)
+    if mode == "QUATERNION":
+        q: FloatArray = matrix_to_quat(r)
+        if float(q[0] @ np.array(pose_bone.rotation_quaternion)) < 0.0:
+            q = -q
+        return q
+    if mode == "AXIS_ANGLE":
+        axis, angle = matrix_to_axis_angle(r)
+        axis = np.where((angle < 1e-12)[:, None], (0.0, 1.0, 0.0), axis)
+        out: FloatArray = np.concatenate([angle[:, None], axis], axis=1)
+        return out
+    fam = matrix_to_euler_families(r, mode)  # (N, 2, 3)
+    inside = np.ones(fam.shape[:2], dtype=bool) if lim is None else lim.contains(fam, tol=1e-6)
+    out = np.empty((len(r), 3))
+    cur = np.array(pose_bone.rotation_euler, dtype=np.float64)
+    for n in range(len(r)):
+        ok = inside[n] if inside[n].any() else (True, True)
+        best = None
+        for k in (0, 1):
+            if ok[k]:
+                d = float(np.abs(np.mod(fam[n, k] - cur + math.pi, 2.0 * math.pi) - math.pi).sum())
+                if best is None or d < best[0]:
+                    best = (d, k)
+        assert best is not None
+        cur = out[n] = fam[n, best[1]]
+    return out
 
 
 #: The RNA property holding each rotation mode's values.

@@ -180,40 +180,72 @@ def clear_caches() -> None:
     CHAIN_STATUS.clear()
 
 
+@dataclass
+class GoalInputs:
+    """One frame's raw inputs of a limb solve, in its shoulder frame (see :func:`_goal`)."""
+
+    g: Any  # target frame, 4×4
+    wrist: Any  # held end-bone rotation (POSITION / AIM goals) or None
+    elbow_target: Any  # pole point or None
+    swivel: float
+    note: str
+
+
+def goal_inputs(
+    obj: Any, obj_eval: Any, settings: Any, rig: LimbRig, depsgraph: Any
+) -> GoalInputs:
+    """Read a limb's target, pole, swivel and held wrist at the current frame."""
+    s_inv = mapping.inv_rigid(mapping.shoulder_frame(obj, rig, obj_eval))
+    t = mapping.target_in_armature(
+        obj_eval, settings.target.evaluated_get(depsgraph), settings.target_bone
+    )
+    wrist = None
+    if settings.goal_type in ("POSITION", "AIM"):
+        wrist = mapping.read_rotation(obj.pose.bones[rig.end])
+    note = ""
+    elbow_target = None
+    if settings.swivel_mode == "POLE" and settings.pole is not None:
+        p = mapping.object_in_armature(obj_eval, settings.pole.evaluated_get(depsgraph))
+        elbow_target = (s_inv @ np.append(p, 1.0))[:3]
+    elif settings.swivel_mode == "POLE":
+        note = "no pole object; using the swivel angle"
+    return GoalInputs(s_inv @ t, wrist, elbow_target, float(settings.swivel), note)
+
+
+def limb_goal(kind: str, axis_name: str, g: Any) -> Any:
+    """The core goal of a limb for target frame(s) ``g`` ((4, 4) or batched (N, 4, 4))."""
+    axis = np.array(AXES[axis_name])
+    p, r = g[..., :3, 3], g[..., :3, :3]
+    if kind == "POSE":
+        return PoseGoal(position=p, rotation=r)
+    if kind == "PARTIAL":  # the end bone's axis along the target's same axis
+        return PartialOrientationGoal(position=p, axis=axis, direction=r @ axis)
+    if kind == "AIM":  # the end bone's axis ray through the target's origin
+        return AimGoal(target=p, axis=axis)
+    return PositionGoal(position=p)
+
+
+def limb_kwargs(settings: Any, wrist: Any, elbow_target: Any, swivel: Any) -> dict[str, Any]:
+    """solve_limb keyword arguments (single or batched values)."""
+    kwargs: dict[str, Any] = {}
+    if wrist is not None:
+        kwargs["wrist"] = wrist
+    if elbow_target is not None:
+        kwargs["elbow_target"] = elbow_target
+    else:
+        kwargs["swivel"] = swivel
+        if settings.swivel_mode == "LIMITS_MIDPOINT":
+            kwargs["strategy"] = SwivelStrategy.MIDPOINT
+    return kwargs
+
+
 def _goal(
     obj: Any, obj_eval: Any, settings: Any, rig: LimbRig, depsgraph: Any
 ) -> tuple[Any, dict[str, Any], str]:
     """The core goal and solve options of a limb, in its shoulder frame."""
-    target = settings.target
-    s = mapping.shoulder_frame(obj, rig, obj_eval)
-    s_inv = mapping.inv_rigid(s)
-    t = mapping.target_in_armature(obj_eval, target.evaluated_get(depsgraph), settings.target_bone)
-    g = s_inv @ t
-    kwargs: dict[str, Any] = {}
-    note = ""
-    kind = settings.goal_type
-    axis = np.array(AXES[settings.axis])
-    if kind == "POSE":
-        goal: Any = PoseGoal(position=g[:3, 3], rotation=g[:3, :3])
-    elif kind == "PARTIAL":  # the end bone's axis along the target's same axis
-        goal = PartialOrientationGoal(position=g[:3, 3], axis=axis, direction=g[:3, :3] @ axis)
-    elif kind == "AIM":  # the end bone's axis ray through the target's origin
-        goal = AimGoal(target=g[:3, 3], axis=axis)
-    else:
-        goal = PositionGoal(position=g[:3, 3])
-    if kind in ("POSITION", "AIM"):
-        kwargs["wrist"] = mapping.read_rotation(obj.pose.bones[rig.end])
-    mode = settings.swivel_mode
-    if mode == "POLE" and settings.pole is not None:
-        p = mapping.object_in_armature(obj_eval, settings.pole.evaluated_get(depsgraph))
-        kwargs["elbow_target"] = (s_inv @ np.append(p, 1.0))[:3]
-    else:
-        if mode == "POLE":
-            note = "no pole object; using the swivel angle"
-        kwargs["swivel"] = float(settings.swivel)
-        if mode == "LIMITS_MIDPOINT":
-            kwargs["strategy"] = SwivelStrategy.MIDPOINT
-    return goal, kwargs, note
+    gi = goal_inputs(obj, obj_eval, settings, rig, depsgraph)
+    goal = limb_goal(settings.goal_type, settings.axis, gi.g)
+    return goal, limb_kwargs(settings, gi.wrist, gi.elbow_target, gi.swivel), gi.note
 
 
 # --------------------------------------------------------------------------------------
@@ -299,8 +331,7 @@ def _constrained(obj: Any, bones: Iterable[str], msgs: list[str]) -> None:
         msgs.append(f"constraints on {', '.join(names)} may override the solved rotations")
 
 
-def _finish(st: LimbStatus, msgs: list[str], obj: Any, bones: Iterable[str]) -> None:
-    _constrained(obj, bones, msgs)
+def _finish(st: LimbStatus, msgs: list[str]) -> None:
     if not st.reachable:
         msgs.append(
             f"target not reached (position error {st.position_error:.4g} m, "
@@ -349,7 +380,8 @@ def _solve_limb_numeric(
         msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    _finish(st, msgs, obj, chain.bones)
+    _constrained(obj, chain.bones, msgs)
+    _finish(st, msgs)
 
 
 def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
@@ -418,11 +450,45 @@ def solve_chain_settings(
             msgs = []
             if len(effectors) < len(settings.effectors):
                 msgs.append("effectors without a target were skipped")
-            _finish(st, msgs, obj, rig.bones)
+            _constrained(obj, rig.bones, msgs)
+            _finish(st, msgs)
     st.total_us = (time.perf_counter() - t0) * 1e6
     CHAIN_STATUS[(obj.name, settings.name)] = st
     return st
 
+
+
+def analytic_notes(obj: Any, rig: LimbRig, note: str) -> list[str]:
+    """Frame-independent remarks on an analytic limb solve."""
+    msgs = [note] if note else []
+    if not rig.limits_exact:
+        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+    _constrained(obj, (rig.upper, rig.lower, rig.end), msgs)
+    return msgs
+
+
+def fill_analytic(st: LimbStatus, sol: Any, n: int | None, notes: list[str]) -> None:
+    """Fill ``st`` from a :class:`core.LimbSolution` (row ``n`` of a batched one)."""
+
+    def at(x: Any) -> Any:
+        return x if n is None else x[n]
+
+    st.solved = True
+    st.within_limits = bool(at(sol.within_limits))
+    st.position_error = float(at(sol.position_error))
+    st.orientation_error = float(at(sol.orientation_error))
+    aim = getattr(sol, "aim_error", None)
+    if aim is not None:  # aim goals: the ray's miss angle is the error
+        st.orientation_error = float(at(aim))
+    st.reachable = bool(at(sol.reachable)) or (
+        st.position_error <= REACH_POSITION and st.orientation_error <= REACH_ORIENTATION
+    )
+    st.swivel = float(at(sol.swivel))
+    fs = at(sol.feasible_swivel)
+    st.feasible_swivel = tuple(
+        (float(lo), float(hi)) for lo, hi in fs if not (np.isnan(lo) or np.isnan(hi))
+    )
+    _finish(st, list(notes))
 
 
 def solve_limb_settings(
@@ -460,30 +526,7 @@ def solve_limb_settings(
                     float(sol.elbow),
                     sol.wrist if settings.goal_type in WRIST_GOALS else None,
                 )
-            st.solved = True
-            st.within_limits = bool(sol.within_limits)
-            st.position_error = float(sol.position_error)
-            st.orientation_error = float(sol.orientation_error)
-            aim = getattr(sol, "aim_error", None)
-            if aim is not None:  # aim goals: the ray's miss angle is the error
-                st.orientation_error = float(aim)
-            st.reachable = bool(sol.reachable) or (
-                st.position_error <= REACH_POSITION and st.orientation_error <= REACH_ORIENTATION
-            )
-            st.swivel = float(sol.swivel)
-            st.feasible_swivel = tuple(sol.feasible_swivel)
-            msgs = [note] if note else []
-            if not rig.limits_exact:
-                msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-            _constrained(obj, (rig.upper, rig.lower, rig.end), msgs)
-            if not st.reachable:
-                msgs.append(
-                    f"target not reached (position error {st.position_error:.4g} m, "
-                    f"orientation error {st.orientation_error:.4g} rad)"
-                )
-            if not st.within_limits:
-                msgs.append("no pose within the joint limits reaches the target")
-            st.message = "; ".join(msgs) if msgs else "ok"
+            fill_analytic(st, sol, None, analytic_notes(obj, rig, note))
     st.total_us = (time.perf_counter() - t0) * 1e6
     STATUS[(obj.name, settings.name)] = st
     return st
@@ -517,13 +560,13 @@ def solve_object(
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
     todo: list[tuple[Any, Any, str]] = [
-        (solve_chain_settings, c, c.root_bone) for c in _pick(data.chains, chains)
+        (solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)
     ]
-    todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in _pick(data.limbs, limbs)]
+    todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in pick_items(data.limbs, limbs)]
     out = []
     written: set[str] = set()
     for fn, settings, base in todo:
-        if written and write and _hangs_below(obj, base, written):
+        if written and write and hangs_below(obj, base, written):
             dg.update()  # the base frame depends on bones written in this call
             obj_eval = obj.evaluated_get(dg)
             written.clear()
@@ -533,14 +576,14 @@ def solve_object(
     return out
 
 
-def _pick(items: Any, names: Iterable[str] | None) -> list[Any]:
+def pick_items(items: Any, names: Iterable[str] | None) -> list[Any]:
     if names is None:
         return [it for it in items if it.enabled]
     wanted = set(names)
     return [it for it in items if it.name in wanted]
 
 
-def _hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
+def hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
     """Whether a proper ancestor of ``bone`` is in ``written``."""
     pb = obj.pose.bones.get(bone)
     pb = None if pb is None else pb.parent

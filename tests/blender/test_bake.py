@@ -100,3 +100,55 @@ def test_bake_step_and_euler_bones(limber: Any) -> None:
     values = np.array([k.co.y for k in fc.keyframe_points])
     assert np.all(np.abs(np.diff(values)) < math.pi)  # continuous (unwrapped)
     assert all(lb.enabled for lb in obj.limber.limbs)
+
+
+def test_batched_bake_equals_the_per_frame_bake(limber: Any) -> None:
+    """Analytic limbs are baked as one batch per limb; the keys equal those of solving and
+    writing frame by frame (Euler, axis-angle and quaternion bones, pole and midpoint)."""
+    bake = limber.sub("addon.bake")
+    obj = metarig(rotation=(0, 0, 0.4))
+    targets = _animate_targets(obj)
+    for b in RIGIFY_LIMBS["arm.R"]:
+        obj.pose.bones[b].rotation_mode = "ZXY"
+    obj.pose.bones["thigh.L"].rotation_mode = "AXIS_ANGLE"
+    obj.limber.limbs["leg.L"].swivel_mode = "LIMITS_MIDPOINT"
+    pole = add_empty("pole")
+    pole.location = np.array(targets["arm.L"].location) + np.array((0.0, 0.5, 0.0))
+    obj.limber.limbs["arm.L"].swivel_mode = "POLE"
+    obj.limber.limbs["arm.L"].pole = pole
+    obj.limber.limbs["arm.R"].swivel = 0.7
+    obj.limber.limbs["arm.R"].keyframe_insert("swivel", frame=1)
+    obj.limber.limbs["arm.R"].swivel = -0.4
+    obj.limber.limbs["arm.R"].keyframe_insert("swivel", frame=30)
+    scene = bpy.context.scene
+    per_frame = bake.bake_object(obj, scene, 1, 30, batch=False)
+    assert not per_frame.batched
+    batched = bake.bake_object(obj, scene, 1, 30)
+    assert batched.batched
+    assert per_frame.channels.keys() == batched.channels.keys()
+    for key, values in per_frame.channels.items():
+        assert np.allclose(values, batched.channels[key], atol=1e-9), key
+    for a, b in zip(per_frame.statuses, batched.statuses, strict=True):
+        assert [(s.limb, s.reachable, s.message) for s in a] == [
+            (s.limb, s.reachable, s.message) for s in b
+        ]
+        assert np.allclose([s.swivel for s in a], [s.swivel for s in b], atol=1e-9)
+    for f in (1, 12, 30):  # and the keys reproduce the goals
+        scene.frame_set(f)
+        evaluate()
+        for name, bones in RIGIFY_LIMBS.items():
+            m = world_pose(obj, bones[2])
+            assert np.linalg.norm(m[:3, 3] - np.array(targets[name].matrix_world)[:3, 3]) <= TOL
+
+
+def test_chains_force_the_per_frame_bake(limber: Any) -> None:
+    bake = limber.sub("addon.bake")
+    obj = metarig()
+    _animate_targets(obj)
+    chain = obj.limber.chains.add()
+    chain.name, chain.root_bone = "spine", "spine.001"
+    e = chain.effectors.add()
+    e.tip_bone, e.target = "spine.003", add_empty("T.chest", world_pose(obj, "spine.003"))
+    result = bake.bake_object(obj, bpy.context.scene, 1, 5)
+    assert not result.batched
+    assert any(s.kind == "chain" for s in result.statuses[0])
