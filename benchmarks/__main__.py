@@ -35,7 +35,7 @@ from collections.abc import Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from benchmarks._report import Suite, Target, md_table  # noqa: E402
+from benchmarks._report import Suite, Target, limit_blas_threads, md_table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "RESULTS.md"
@@ -235,6 +235,8 @@ def run_all(quick: bool, out: Path, only: Sequence[str] | None = None) -> list[O
     load = "/".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     charts = out.parent / "charts"
     charts.mkdir(parents=True, exist_ok=True)
+    blas = limit_blas_threads(1)
+    log(f"benchmarks: BLAS threads limited to 1 in {', '.join(blas) or 'no OpenBLAS found'}")
     t0 = time.perf_counter()
     outcomes = []
     for key, module, title in SUITES:

@@ -106,3 +106,38 @@ def fmt_pct(x: float | None) -> str:
     if x is None or math.isnan(x):
         return "—"
     return f"{100.0 * x:.2f}%"
+
+
+def limit_blas_threads(n: int = 1) -> list[str]:
+    """Limit the OpenBLAS libraries loaded by numpy and scipy to ``n`` threads, even when
+    numpy was imported before ``OPENBLAS_NUM_THREADS`` could be set (e.g. under pytest).
+    The solvers work on tiny matrices; on a shared 2-core machine OpenBLAS's spinning
+    worker threads make numeric timings erratic. Best effort: returns the library names
+    it changed ([] where no OpenBLAS is found, e.g. not Linux)."""
+    import ctypes
+
+    import numpy  # noqa: F401  (loads numpy's BLAS)
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS)
+
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            paths = sorted({ln.split()[-1] for ln in f if "openblas" in ln.lower() and "/" in ln})
+    except OSError:
+        return []
+    done = []
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for sym in (
+            "openblas_set_num_threads64_",
+            "scipy_openblas_set_num_threads",
+            "openblas_set_num_threads",
+        ):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fn(ctypes.c_int(n))
+                done.append(Path(path).name)
+                break
+    return done
