@@ -139,6 +139,15 @@ def all_targets(outcomes: Sequence[Outcome]) -> list[tuple[str, Target]]:
     return rows
 
 
+def _numbered(markdown: str, title: str) -> str:
+    """The section with its first ``## `` heading numbered like ``title`` ('2. …')."""
+    num = title.split(".", 1)[0]
+    head, sep, rest = markdown.partition("\n")
+    if head.startswith("## ") and not head.startswith(f"## {num}."):
+        head = f"## {num}. {head[3:]}"
+    return head + sep + rest
+
+
 def render(outcomes: Sequence[Outcome], env: list[str], out: Path, total_s: float) -> str:
     seeds = [
         f"{o.key}: {', '.join(str(s) for s in o.suite.seeds) or '— (deterministic)'}"
@@ -179,7 +188,7 @@ def render(outcomes: Sequence[Outcome], env: list[str], out: Path, total_s: floa
         if o.suite is None:
             lines += [f"## {o.title}", "", f"Not run: {o.reason}.", ""]
             continue
-        lines += [o.suite.markdown.rstrip(), ""]
+        lines += [_numbered(o.suite.markdown.rstrip(), o.title), ""]
         for png in o.suite.charts:
             rel = os.path.relpath(Path(png).resolve(), out.parent.resolve())
             if rel.replace(os.sep, "/") not in o.suite.markdown:

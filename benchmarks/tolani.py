@@ -592,7 +592,7 @@ def targets(results: Sequence[CaseResult]) -> list[Target]:
         ok = bool(ratios) and all(v is not None and v >= need for v in ratios.values())
         out.append(
             Target(
-                f"Relative time analytic vs {other.lower()} ≥ {need:,.0f}× (position and pose, "
+                f"Relative time analytic vs {other} ≥ {need:,.0f}× (position and pose, "
                 "limits off)",
                 ok,
                 ", ".join(f"{k}: {fmt_num(v)}×" for k, v in ratios.items()) or "not measured",

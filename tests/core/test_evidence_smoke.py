@@ -73,8 +73,8 @@ def test_every_target_is_in_the_pass_miss_table(quick_run: tuple[str, Path]) -> 
         "Analytic: 0 failures on reachable goals",
         "Analytic: position error ≤ 1e-10 m",
         "Analytic: orientation / aim error ≤ 1e-10 rad",
-        "Relative time analytic vs optimization ≥ 200×",
-        "Relative time analytic vs inverse jacobian ≥ 1,000×",
+        "Relative time analytic vs Optimization ≥ 200×",
+        "Relative time analytic vs Inverse Jacobian ≥ 1,000×",
         "Limits: never a violated limit when a feasible solution exists",
         "Buss tracking: every method on Y and double-Y",
     ]
