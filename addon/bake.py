@@ -154,6 +154,35 @@ def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | N
     return items
 
 
+#: Pose-bone properties a :class:`~.mapping.LimbRig` is built from that can be animated.
+_RIG_PROPS = ("location", "rotation_mode", "lock_ik", "use_ik_limit", "ik_min", "ik_max")
+
+
+def _settings_animated(obj: Any, bones: Sequence[str]) -> bool:
+    """Whether drivers, NLA strips or the action may change the bones' rig settings
+    (then the batched bake checks them on every frame)."""
+    ad = obj.animation_data
+    if ad is None:
+        return False
+    if any(len(t.strips) for t in ad.nla_tracks):
+        return True
+    paths = [d.data_path for d in ad.drivers]
+    action = ad.action
+    if action is not None:
+        if not SLOTTED_ACTIONS:
+            paths += [fc.data_path for fc in action.fcurves]
+        elif ad.action_slot is not None:
+            for layer in action.layers:
+                for strip in layer.strips:
+                    bag = strip.channelbag(ad.action_slot)
+                    if bag is not None:
+                        paths += [fc.data_path for fc in bag.fcurves]
+    heads = tuple(f'pose.bones["{b}"].' for b in bones)
+    return any(
+        p.startswith(heads) and p.rsplit(".", 1)[-1].startswith(_RIG_PROPS) for p in paths
+    )
+
+
 def _bake_batched(
     obj: Any,
     scene: Any,
@@ -162,42 +191,41 @@ def _bake_batched(
     progress: Callable[[int], None] | None,
 ) -> tuple[dict[tuple[str, str], np.ndarray], list[list[LimbStatus]]] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
-    (a bone or target problem on some frame, a rig that changes within the range)."""
+    (a bone or target problem on some frame, bone settings or a pole that change within
+    the range)."""
+    bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
+    check = _settings_animated(obj, bones)
     try:
         rigs = [solve.rig_for(obj, lb) for lb in items]
-        inputs: list[list[solve.GoalInputs]] = [[] for _ in items]
+        world: list[np.ndarray] = []
+        raw: list[list[solve.RawFrame]] = [[] for _ in items]
         for i, f in enumerate(frames):
             scene.frame_set(f)
             dg = bpy.context.evaluated_depsgraph_get()
             obj_eval = obj.evaluated_get(dg)
+            world.append(mapping.mat4(obj_eval.matrix_world))
             for k, lb in enumerate(items):
-                if solve.rig_for(obj, lb) is not rigs[k]:
+                r = solve.read_raw(obj, obj_eval, lb, rigs[k], dg, check)
+                first = raw[k][0] if raw[k] else r
+                if r.signature != first.signature or (r.pole is None) != (first.pole is None):
                     return None
-                inputs[k].append(solve.goal_inputs(obj, obj_eval, lb, rigs[k], dg))
+                raw[k].append(r)
             if progress is not None:
                 progress(i)
+        w = np.stack(world)
+        inputs = [solve.goal_inputs_batch(obj, w, rf, rig) for rf, rig in zip(raw, rigs,
+                                                                             strict=True)]
     except MappingError:
         return None
     n = len(frames)
     samples: dict[tuple[str, str], np.ndarray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
     pbs = obj.pose.bones
-    for lb, rig, inp in zip(items, rigs, inputs, strict=True):
-        has_pole = {x.elbow_target is not None for x in inp}
-        if len(has_pole) > 1:
-            return None
-
-        def stack(xs: list[Any]) -> Any:
-            return None if xs[0] is None else np.stack(xs)
-
-        g = np.stack([x.g for x in inp])
-        kwargs = solve.limb_kwargs(
-            lb, stack([x.wrist for x in inp]), stack([x.elbow_target for x in inp]),
-            np.array([x.swivel for x in inp]),
-        )
+    for lb, rig, gi in zip(items, rigs, inputs, strict=True):
+        kwargs = solve.limb_kwargs(lb, gi["wrist"], gi["elbow_target"], gi["swivel"])
         t0 = time.perf_counter()
         try:
-            sol = solve_limb(rig.limb, solve.limb_goal(lb.goal_type, lb.axis, g), **kwargs)
+            sol = solve_limb(rig.limb, solve.limb_goal(lb.goal_type, lb.axis, gi["g"]), **kwargs)
         except LimberError:
             return None
         each_us = (time.perf_counter() - t0) * 1e6 / n
@@ -210,7 +238,9 @@ def _bake_batched(
             pb = pbs[bone]
             path = f'pose.bones["{bone}"].{mapping.rotation_path(pb)}'
             samples[(path, bone)] = mapping.rotation_values_batch(pb, r, lim)
-        notes = solve.analytic_notes(obj, rig, inp[0].note)
+        note = "no pole object; using the swivel angle" if (
+            lb.swivel_mode == "POLE" and lb.pole is None) else ""
+        notes = solve.analytic_notes(obj, rig, note)
         for i in range(n):
             st = LimbStatus(object=obj.name, limb=lb.name, solver=lb.solver, solve_us=each_us)
             solve.fill_analytic(st, sol, i, notes)

@@ -786,3 +786,48 @@ def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, 
         setattr(pb, path, vals)
         written[name] = (path, vals)
     return written
+
+
+# --------------------------------------------------------------------------------------
+# Batched frames (the batched bake reads raw matrices per frame and converts them at once)
+# --------------------------------------------------------------------------------------
+
+
+def rigid_batch(m: FloatArray) -> FloatArray:
+    """:func:`_rigid` for (N, 4, 4) matrices (Y axis kept, then Z; X = Y × Z)."""
+    out = m.copy()
+    y = m[:, :3, 1] / np.linalg.norm(m[:, :3, 1], axis=1, keepdims=True)
+    z = m[:, :3, 2] - np.einsum("ni,ni->n", m[:, :3, 2], y)[:, None] * y
+    z /= np.linalg.norm(z, axis=1, keepdims=True)
+    out[:, :3, 0] = np.cross(y, z)
+    out[:, :3, 1] = y
+    out[:, :3, 2] = z
+    out[:, 3] = (0.0, 0.0, 0.0, 1.0)
+    return out
+
+
+def inv_rigid_batch(m: FloatArray) -> FloatArray:
+    """Inverses of rigid (N, 4, 4) transforms."""
+    out = np.zeros_like(m)
+    rt = np.swapaxes(m[:, :3, :3], 1, 2)
+    out[:, :3, :3] = rt
+    out[:, :3, 3] = -np.einsum("nij,nj->ni", rt, m[:, :3, 3])
+    out[:, 3, 3] = 1.0
+    return out
+
+
+def world_to_armature_batch(obj: Any, w: FloatArray) -> FloatArray:
+    """:func:`world_to_armature` for (N, 4, 4) armature world matrices; MappingError if any
+    frame has non-uniform scale or shear."""
+    r = w[:, :3, :3]
+    s2 = np.einsum("nij,nij->n", r, r) / 3.0  # mean squared axis scale
+    gram = np.swapaxes(r, 1, 2) @ r
+    bad = np.abs(gram - s2[:, None, None] * np.eye(3)).max(axis=(1, 2)) > SCALE_TOLERANCE * s2
+    if bad.any() or (s2 <= 0.0).any():
+        check_uniform_scale(obj, w[int(np.argmax(bad | (s2 <= 0.0)))])  # raises, names scales
+    inv = np.zeros_like(w)
+    rt = np.swapaxes(r, 1, 2) / s2[:, None, None]
+    inv[:, :3, :3] = rt
+    inv[:, :3, 3] = -np.einsum("nij,nj->ni", rt, w[:, :3, 3])
+    inv[:, 3, 3] = 1.0
+    return inv

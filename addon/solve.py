@@ -212,6 +212,76 @@ def goal_inputs(
     return GoalInputs(s_inv @ t, wrist, elbow_target, float(settings.swivel), note)
 
 
+@dataclass
+class RawFrame:
+    """One frame's raw reads for :func:`goal_inputs_batch` (no conversions)."""
+
+    parent: Any  # parent bone's pose matrix (armature space) or None
+    location: Any  # upper bone location (unconnected) or None
+    target: Any  # target world matrix (× target bone pose)
+    wrist: Any  # held end-bone rotation or None
+    pole: Any  # pole world position or None
+    swivel: float
+    signature: tuple[Any, ...]  # animatable bone settings; must not change within a batch
+
+
+def read_raw(
+    obj: Any, obj_eval: Any, settings: Any, rig: LimbRig, depsgraph: Any,
+    check_settings: bool = True,
+) -> RawFrame:
+    """Read what a limb solve needs at the current frame (batched bake); with
+    ``check_settings`` also the animatable bone settings the rig was built from."""
+    pbs = obj.pose.bones
+    parent = None if rig.parent is None else mapping.mat4(obj_eval.pose.bones[rig.parent].matrix)
+    loc = None if rig.upper_connected else np.array(pbs[rig.upper].location, dtype=np.float64)
+    target = settings.target.evaluated_get(depsgraph)
+    tw = mapping.mat4(target.matrix_world)
+    if settings.target_bone:
+        tpb = target.pose.bones.get(settings.target_bone) if target.type == "ARMATURE" else None
+        if tpb is None:
+            raise MappingError(
+                f"target bone {settings.target_bone!r} not found in target {target.name!r}"
+            )
+        tw = tw @ mapping.mat4(tpb.matrix)
+    wrist = None
+    if settings.goal_type in ("POSITION", "AIM"):
+        wrist = mapping.read_rotation(pbs[rig.end])
+    pole = None
+    if settings.swivel_mode == "POLE" and settings.pole is not None:
+        pole = np.array(settings.pole.evaluated_get(depsgraph).matrix_world.translation)
+    sig: tuple[Any, ...] = ()
+    if check_settings:
+        sig = tuple(
+            (None if pbs[b].bone.use_connect else tuple(pbs[b].location), pbs[b].rotation_mode,
+             *(getattr(pbs[b], f"{k}_{ax}") for k in ("lock_ik", "use_ik_limit", "ik_min",
+                                                       "ik_max") for ax in "xyz"))
+            for b in (rig.upper, rig.lower, rig.end)
+        )
+    return RawFrame(parent, loc, tw, wrist, pole, float(settings.swivel), sig)
+
+
+def goal_inputs_batch(obj: Any, world: Any, frames: list[RawFrame], rig: LimbRig) -> dict[str, Any]:
+    """Batched :func:`goal_inputs` from (N,) raw frames and the armature world matrices
+    (N, 4, 4): ``g`` (N, 4, 4), ``wrist``, ``elbow_target`` (or None) and ``swivel``."""
+    w_inv = mapping.world_to_armature_batch(obj, world)
+    n = len(frames)
+    s = np.broadcast_to(rig.rest_offset, (n, 4, 4)).copy()
+    if rig.parent is not None:
+        s = np.stack([f.parent for f in frames]) @ rig.rest_offset
+    if not rig.upper_connected:
+        loc = np.stack([f.location for f in frames])
+        s[:, :3, 3] += np.einsum("nij,nj->ni", s[:, :3, :3], loc)
+    s_inv = mapping.inv_rigid_batch(mapping.rigid_batch(s))
+    t = mapping.rigid_batch(w_inv @ np.stack([f.target for f in frames]))
+    out: dict[str, Any] = {"g": s_inv @ t, "swivel": np.array([f.swivel for f in frames])}
+    out["wrist"] = None if frames[0].wrist is None else np.stack([f.wrist for f in frames])
+    out["elbow_target"] = None
+    if frames[0].pole is not None:
+        p = np.concatenate([np.stack([f.pole for f in frames]), np.ones((n, 1))], axis=1)
+        out["elbow_target"] = np.einsum("nij,nj->ni", s_inv @ w_inv, p)[:, :3]
+    return out
+
+
 def limb_goal(kind: str, axis_name: str, g: Any) -> Any:
     """The core goal of a limb for target frame(s) ``g`` ((4, 4) or batched (N, 4, 4))."""
     axis = np.array(AXES[axis_name])

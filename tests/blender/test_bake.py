@@ -106,7 +106,7 @@ def test_batched_bake_equals_the_per_frame_bake(limber: Any) -> None:
     """Analytic limbs are baked as one batch per limb; the keys equal those of solving and
     writing frame by frame (Euler, axis-angle and quaternion bones, pole and midpoint)."""
     bake = limber.sub("addon.bake")
-    obj = metarig(rotation=(0, 0, 0.4))
+    obj = metarig(location=(0.2, -0.3, 0.1), rotation=(0.1, 0, 0.4), scale=1.3)
     targets = _animate_targets(obj)
     for b in RIGIFY_LIMBS["arm.R"]:
         obj.pose.bones[b].rotation_mode = "ZXY"
@@ -152,3 +152,18 @@ def test_chains_force_the_per_frame_bake(limber: Any) -> None:
     result = bake.bake_object(obj, bpy.context.scene, 1, 5)
     assert not result.batched
     assert any(s.kind == "chain" for s in result.statuses[0])
+
+
+def test_animated_ik_limits_fall_back_to_the_per_frame_bake(limber: Any) -> None:
+    """A keyed IK limit changes the limb within the range: one batch cannot represent it."""
+    bake = limber.sub("addon.bake")
+    obj = metarig()
+    _animate_targets(obj)
+    pb = obj.pose.bones["upper_arm.L"]
+    pb.use_ik_limit_x = True
+    for f, v in ((1, -1.0), (10, -0.5)):
+        pb.ik_min_x = v
+        pb.keyframe_insert("ik_min_x", frame=f)
+    assert not bake.bake_object(obj, bpy.context.scene, 1, 10).batched
+    obj.animation_data_clear()
+    assert bake.bake_object(obj, bpy.context.scene, 1, 10).batched
