@@ -1,0 +1,370 @@
+"""Bake throughput: Limber on the Rigify human meta-rig beside Blender's own IK bake.
+
+``python -m benchmarks.bake [--quick] [--out FILE]`` writes ``benchmarks/BAKE_RESULTS.md``
+(``--quick``: 50 frames, to ``out/benchmarks-quick/BAKE_RESULTS.md``); ``run(quick,
+out_dir)`` returns the :class:`benchmarks._report.Suite` of the evidence runner (suite 5).
+
+Set-up (one process, one scene, the same targets for both): the Rigify human meta-rig
+(``object.armature_human_metarig_add``), ``limber.detect_limbs(create_targets=True)``
+(four limbs: arms and legs, ANALYTIC solver, POSE goals, the bones' own IK limits), each
+target Empty keyed every 10 frames on a reachable loop around the end bone's rest pose.
+
+* **Per frame** — ``addon.solve.solve_object`` (read targets, solve 4 limbs, write 12
+  local rotations; what live playback and the bake do per frame) timed alone after
+  ``scene.frame_set``, for every frame of the range; median and IQR in µs. The core
+  solve time per limb (``LimbStatus.solve_us``) is reported beside it.
+* **Bake** — ``bpy.ops.limber.bake`` over the whole range (frame changes + solves + bulk
+  F-curve writes), wall time; repeated, median.
+* **Blender's own** — a second meta-rig with Blender's IK constraint on each lower bone
+  (chain length 2, the same target) and Copy Rotation (world space) on each end bone
+  (the equivalent of the POSE goal), baked with ``bpy.ops.nla.bake(visual_keying=True,
+  only_selected=True, bake_types={'POSE'})`` for the 12 limb bones; the Limber rig is
+  removed first so each bake evaluates one rig.
+
+Targets (issue 5): ≤ 1 ms per frame for 4 analytic limbs; the bake ≥ 10× faster than
+Blender's own. Timings on a shared machine are noisy; the ratio is measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import math
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks._report import Spread, Suite, Target, md_table, targets_table
+
+ROOT = Path(__file__).resolve().parent
+DEFAULT_OUT = ROOT / "BAKE_RESULTS.md"
+QUICK_OUT = ROOT.parent / "out" / "benchmarks-quick" / "BAKE_RESULTS.md"
+FULL_FRAMES = 1000
+QUICK_FRAMES = 50
+PER_FRAME_TARGET_MS = 1.0
+SPEEDUP_TARGET = 10.0
+REPO_MODULE = "limber_bench"
+
+
+@dataclass(frozen=True)
+class Result:
+    frames: int
+    per_frame_us: Spread
+    solve_us: Spread  # core solve per limb
+    limber_bake_s: list[float]
+    blender_bake_s: list[float]
+    limber_bake_cpu_s: list[float]
+    blender_bake_cpu_s: list[float]
+    limbs: int
+    keys: int
+    worst_position_error: float
+
+    @property
+    def speedup(self) -> float:
+        return statistics.median(self.blender_bake_s) / statistics.median(self.limber_bake_s)
+
+
+# --------------------------------------------------------------------------------------
+# Blender set-up
+# --------------------------------------------------------------------------------------
+
+
+def load_bpy() -> Any:
+    """``import bpy`` with a throw-away user folder (unless bpy is already imported)."""
+    if "bpy" not in sys.modules:
+        folder = tempfile.mkdtemp(prefix="limber-bake-bench-")
+        os.environ["BLENDER_USER_RESOURCES"] = folder
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    import bpy
+
+    return bpy
+
+
+def enable_limber(bpy: Any) -> str:
+    """The module of an enabled Limber extension: one already enabled in this process
+    (e.g. by the test session), else the development package installed into a temporary
+    local extensions repository."""
+    for addon in bpy.context.preferences.addons:
+        if addon.module.startswith("bl_ext.") and addon.module.endswith(".limber"):
+            return str(addon.module)
+    from tools.dev_package import stage_development_source
+
+    repo = Path(tempfile.mkdtemp(prefix="limber-bake-bench-repo-"))
+    atexit.register(shutil.rmtree, repo, ignore_errors=True)
+    (repo / "limber").mkdir()
+    stage_development_source(repo / "limber")
+    bpy.context.preferences.extensions.repos.new(
+        name="Limber bench", module=REPO_MODULE, custom_directory=str(repo), source="USER"
+    )
+    module = f"bl_ext.{REPO_MODULE}.limber"
+    if bpy.ops.preferences.addon_enable(module=module) != {"FINISHED"}:
+        raise RuntimeError(f"could not enable {module}")
+    return module
+
+
+def clear_scene(bpy: Any) -> None:
+    for coll in (bpy.data.objects, bpy.data.armatures, bpy.data.actions):
+        for item in list(coll):
+            coll.remove(item)
+    bpy.context.scene.frame_set(1)
+
+
+def metarig(bpy: Any) -> Any:
+    if "rigify" not in bpy.context.preferences.addons:
+        bpy.ops.preferences.addon_enable(module="rigify")
+    assert bpy.ops.object.armature_human_metarig_add() == {"FINISHED"}
+    obj = bpy.context.object
+    bpy.context.evaluated_depsgraph_get().update()
+    return obj
+
+
+def animate_targets(bpy: Any, obj: Any, frames: int) -> list[Any]:
+    """Key every limb target on a reachable loop (radius 6 cm, turning ±0.3 rad) around its
+    rest pose, every 10 frames over [1, frames]."""
+    targets = []
+    for i, limb in enumerate(obj.limber.limbs):
+        t = limb.target
+        rest = np.array(t.matrix_world, dtype=np.float64)
+        shoulder = np.array(
+            obj.matrix_world @ obj.pose.bones[limb.upper_bone].head, dtype=np.float64
+        )
+        centre = rest[:3, 3] + 0.2 * (shoulder - rest[:3, 3])
+        base = t.rotation_euler.copy()
+        for f in range(1, frames + 11, 10):
+            a = 2.0 * math.pi * f / 90.0 + i
+            t.location = centre + 0.06 * np.array((math.cos(a), 0.5 * math.sin(2 * a),
+                                                   math.sin(a)))
+            t.rotation_euler = (base.x + 0.3 * math.sin(a), base.y + 0.2 * math.cos(a),
+                                base.z + 0.1 * math.sin(a))
+            t.keyframe_insert("location", frame=f)
+            t.keyframe_insert("rotation_euler", frame=f)
+        targets.append(t)
+    return targets
+
+
+def limb_bones(obj: Any) -> list[str]:
+    return [b for lb in obj.limber.limbs for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
+
+
+# --------------------------------------------------------------------------------------
+# Measurements
+# --------------------------------------------------------------------------------------
+
+
+def measure_limber(bpy: Any, module: str, frames: int, repeats: int) -> tuple[Any, dict[str, Any]]:
+    import importlib
+
+    solve = importlib.import_module(f"{module}.addon.solve")
+    scene = bpy.context.scene
+    obj = metarig(bpy)
+    assert bpy.ops.limber.detect_limbs(armature=obj.name, create_targets=True) == {"FINISHED"}
+    animate_targets(bpy, obj, frames)
+    scene.limber.live_playback = False
+    per_frame: list[float] = []
+    solve_us: list[float] = []
+    worst = 0.0
+    for f in range(1, frames + 1):
+        scene.frame_set(f)
+        dg = bpy.context.evaluated_depsgraph_get()
+        t0 = time.perf_counter()
+        sts = solve.solve_object(obj, dg)
+        per_frame.append((time.perf_counter() - t0) * 1e6)
+        solve_us += [s.solve_us for s in sts]
+        worst = max([worst] + [s.position_error for s in sts])
+        if not all(s.solved for s in sts):
+            raise RuntimeError(f"frame {f}: {[s.message for s in sts]}")
+    bake_s, cpu_s = [], []
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        assert bpy.ops.limber.bake(armature=obj.name, frame_start=1, frame_end=frames) == {
+            "FINISHED"
+        }
+        bake_s.append(time.perf_counter() - t0)
+        cpu_s.append(time.process_time() - c0)
+    from bpy_extras import anim_utils
+
+    ad = obj.animation_data
+    bag = anim_utils.animdata_get_channelbag_for_assigned_slot(ad) if hasattr(
+        anim_utils, "animdata_get_channelbag_for_assigned_slot") else ad.action
+    keys = sum(len(fc.keyframe_points) for fc in bag.fcurves)
+    return obj, {
+        "per_frame": per_frame, "solve_us": solve_us, "bake_s": bake_s, "cpu_s": cpu_s,
+        "keys": keys,
+        "limbs": len(obj.limber.limbs), "worst": worst,
+    }
+
+
+def measure_blender(
+    bpy: Any, limber_rig: Any, frames: int, repeats: int
+) -> tuple[list[float], list[float]]:
+    """Blender's IK constraints on a fresh meta-rig, the same targets, ``nla.bake``."""
+    specs = [(lb.upper_bone, lb.lower_bone, lb.end_bone, lb.target)
+             for lb in limber_rig.limber.limbs]
+    bpy.data.objects.remove(limber_rig)
+    obj = metarig(bpy)
+    for _, lower, end, target in specs:
+        ik = obj.pose.bones[lower].constraints.new("IK")
+        ik.target = target
+        ik.chain_count = 2
+        rot = obj.pose.bones[end].constraints.new("COPY_ROTATION")
+        rot.target = target
+    bones = {b for spec in specs for b in spec[:3]}
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.object.mode_set(mode="POSE")
+    for pb in obj.pose.bones:
+        pb.select = pb.name in bones
+    wall, cpu = [], []
+    try:
+        for _ in range(repeats):
+            t0, c0 = time.perf_counter(), time.process_time()
+            res = bpy.ops.nla.bake(
+                frame_start=1, frame_end=frames, only_selected=True, visual_keying=True,
+                clear_constraints=False, bake_types={"POSE"},
+            )
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+            assert res == {"FINISHED"}, res
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+    return wall, cpu
+
+
+def measure(quick: bool, log: Any = print) -> Result:
+    bpy = load_bpy()
+    module = enable_limber(bpy)
+    frames = QUICK_FRAMES if quick else FULL_FRAMES
+    repeats = 1 if quick else 3
+    clear_scene(bpy)
+    t0 = time.perf_counter()
+    rig, lim = measure_limber(bpy, module, frames, repeats)
+    log(f"  bake: Limber {frames} frames: {time.perf_counter() - t0:.1f} s")
+    t0 = time.perf_counter()
+    blender, blender_cpu = measure_blender(bpy, rig, frames, repeats)
+    log(f"  bake: Blender's own: {time.perf_counter() - t0:.1f} s")
+    clear_scene(bpy)
+    return Result(
+        frames=frames,
+        per_frame_us=Spread.of(lim["per_frame"]),
+        solve_us=Spread.of(lim["solve_us"]),
+        limber_bake_s=lim["bake_s"],
+        blender_bake_s=blender,
+        limber_bake_cpu_s=lim["cpu_s"],
+        blender_bake_cpu_s=blender_cpu,
+        limbs=lim["limbs"],
+        keys=lim["keys"],
+        worst_position_error=lim["worst"],
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------
+
+
+def targets(r: Result) -> list[Target]:
+    ms = r.per_frame_us.median / 1000.0
+    return [
+        Target(
+            f"per frame (solve + write), {r.limbs} analytic limbs ≤ {PER_FRAME_TARGET_MS:g} ms",
+            ms <= PER_FRAME_TARGET_MS,
+            f"{ms:.3f} ms median",
+        ),
+        Target(
+            f"bake ≥ {SPEEDUP_TARGET:g}× faster than Blender's own (nla.bake, visual keying)",
+            r.speedup >= SPEEDUP_TARGET,
+            f"{r.speedup:.1f}× ({statistics.median(r.limber_bake_s):.2f} s vs "
+            f"{statistics.median(r.blender_bake_s):.2f} s, {r.frames} frames)",
+        ),
+    ]
+
+
+def rows(r: Result) -> list[list[object]]:
+    lb, bb = statistics.median(r.limber_bake_s), statistics.median(r.blender_bake_s)
+    lc, bc = statistics.median(r.limber_bake_cpu_s), statistics.median(r.blender_bake_cpu_s)
+    return [
+        ["Limber per frame: solve_object (4 limbs, solve + write)", r.per_frame_us.fmt(), "µs"],
+        ["Limber core solve per limb (solve_us)", r.solve_us.fmt(), "µs"],
+        [f"Limber bake, {r.frames} frames (limber.bake)", f"{lb:.3f}",
+         f"s ({1e3 * lb / r.frames:.3f} ms/frame, {r.keys} keys)"],
+        [f"Blender bake, {r.frames} frames (nla.bake, IK constraints)", f"{bb:.3f}",
+         f"s ({1e3 * bb / r.frames:.3f} ms/frame)"],
+        ["speed-up (Blender / Limber bake time)", f"{r.speedup:.1f}", "×"],
+        ["process CPU time of the bakes (Limber / Blender)", f"{lc:.3f} / {bc:.3f}",
+         f"s ({bc / lc:.1f}×)"],
+    ]
+
+
+def render(r: Result, quick: bool) -> str:
+    lines = [
+        "## Bake throughput (Rigify human meta-rig, 4 analytic limbs)",
+        "",
+        "Measured by `python -m benchmarks.bake`"
+        + (" (--quick: a smoke run, not evidence)" if quick else "")
+        + f". {platform.processor() or platform.machine()}, Python "
+        f"{platform.python_version()}, bpy {_bpy_version()}. Per-frame: median [IQR] over "
+        f"{r.frames} frames; bakes: median of {len(r.limber_bake_s)} runs.",
+        "",
+        md_table(["measurement", "value", "unit"], rows(r)),
+        "",
+        "Per frame = `addon.solve.solve_object` after `scene.frame_set` (what the live-playback "
+        "handler and the bake do per frame; frame evaluation itself not included). The "
+        "bakes include Blender's frame evaluation for every frame; the targets use wall "
+        "time (the CPU row counts all of this process's threads). Limber bakes analytic "
+        "limbs as one batch per limb (frames are only read). Blender's rig: IK "
+        "constraint (chain 2) on each lower bone plus Copy Rotation on each end bone, same "
+        f"target Empties. Largest Limber position error over the run: "
+        f"{r.worst_position_error:.2e} m.",
+        "",
+        targets_table(targets(r)),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _bpy_version() -> str:
+    bpy = sys.modules.get("bpy")
+    return ".".join(map(str, bpy.app.version)) if bpy is not None else "?"
+
+
+def run(quick: bool, out_dir: Path, log: Any = print) -> Suite:
+    """Suite 5 of the evidence runner (no charts)."""
+    r = measure(quick, log)
+    ts = tuple(targets(r))
+    return Suite(
+        key="bake",
+        title="Bake throughput",
+        markdown=render(r, quick),
+        targets=ts,
+        headline=md_table(["measurement", "value", "unit"], rows(r)),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.bake", description=__doc__)
+    p.add_argument("--quick", action="store_true", help="50 frames, one repeat (smoke test)")
+    p.add_argument("--out", type=Path, default=None, help="results file (Markdown)")
+    args = p.parse_args(argv)
+    out = args.out or (QUICK_OUT if args.quick else DEFAULT_OUT)
+    suite = run(args.quick, out.parent)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("# Bake throughput\n\n" + suite.markdown.split("\n", 1)[1].lstrip("\n"),
+                   encoding="utf-8")
+    print(suite.markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+    sys.exit(main())
