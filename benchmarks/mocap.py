@@ -622,9 +622,15 @@ def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) ->
         "",
     ]
     headline = md_table(
-        ["limb", "method", "µs/frame", "÷ analytic"],
         [
-            [r[0], r[1], r[3] if r[3] != "—" else r[2], r[4]]
+            "limb",
+            "method",
+            "µs/frame (Blender: IK-only)",
+            "time ÷ analytic (elbow limits)",
+            "time ÷ analytic (elbow_near)",
+        ],
+        [
+            [r[0], r[1], r[3] if r[3] != "—" else r[2], r[4], r[5]]
             for r in time_rows
             if r[0] == "left arm"
         ],
