@@ -682,16 +682,18 @@ def _unreachable_element(
 ) -> LimbSolution:
     """One goal, ψ free, whose wrist is out of reach for every ψ, with limits (Table 3).
 
-    ψ* = the wrist nearest the reachable shell (closed form) when G(ψ*) has a φ within
-    the limits. Otherwise the limit-satisfying pose of least error (|Δp|/length + axis
-    error) over ``count`` ψ around the circle, its ψ then moved by bisection toward ψ*
-    up to where the limits stop admitting a φ, when that lowers the error; if no ψ admits
-    one, the pose solver's compromise at ψ*. ``reachable`` is False; errors are by FK.
+    Table 3's optimisation over (φ, ψ) with the limits as constraints; the axis stays
+    exact. ψ* = the wrist nearest the reachable shell (closed form) when G(ψ*) has a φ
+    within the limits. Otherwise the limit-satisfying pose of least error (|Δp|/length)
+    over ``count`` ψ around the circle, its ψ then moved by bisection toward ψ* up to
+    where the limits stop admitting a φ, when that lowers the error; if no ψ admits one,
+    the pose at ψ* with the φ least violating the limits (:func:`_least_violating`).
+    ``reachable`` is False; the errors are measured by FK.
     """
     from . import limb as L
 
     step = 2.0 * math.pi / count
-    x = np.arange(count) * step
+    x = np.arange(count, dtype=np.float64) * step
     x = np.where(x > math.pi, x - 2.0 * math.pi, x)  # ψ − ψ*, in (−π, π]
     psi_star = float(reach.nearest(0.0))
 
@@ -707,8 +709,10 @@ def _unreachable_element(
         return sols, np.where(np.asarray(sols.within_limits), score, np.inf)
 
     has = feasible(psi_star + x)
-    if has[0] or not np.any(has):
+    if has[0]:
         return _pose_solution(limb, goal, np.array(psi_star), ref, pose_kwargs)
+    if not np.any(has):
+        return _least_violating(limb, goal, psi_star, ref)
     idx = np.nonzero(has)[0]
     sols, score = solve(psi_star + x[idx])
     j = int(np.argmin(score))
@@ -726,3 +730,51 @@ def _unreachable_element(
         if float(sc1[0]) < best_score:
             best = s1[0]
     return best
+
+
+def _least_violating(
+    limb: Limb, goal: PartialOrientationGoal, psi: float, ref: FloatArray, count: int = 144
+) -> LimbSolution:
+    """The pose G(ψ) (axis exact; θ4 the elbow-limited root, clamped if out of reach) at
+    the φ minimising :func:`_limits_cost` — F plus the squared limit violation — on
+    ``count`` φ, refined twice on finer grids around the best; ``within_limits`` as found."""
+    from dataclasses import replace
+
+    from . import limb as L
+
+    limits = limb.limits
+    assert limits is not None
+    if limits.elbow is not None:
+        el = L.Limb(
+            limb.a,
+            limb.b,
+            limb.elbow_axis,
+            limb.effector,
+            L.LimbLimits(elbow=limits.elbow),
+            limb.swivel_reference,
+        )
+    else:
+        el = _free(limb)
+    pg = _pose_at(goal, psi, ref)
+
+    def cost(phis: FloatArray) -> tuple[FloatArray, LimbSolution]:
+        m = len(phis)
+        g = PoseGoal(
+            np.broadcast_to(np.asarray(pg.position), (m, 3)),
+            np.broadcast_to(np.asarray(pg.rotation), (m, 3, 3)),
+        )
+        s = L.solve_limb(el, g, swivel=phis)
+        return _limits_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist), s
+
+    phis = np.arange(count) * (2.0 * math.pi / count) - math.pi
+    half = 2.0 * math.pi / count  # ± one step, then ± two of the finer steps
+    for _ in range(3):  # the grid, then two finer grids around its best φ
+        f, sols = cost(phis)
+        j = int(np.argmin(f))
+        phis = phis[j] + np.linspace(-half, half, 49)
+        half /= 12.0
+    within = L._within_limits(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
+    out = replace(
+        sols[j], within_limits=bool(within[j]), feasible_swivel=L.feasible_swivel(limb, pg)
+    )
+    return _with_axis_error(limb, goal, np.array(psi), out)
