@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Run the Limber demo (sets up the venv first). Output goes to out/demo unless told otherwise.
-# Usage: bash tools/demo.sh [demo args]   (see: bash tools/demo.sh --help)
+# Limber's main demo, headless: the bundled motion-capture clip retargeted onto the Rigify
+# meta-rig and baked by Limber (installed like a user installs it) in the bpy module. Sets
+# up the venv first. Writes demo_out/: limber_demo.blend, report.md, summary.json,
+# contact_sheet.png, swivel.png (another folder: --out DIR or LIMBER_DEMO_OUT=DIR).
+# Usage: bash tools/demo.sh [--frames N] [--out DIR] ...   (see: bash tools/demo.sh --help)
+# The numeric core's own demo (no Blender): .venv/bin/python tools/demo.py
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -8,10 +12,4 @@ cd "$ROOT"
 # shellcheck source=tools/venv.sh
 source "$ROOT/tools/venv.sh"
 
-if [[ ! -f "$ROOT/tools/demo.py" ]]; then
-    echo "limber: error: tools/demo.py does not exist yet." >&2
-    exit 1
-fi
-export LIMBER_DEMO_OUT="${LIMBER_DEMO_OUT:-$ROOT/out/demo}"
-mkdir -p "$LIMBER_DEMO_OUT"
-exec "$VENV/bin/python" "$ROOT/tools/demo.py" "$@"
+exec "$VENV/bin/python" "$ROOT/tools/demo_blender.py" "$@"

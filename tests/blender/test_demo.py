@@ -1,0 +1,100 @@
+"""The README's main command (``bash tools/demo.sh``) end to end, in a test-sized mode.
+
+The demo runs in its own process (it imports ``bpy`` with its own throw-away Blender user
+folder and installs the extension package like a user); a second process reopens the saved
+``.blend`` and reports what it holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FRAMES = 6
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+REOPEN = r"""
+import json, sys
+import bpy
+from bpy_extras import anim_utils
+bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
+rig = bpy.data.objects["metarig"]
+bag = anim_utils.animdata_get_channelbag_for_assigned_slot(rig.animation_data)
+keys = {fc.data_path + "[%d]" % fc.array_index: [k.co[0] for k in fc.keyframe_points]
+        for fc in bag.fcurves}
+print(json.dumps({
+    "action": rig.animation_data.action.name,
+    "keys": keys,
+    "targets": sorted(o.name for o in bpy.data.objects if o.name.startswith("target.")),
+    "poles": sorted(o.name for o in bpy.data.objects if o.name.startswith("pole.")),
+    "frame_range": [bpy.context.scene.frame_start, bpy.context.scene.frame_end],
+}))
+"""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("BLENDER_USER_RESOURCES", None)  # the demo makes its own throw-away folder
+    return env
+
+
+@pytest.fixture(scope="module")
+def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo_out")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "demo_blender.py"), "--frames", str(FRAMES),
+         "--contact", "2", "--out", str(out)],
+        capture_output=True, text=True, timeout=600, check=False, env=_env(), cwd=ROOT,
+    )
+    assert proc.returncode == 0, f"demo failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return out
+
+
+def test_demo_writes_blend_report_and_pictures(demo_out: Path) -> None:
+    assert (demo_out / "limber_demo.blend").stat().st_size > 100_000
+    pngs = sorted(demo_out.glob("*.png"))
+    assert {p.name for p in pngs} >= {"contact_sheet.png", "swivel.png"}
+    for p in pngs:
+        assert p.read_bytes()[:8] == PNG_SIGNATURE
+    report = (demo_out / "report.md").read_text(encoding="utf-8")
+    for heading in ("## Scene", "## Results", "## Timing", "## Pictures", "## The .blend"):
+        assert heading in report
+    for limb in ("arm.L", "arm.R", "leg.L", "leg.R"):
+        assert f"| {limb} | " in report
+    assert "rendered with **" in report
+
+
+def test_demo_summary_reports_every_limb_and_frame(demo_out: Path) -> None:
+    summary = json.loads((demo_out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["frames"] == FRAMES
+    assert set(summary["limbs"]) == {"arm.L", "arm.R", "leg.L", "leg.R"}
+    for limb in summary["limbs"].values():
+        assert limb["frames"] == FRAMES
+        assert 0 <= limb["reached"] <= FRAMES
+        assert limb["solve_us"]["median"] > 0
+    assert summary["bake_s"] > 0
+    # What the demo claims for its first frames: every target reached, exactly.
+    assert summary["limb_frames_reached"] == 4 * FRAMES
+    assert summary["position_error_m"]["max"] < 1e-5
+
+
+def test_demo_blend_reopens_with_the_baked_action(demo_out: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", REOPEN, str(demo_out / "limber_demo.blend")],
+        capture_output=True, text=True, timeout=300, check=False, env=_env(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert data["frame_range"] == [1, FRAMES]
+    assert data["targets"] == ["target.arm.L", "target.arm.R", "target.leg.L", "target.leg.R"]
+    assert data["poles"] == ["pole.arm.L", "pole.arm.R", "pole.leg.L", "pole.leg.R"]
+    baked = {k: v for k, v in data["keys"].items() if k.startswith("pose.bones")}
+    for bone in ("upper_arm.L", "forearm.R", "thigh.L", "shin.R", "foot.L", "hand.R"):
+        path = f'pose.bones["{bone}"].rotation_quaternion[0]'
+        assert baked[path] == pytest.approx(list(range(1, FRAMES + 1))), path
