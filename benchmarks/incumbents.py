@@ -34,7 +34,9 @@ seeded goals of suite 1 (``tools/sample_arm.py``):
   = that minus the same with the IK constraint muted (passes alternate; each figure is the
   median over passes of the per-goal median, with the min–max over passes).
   Blender's start pose is the bones' own (FK) rotation channels: IK is re-solved from
-  them on every update.
+  them on every update. iTaSC runs with Blender's defaults (``ik_param``: precision 5 mm,
+  reiteration INITIAL) and, in the main and limits tables, also tuned (precision 0.1 mm,
+  reiteration ALWAYS).
 
 * **ikpy** (``Chain`` of URDF-style links built in code: the shoulder ball as revolute
   z, y, x links — R = Rz·Ry·Rx, Blender's 'XYZ' — the elbow revolute about the limb's
@@ -96,6 +98,17 @@ FAIL_ROT = math.radians(1.0)
 #: A limit counts as violated beyond this (deg) — well above float32 round-off in Blender.
 VIOLATION_TOL_DEG = 0.1
 REST_BEND = math.radians(30.0)
+#: iTaSC with its defaults (precision 5 mm, reiterate on the first frame only) and tuned.
+ITASC_TUNED = "ITASC_TUNED"
+ITASC_TUNED_PARAMS: dict[str, object] = {"precision": 1e-4, "reiteration_method": "ALWAYS"}
+
+
+def solver_label(solver: str) -> str:
+    """Row name of a Blender solver ('LEGACY', 'ITASC' or :data:`ITASC_TUNED`)."""
+    if solver == ITASC_TUNED:
+        return "Blender ITASC, precision 0.1 mm"
+    return f"Blender {solver}"
+
 
 #: Row names of the main table (the test checks them).
 METHODS = ("Limber analytic", "Limber analytic, batched", "Blender LEGACY", "Blender ITASC", "ikpy")
@@ -318,7 +331,10 @@ def build_rig(
         got = _to_mat(arm.bones[bone].matrix_local)
         if not np.allclose(got, m, atol=1e-5):
             raise RuntimeError(f"bone {bone} rest frame {got} != {m}")
-    ob.pose.ik_solver = solver
+    ob.pose.ik_solver = "ITASC" if solver == ITASC_TUNED else solver
+    if solver == ITASC_TUNED:
+        for key, value in ITASC_TUNED_PARAMS.items():
+            setattr(ob.pose.ik_param, key, value)
     pbs = ob.pose.bones
     for pb in pbs:
         pb.rotation_mode = "XYZ"
@@ -799,13 +815,15 @@ def _main_table(
         say(f"incumbents: {kind}: Limber")
         single, batched = run_limber(limb, frames, pose, sizes.passes, wrist)
         runs = [single, batched]
-        for solver in ("LEGACY", "ITASC"):
+        for solver in ("LEGACY", "ITASC", ITASC_TUNED):
             modes = ["position"] if not pose else ["pose", "pose7"]
+            if solver == ITASC_TUNED:
+                modes = modes[:1]
             for mode in modes:
                 say(f"incumbents: {kind}: Blender {solver} {mode}")
                 rig = build_rig(bpy, arm, solver=solver, mode=mode)
                 rig.set_start(*_start_poses()[0])
-                label = f"Blender {solver}" + (" 7-DOF (hand IK)" if mode == "pose7" else "")
+                label = solver_label(solver) + (" 7-DOF (hand IK)" if mode == "pose7" else "")
                 runs.append(run_blender(rig, frames, pose, sizes.passes, wrist, label))
                 rig.remove()
         ik = build_ikpy(arm if pose else two, wrist_only=not pose)
@@ -1084,11 +1102,11 @@ def _limits_table(
         runs: list[Run] = []
         single, _ = run_limber(two, frames, False, 1, True)
         runs.append(single)
-        for solver in ("LEGACY", "ITASC"):
+        for solver in ("LEGACY", "ITASC", ITASC_TUNED):
             say(f"incumbents: limits ({label}): Blender {solver}")
             rig = build_rig(bpy, arm_l, solver=solver)
             rig.set_start(*_start_poses()[0])
-            runs.append(run_blender(rig, frames, False, 1, True, f"Blender {solver}"))
+            runs.append(run_blender(rig, frames, False, 1, True, solver_label(solver)))
             rig.remove()
         ik = build_ikpy(two, wrist_only=True)
         if ik is not None:
