@@ -267,6 +267,12 @@ class SolveSettings:
                 np.isfinite(v) and v > 0.0,
                 f"SolveSettings.{name} must be finite and > 0, got {v!r}",
             )
+        for name in ("use_limits", "adaptive_damping", "target_jacobian"):
+            v = getattr(self, name)
+            _check(
+                isinstance(v, bool | np.bool_),
+                f"SolveSettings.{name} must be True or False, got {v!r}",
+            )
         c = num("svd_cutoff")
         _check(0.0 <= c < 1.0, f"SolveSettings.svd_cutoff must be in [0, 1), got {c!r}")
         _check(

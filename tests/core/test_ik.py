@@ -357,6 +357,10 @@ def test_input_validation():
         {"damping": float("nan")},
         {"null_space": "rest"},
         {"q_rest": [np.nan]},
+        {"use_limits": "no"},
+        {"adaptive_damping": 1},
+        {"target_jacobian": None},
+        {"clamp_rule": "fixed"},
     ):
         with pytest.raises(InvalidInputError):
             SolveSettings(**bad)
