@@ -214,17 +214,19 @@ def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
     row.prop(limb, "hinge_axis", text="")
 
     box = layout.box()
-    box.prop(limb, "swivel_mode")
-    row = box.row()
+    ctl = box.column()
+    ctl.active = limb.solver == "ANALYTIC"  # numeric solvers ignore the swivel settings
+    ctl.prop(limb, "swivel_mode")
+    if limb.swivel_mode == "POLE":
+        ctl.prop(limb, "pole")
+    row = ctl.row()
     row.active = limb.swivel_mode == "ANGLE" or (limb.swivel_mode == "POLE" and limb.pole is None)
     row.prop(limb, "swivel", slider=True)
-    if limb.swivel_mode == "POLE":
-        box.prop(limb, "pole")
     status = solve.STATUS.get((obj.name, limb.name))
     view = overlay.limb_view(obj, limb, context.view_layer.depsgraph)
     at_bound = view.at_bound if view is not None else ()
     blocking = view.blocking if view is not None else ()
-    sub = box.column(align=True)
+    sub = box.column(align=True)  # directly under the slider
     if status is not None and status.solved and status.solver == "ANALYTIC":
         empty = not status.feasible_swivel
         r = sub.row()
