@@ -126,10 +126,11 @@ def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: f
 def _continuous(path: str, values: np.ndarray) -> np.ndarray:
     """Make per-frame rotation values continuous (quaternion sign, Euler 2π unwrapping)."""
     if path.endswith("rotation_quaternion"):
-        q = values.copy()
-        for i in range(1, len(q)):
-            if float(np.dot(q[i], q[i - 1])) < 0.0:
-                q[i] = -q[i]
+        # q_i keeps its sign relative to q_{i-1}: flip_i = flip_{i-1} · sign(q_i · q_{i-1}).
+        dots = np.einsum("ij,ij->i", values[1:], values[:-1])
+        flips = np.cumprod(np.where(dots < 0.0, -1.0, 1.0))
+        q: np.ndarray = values.copy()
+        q[1:] *= flips[:, None]
         return q
     if path.endswith("rotation_euler"):
         out: np.ndarray = np.unwrap(values, axis=0, period=2.0 * math.pi)
@@ -154,6 +155,49 @@ def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | N
     return items
 
 
+def _action_paths(ad: Any) -> list[str]:
+    """Data paths of the F-curves the armature's action drives (its slot's on ≥ 4.4)."""
+    action = ad.action
+    if action is None:
+        return []
+    if not SLOTTED_ACTIONS:
+        return [fc.data_path for fc in action.fcurves]
+    paths: list[str] = []
+    if ad.action_slot is not None:
+        for layer in action.layers:
+            for strip in layer.strips:
+                bag = strip.channelbag(ad.action_slot)
+                if bag is not None:
+                    paths += [fc.data_path for fc in bag.fcurves]
+    return paths
+
+
+def _detach_replaced_animation(obj: Any, bones: Sequence[str]) -> Callable[[], None] | None:
+    """While reading the frames of a batched bake: when the armature's action animates
+    nothing but the rotations about to be replaced (e.g. a previous bake), unassign it so
+    that frame changes do not re-evaluate the rig. Returns the function that restores it
+    (None: nothing detached)."""
+    ad = obj.animation_data
+    if ad is None or ad.action is None or len(ad.drivers) or any(
+        len(t.strips) for t in ad.nla_tracks
+    ):
+        return None
+    heads = tuple(f'pose.bones["{b}"].rotation_' for b in bones)
+    paths = _action_paths(ad)
+    if not paths or not all(p.startswith(heads) for p in paths):
+        return None
+    action = ad.action
+    slot = ad.action_slot if SLOTTED_ACTIONS else None
+    ad.action = None
+
+    def restore() -> None:
+        ad.action = action
+        if slot is not None:
+            ad.action_slot = slot
+
+    return restore
+
+
 #: Pose-bone properties a :class:`~.mapping.LimbRig` is built from that can be animated.
 _RIG_PROPS = ("location", "rotation_mode", "lock_ik", "use_ik_limit", "ik_min", "ik_max")
 
@@ -166,17 +210,7 @@ def _settings_animated(obj: Any, bones: Sequence[str]) -> bool:
         return False
     if any(len(t.strips) for t in ad.nla_tracks):
         return True
-    paths = [d.data_path for d in ad.drivers]
-    action = ad.action
-    if action is not None:
-        if not SLOTTED_ACTIONS:
-            paths += [fc.data_path for fc in action.fcurves]
-        elif ad.action_slot is not None:
-            for layer in action.layers:
-                for strip in layer.strips:
-                    bag = strip.channelbag(ad.action_slot)
-                    if bag is not None:
-                        paths += [fc.data_path for fc in bag.fcurves]
+    paths = [d.data_path for d in ad.drivers] + _action_paths(ad)
     heads = tuple(f'pose.bones["{b}"].' for b in bones)
     return any(
         p.startswith(heads) and p.rsplit(".", 1)[-1].startswith(_RIG_PROPS) for p in paths
@@ -195,6 +229,10 @@ def _bake_batched(
     the range)."""
     bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
     check = _settings_animated(obj, bones)
+    written = [b for lb in items for b in (
+        (lb.upper_bone, lb.lower_bone, lb.end_bone) if lb.goal_type in solve.WRIST_GOALS
+        else (lb.upper_bone, lb.lower_bone))]
+    restore = _detach_replaced_animation(obj, written)
     try:
         rigs = [solve.rig_for(obj, lb) for lb in items]
         world: list[np.ndarray] = []
@@ -217,6 +255,9 @@ def _bake_batched(
                                                                              strict=True)]
     except MappingError:
         return None
+    finally:
+        if restore is not None:
+            restore()
     n = len(frames)
     samples: dict[tuple[str, str], np.ndarray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
@@ -241,9 +282,10 @@ def _bake_batched(
         note = "no pole object; using the swivel angle" if (
             lb.swivel_mode == "POLE" and lb.pole is None) else ""
         notes = solve.analytic_notes(obj, rig, note)
+        feasible = np.asarray(sol.feasible_swivel).tolist()
         for i in range(n):
             st = LimbStatus(object=obj.name, limb=lb.name, solver=lb.solver, solve_us=each_us)
-            solve.fill_analytic(st, sol, i, notes)
+            solve.fill_analytic(st, sol, i, notes, feasible[i])
             statuses[i].append(st)
         solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
     return samples, statuses

@@ -537,8 +537,11 @@ def analytic_notes(obj: Any, rig: LimbRig, note: str) -> list[str]:
     return msgs
 
 
-def fill_analytic(st: LimbStatus, sol: Any, n: int | None, notes: list[str]) -> None:
-    """Fill ``st`` from a :class:`core.LimbSolution` (row ``n`` of a batched one)."""
+def fill_analytic(
+    st: LimbStatus, sol: Any, n: int | None, notes: list[str], feasible: Any = None
+) -> None:
+    """Fill ``st`` from a :class:`core.LimbSolution` (row ``n`` of a batched one;
+    ``feasible``: that row's feasible swivel intervals as a list, if already extracted)."""
 
     def at(x: Any) -> Any:
         return x if n is None else x[n]
@@ -554,9 +557,9 @@ def fill_analytic(st: LimbStatus, sol: Any, n: int | None, notes: list[str]) -> 
         st.position_error <= REACH_POSITION and st.orientation_error <= REACH_ORIENTATION
     )
     st.swivel = float(at(sol.swivel))
-    fs = at(sol.feasible_swivel)
+    fs = at(sol.feasible_swivel) if feasible is None else feasible
     st.feasible_swivel = tuple(
-        (float(lo), float(hi)) for lo, hi in fs if not (np.isnan(lo) or np.isnan(hi))
+        (float(lo), float(hi)) for lo, hi in fs if lo == lo and hi == hi  # drop NaN padding
     )
     _finish(st, list(notes))
 

@@ -128,6 +128,21 @@ def test_batched_bake_equals_the_per_frame_bake(limber: Any) -> None:
     assert per_frame.channels.keys() == batched.channels.keys()
     for key, values in per_frame.channels.items():
         assert np.allclose(values, batched.channels[key], atol=1e-9), key
+    # Again with only the limb rotations keyed (the action is set aside while reading).
+    ad = obj.animation_data
+    for fc in [fc for fc in _fcurves(obj) if "swivel" in fc.data_path]:
+        _fcurves(obj).remove(fc)
+    obj.limber.limbs["arm.R"].swivel = 0.7
+    written = {fc.data_path.split('"')[1] for fc in _fcurves(obj)}
+    restore = bake._detach_replaced_animation(obj, sorted(written))
+    assert restore is not None and ad.action is None
+    restore()
+    assert ad.action is not None
+    again = bake.bake_object(obj, scene, 1, 30)
+    redo = bake.bake_object(obj, scene, 1, 30, batch=False)
+    assert again.batched and ad.action is not None and len(_fcurves(obj)) == len(redo.channels)
+    for key, values in redo.channels.items():
+        assert np.allclose(values, again.channels[key], atol=1e-9), key
     for a, b in zip(per_frame.statuses, batched.statuses, strict=True):
         assert [(s.limb, s.reachable, s.message) for s in a] == [
             (s.limb, s.reachable, s.message) for s in b
