@@ -75,30 +75,54 @@ def _matrix_key(m: Any) -> tuple[float, ...]:
     return tuple(x for row in m for x in row)
 
 
-def input_signature(obj: Any) -> tuple[Any, ...]:
-    """Everything a limb solve reads besides the pose: when it changes, solve again.
+def settings_key(group: Any) -> tuple[Any, ...]:
+    """Every stored value of a settings PropertyGroup (recursing into collections), with
+    object pointers as (name, world matrix) and a target bone as its pose matrix."""
+    out: list[Any] = []
+    for prop in group.bl_rna.properties:
+        ident = prop.identifier
+        if ident == "rna_type":
+            continue
+        val = getattr(group, ident)
+        if prop.type == "COLLECTION":
+            out.append(tuple(settings_key(x) for x in val))
+        elif prop.type == "POINTER":
+            out.append(None if val is None else (val.name, _matrix_key(val.matrix_world)))
+        elif getattr(prop, "is_array", False):
+            out.append(tuple(val))
+        else:
+            out.append(val)
+    target, bone = getattr(group, "target", None), getattr(group, "target_bone", "")
+    if target is not None and bone and target.type == "ARMATURE":
+        tpb = target.pose.bones.get(bone)
+        out.append(None if tpb is None else _matrix_key(tpb.matrix))
+    return tuple(out)
 
-    Per enabled limb: its settings (bones, goal, axis, solver, swivel, mode, limits,
-    hinge axis), the target's and pole's world matrices (and the target bone's pose
-    matrix), and the armature's world matrix. The solve's own writes to the limb bones
-    do not change it (so live solving does not loop on its own output).
+
+def input_signature(obj: Any) -> tuple[Any, ...]:
+    """Everything the solve reads besides the solved bones: when it changes, solve again.
+
+    The armature's world matrix; per enabled limb and chain all its settings
+    (:func:`settings_key`: bones, goal, swivel, mode, targets' and poles' world matrices,
+    target bones' pose matrices, limits, …) and, for limbs, the local pose of every bone
+    above the upper bone (a moved shoulder or spine). The solve's own writes to the limb bones
+    do not change it, so live solving does not loop on its own output (a chain that
+    moves a limb's parent costs one extra solve, which finds nothing left to do).
     """
     out: list[Any] = [_matrix_key(obj.matrix_world)]
-    for lb in obj.limber.limbs:
-        if not lb.enabled:
-            out.append((lb.name, False))
-            continue
-        item: list[Any] = [
-            lb.name, lb.upper_bone, lb.lower_bone, lb.end_bone, lb.goal_type, lb.axis,
-            lb.solver, lb.swivel, lb.swivel_mode, lb.use_limits, lb.hinge_axis, lb.target_bone,
-        ]
-        for ref in (lb.target, lb.pole):
-            item.append(None if ref is None else (ref.name, _matrix_key(ref.matrix_world)))
-        tgt = lb.target
-        if tgt is not None and lb.target_bone and tgt.type == "ARMATURE":
-            tpb = tgt.pose.bones.get(lb.target_bone)
-            item.append(None if tpb is None else _matrix_key(tpb.matrix))
-        out.append(tuple(item))
+    pbs = obj.pose.bones
+    for kind in (obj.limber.limbs, obj.limber.chains):
+        for item in kind:
+            if not item.enabled:
+                out.append((item.name, False))
+                continue
+            key: tuple[Any, ...] = settings_key(item)
+            upper = pbs.get(getattr(item, "upper_bone", ""))
+            parent = None if upper is None else upper.parent
+            while parent is not None:  # the local pose of every bone the limb hangs from
+                key += (_matrix_key(parent.matrix_basis),)
+                parent = parent.parent
+            out.append(key)
     return tuple(out)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import bpy
 import numpy as np
 import pytest
-from mathutils import Euler
+from mathutils import Euler, Matrix
 
 from tests.blender.limber_rigs import (
     RIGIFY_LIMBS,
@@ -127,6 +127,20 @@ def test_input_signature_tracks_targets_poles_and_swivels_not_own_writes(limber:
     leg.target.location.z += 0.1  # a disabled limb's target does not matter
     evaluate()
     assert live.input_signature(obj) == s5
+    assert obj.pose.bones[arm.upper_bone].parent.name == "shoulder.L"
+    obj.pose.bones["shoulder.L"].matrix_basis = Matrix.Rotation(0.2, 4, "Z")
+    evaluate()
+    s6 = live.input_signature(obj)
+    assert s6 != s5  # the arm hangs from the moved shoulder
+    chain = obj.limber.chains.add()
+    chain.name = "spine"
+    eff = chain.effectors.add()
+    eff.target = add_empty("ChainTarget")
+    s7 = live.input_signature(obj)
+    assert s7 != s6
+    eff.target.location = (0.0, 0.3, 1.5)
+    evaluate()
+    assert live.input_signature(obj) != s7  # a chain effector's target moved
 
 
 def test_status_text(limber: Any) -> None:
