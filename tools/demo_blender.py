@@ -7,7 +7,8 @@ try first), ``--contact K`` (poses in the contact sheet), ``--no-limits``.
 
 What it does, with nothing but the repository and the venv:
 
-1. **Installs Limber the way a user does**: the extension package is built with Blender's own
+1. **Installs Limber the way a user does**: the extension package (the development package
+   of ``tools/dev_package.py``, as the tests use it) is built with Blender's own
    ``blender_ext.py build`` and installed with *Install from Disk*
    (``bpy.ops.extensions.package_install_files``) into a throw-away Blender user folder
    (``BLENDER_USER_RESOURCES`` points at a temporary directory, so a developer's real
@@ -219,56 +220,42 @@ def import_bpy() -> Any:
 
 
 def install_limber(bpy: Any, workdir: Path) -> tuple[str, str]:
-    """Install the extension like a user: build the package, then Install from Disk.
+    """Install the extension like a user: build its package, then *Install from Disk*.
 
-    When the package cannot be built here (e.g. bundled wheels not downloaded), the
-    extension's files are copied into a local extensions repository instead, the way the
-    tests register it. Returns (add-on module ``bl_ext.<repo>.limber``, how it was installed).
+    The package is the development package of ``tools/dev_package.py`` (the extension's
+    files without the bundled scipy wheels, which the bpy venv already has), built with
+    Blender's own ``blender_ext.py build`` exactly like the tests build it. Returns the
+    add-on module (``bl_ext.user_default.limber``) and a note on how it was installed.
     """
+    sys.path.insert(0, str(ROOT))
+    try:
+        from tools.dev_package import stage_development_source
+    finally:
+        sys.path.remove(str(ROOT))
+    source = workdir / "source"
+    source.mkdir()
+    stage_development_source(source)
     scripts = Path(bpy.utils.system_resource("SCRIPTS"))
     cli = scripts / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
     package = workdir / "limber.zip"
     proc = subprocess.run(
-        [sys.executable, str(cli), "build", "--source-dir", str(ROOT),
+        [sys.executable, str(cli), "build", "--source-dir", str(source),
          "--output-filepath", str(package)],
         capture_output=True, text=True, timeout=300, check=False,
     )
-    if proc.returncode == 0:
-        if "bl_pkg" not in bpy.context.preferences.addons:
-            bpy.ops.preferences.addon_enable(module="bl_pkg")
-        result = bpy.ops.extensions.package_install_files(
-            filepath=str(package), repo="user_default", enable_on_install=True
-        )
-        module = "bl_ext.user_default.limber"
-        if result == {"FINISHED"} and module in bpy.context.preferences.addons:
-            return module, "package built with blender_ext.py and installed from disk"
-        reason = f"installing the package failed ({result})"
-    else:
-        reason = "building the package failed: " + (proc.stdout + proc.stderr).strip()[-300:]
-    print(f"limber demo: {reason}; registering the extension from a local repository",
-          file=sys.stderr)
-    return _install_from_source(bpy, workdir), f"local extensions repository ({reason})"
-
-
-def _install_from_source(bpy: Any, workdir: Path) -> str:
-    """Copy the extension's files into a local user repository and enable it."""
-    import shutil
-
-    repo_dir = workdir / "extensions"
-    dest = repo_dir / "limber"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for sub in ("core", "addon"):
-        shutil.copytree(ROOT / sub, dest / sub, ignore=ignore)
-    for name in ("__init__.py", "blender_manifest.toml"):
-        shutil.copy2(ROOT / name, dest / name)
-    bpy.context.preferences.extensions.repos.new(
-        name="Limber demo", module="limber_demo", custom_directory=str(repo_dir),
-        source="USER",
+    if proc.returncode != 0:
+        raise RuntimeError(f"building the extension failed:\n{proc.stdout}\n{proc.stderr}")
+    if "bl_pkg" not in bpy.context.preferences.addons:
+        bpy.ops.preferences.addon_enable(module="bl_pkg")
+    result = bpy.ops.extensions.package_install_files(
+        filepath=str(package), repo="user_default", enable_on_install=True
     )
-    module = "bl_ext.limber_demo.limber"
-    if bpy.ops.preferences.addon_enable(module=module) != {"FINISHED"}:
-        raise RuntimeError(f"enabling {module} from {dest} failed")
-    return module
+    module = "bl_ext.user_default.limber"
+    if result != {"FINISHED"} or module not in bpy.context.preferences.addons:
+        raise RuntimeError(f"installing {package} failed ({result})")
+    return module, ("its package built with Blender's blender_ext.py (development package: "
+                    "no bundled scipy wheels) and installed with Install from Disk "
+                    "(extensions.package_install_files)")
 
 
 @dataclass
@@ -843,8 +830,9 @@ def plot_frames(bpy: Any, sc: Scene, frames: Sequence[int], folder: Path) -> lis
 def compose_sheet(images: Sequence[Path], frames: Sequence[int], fps: float, path: Path,
                   columns: int) -> None:
     """Tile pose images into one labelled contact sheet (palette PNG, small)."""
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw, ImageFont
 
+    font = ImageFont.load_default(size=17)
     tiles = [Image.open(p).convert("RGB") for p in images]
     w, h = tiles[0].size
     cols = max(1, min(columns, len(tiles)))
@@ -854,7 +842,8 @@ def compose_sheet(images: Sequence[Path], frames: Sequence[int], fps: float, pat
     for i, (tile, f) in enumerate(zip(tiles, frames, strict=True)):
         x, y = (i % cols) * w, (i // cols) * h
         sheet.paste(tile, (x, y))
-        draw.text((x + 8, y + 6), f"frame {f}  (t = {(f - 1) / fps:.2f} s)", fill=(20, 20, 20))
+        draw.text((x + 8, y + 6), f"frame {f}  (t = {(f - 1) / fps:.2f} s)", fill=(20, 20, 20),
+                  font=font)
     for t in tiles:
         t.close()
     sheet.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
