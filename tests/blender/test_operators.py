@@ -220,3 +220,22 @@ def test_every_property_has_a_description(limber: Any) -> None:
     swivel = props.LIMBER_PG_limb.bl_rna.properties["swivel"]
     assert swivel.subtype == "ANGLE" and swivel.is_animatable
     assert math.isclose(swivel.soft_max, math.pi, rel_tol=1e-6)
+
+
+OPERATOR_IDS = ("detect_limbs", "add_limb", "remove_limb", "solve", "bake", "snap_swivel",
+                "snap_target")
+
+
+def test_operator_contract_ids_undo_and_hidden_armature(limber: Any) -> None:
+    """Every issue-5 operator exists under its id, is undoable, and takes the armature by a
+    hidden, unsaved name property (scripts and tests call them directly)."""
+    operators = limber.sub("addon.operators")
+    by_id = {cls.bl_idname: cls for cls in operators.CLASSES}
+    for name in OPERATOR_IDS:
+        cls = by_id[f"limber.{name}"]
+        assert {"REGISTER", "UNDO"} <= set(cls.bl_options), name
+        rna = getattr(bpy.ops.limber, name).get_rna_type()
+        prop = rna.properties["armature"]
+        assert prop.type == "STRING"
+        assert prop.is_hidden and prop.is_skip_save, name
+
