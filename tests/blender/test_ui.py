@@ -142,6 +142,30 @@ def test_panel_draw_runs_against_a_real_layout_and_never_solves(
     assert [tuple(pb.rotation_quaternion) for pb in obj.pose.bones] == pose
 
 
+def test_panel_draw_with_a_numeric_limb_and_a_solved_chain(
+    limber: Any, capfd: pytest.CaptureFixture[str]
+) -> None:
+    ui = limber.sub("addon.ui")
+    solve = limber.sub("addon.solve")
+    obj, limb = _arm(limber)
+    limb.solver = "DLS"
+    chain = obj.limber.chains.add()
+    chain.name, chain.root_bone = "spine", "spine"
+    eff = chain.effectors.add()
+    eff.tip_bone, eff.target = "spine.003", add_empty("C", world_pose(obj, "spine.003"))
+    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+    assert (obj.name, "spine") in solve.CHAIN_STATUS
+    with real_layout(obj) as (layout, context):
+        ui.LIMBER_PT_main.draw(SimpleNamespace(layout=layout), context)
+        ui.LIMBER_PT_limb.draw(SimpleNamespace(layout=layout), context)
+        ui.LIMBER_UL_chains.draw_item(
+            None, context, layout, obj.limber, chain, 0, context.window_manager,
+            "limber_chain_index",
+        )
+    assert_layout_clean(capfd)
+    assert ui.status_icon(solve.CHAIN_STATUS[(obj.name, "spine")]) in ("CHECKMARK", "CANCEL")
+
+
 def test_panel_draw_before_any_solve(limber: Any, capfd: pytest.CaptureFixture[str]) -> None:
     ui = limber.sub("addon.ui")
     obj = metarig()
