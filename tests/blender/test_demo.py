@@ -1,8 +1,8 @@
 """The README's main command (``bash tools/demo.sh``) end to end, in a test-sized mode.
 
 The demo runs in its own process (it imports ``bpy`` with its own throw-away Blender user
-folder and installs the extension package like a user); a second process reopens the saved
-``.blend`` and reports what it holds.
+folder and installs the extension package like a user); a second process installs Limber
+the same way, reopens the saved ``.blend``, reports what it holds and re-solves a frame.
 """
 
 from __future__ import annotations
@@ -19,21 +19,38 @@ ROOT = Path(__file__).resolve().parents[2]
 FRAMES = 6
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
+#: Reopens the .blend with Limber installed (as the demo installs it), reports the baked
+#: keys and the limb settings, and re-solves one frame on top of the baked pose.
 REOPEN = r"""
-import json, sys
-import bpy
+import json, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from tools.demo_blender import import_bpy, install_limber
+bpy = import_bpy()
 from bpy_extras import anim_utils
+install_limber(bpy, Path(tempfile.mkdtemp()))
 bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
 rig = bpy.data.objects["metarig"]
 bag = anim_utils.animdata_get_channelbag_for_assigned_slot(rig.animation_data)
 keys = {fc.data_path + "[%d]" % fc.array_index: [k.co[0] for k in fc.keyframe_points]
         for fc in bag.fcurves}
+scene = bpy.context.scene
+scene.frame_set(3)
+bones = ("upper_arm.L", "forearm.L", "hand.L", "thigh.R", "shin.R", "foot.R")
+baked = {b: list(rig.pose.bones[b].rotation_quaternion) for b in bones}
+bpy.context.view_layer.objects.active = rig
+solved = bpy.ops.limber.solve(armature=rig.name)
 print(json.dumps({
     "action": rig.animation_data.action.name,
     "keys": keys,
     "targets": sorted(o.name for o in bpy.data.objects if o.name.startswith("target.")),
     "poles": sorted(o.name for o in bpy.data.objects if o.name.startswith("pole.")),
-    "frame_range": [bpy.context.scene.frame_start, bpy.context.scene.frame_end],
+    "frame_range": [scene.frame_start, scene.frame_end],
+    "limbs": {lb.name: [lb.goal_type, lb.swivel_mode, lb.target.name, lb.pole.name]
+              for lb in rig.limber.limbs},
+    "solved": sorted(solved),
+    "baked": baked,
+    "resolved": {b: list(rig.pose.bones[b].rotation_quaternion) for b in bones},
 }))
 """
 
@@ -86,7 +103,7 @@ def test_demo_summary_reports_every_limb_and_frame(demo_out: Path) -> None:
 
 def test_demo_blend_reopens_with_the_baked_action(demo_out: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", REOPEN, str(demo_out / "limber_demo.blend")],
+        [sys.executable, "-c", REOPEN, str(demo_out / "limber_demo.blend"), str(ROOT)],
         capture_output=True, text=True, timeout=300, check=False, env=_env(),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -98,3 +115,11 @@ def test_demo_blend_reopens_with_the_baked_action(demo_out: Path) -> None:
     for bone in ("upper_arm.L", "forearm.R", "thigh.L", "shin.R", "foot.L", "hand.R"):
         path = f'pose.bones["{bone}"].rotation_quaternion[0]'
         assert baked[path] == pytest.approx(list(range(1, FRAMES + 1))), path
+    # The limbs come back with their settings, and Limber re-solves the baked frame exactly.
+    assert data["limbs"] == {
+        name: ["POSE", "POLE", f"target.{name}", f"pole.{name}"]
+        for name in ("arm.L", "arm.R", "leg.L", "leg.R")
+    }
+    assert data["solved"] == ["FINISHED"]
+    for bone, q in data["baked"].items():
+        assert data["resolved"][bone] == pytest.approx(q, abs=1e-5), bone
