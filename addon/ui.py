@@ -156,7 +156,7 @@ def _op(layout: Any, idname: str, obj: Any, **kw: Any) -> Any:
 
 
 def draw_lists(layout: Any, context: Any, obj: Any) -> None:
-    """The limb list with add/remove/detect buttons, and the chain list."""
+    """The limb list with add/remove/detect buttons; the chain list and the selected chain."""
     data = obj.limber
     row = layout.row()
     row.template_list("LIMBER_UL_limbs", "", data, "limbs", data, "active_limb_index", rows=4)
@@ -171,6 +171,33 @@ def draw_lists(layout: Any, context: Any, obj: Any) -> None:
             "LIMBER_UL_chains", "", data, "chains", context.window_manager, "limber_chain_index",
             rows=2,
         )
+        i = context.window_manager.limber_chain_index
+        if 0 <= i < len(data.chains):
+            draw_chain(layout.box(), obj, data.chains[i])
+
+
+def draw_chain(layout: Any, obj: Any, chain: Any) -> None:
+    """The selected chain's settings and its effectors."""
+    col = layout.column()
+    col.prop_search(chain, "root_bone", obj.data, "bones", icon="BONE_DATA")
+    col.prop(chain, "solver")
+    row = col.row(align=True)
+    row.prop(chain, "use_limits")
+    row.prop(chain, "max_iterations")
+    for eff in chain.effectors:
+        sub = layout.box().column(align=True)
+        sub.prop_search(eff, "tip_bone", obj.data, "bones", icon="BONE_DATA")
+        sub.prop(eff, "target")
+        tgt = eff.target
+        if tgt is not None and tgt.type == "ARMATURE":
+            sub.prop_search(eff, "target_bone", tgt.data, "bones")
+        row = sub.row(align=True)
+        row.prop(eff, "goal_type", text="")
+        if eff.goal_type in ("PARTIAL", "AIM"):
+            row.prop(eff, "axis", text="")
+        row = sub.row(align=True)
+        row.prop(eff, "weight")
+        row.prop(eff, "priority")
 
 
 def draw_actions(layout: Any, context: Any, obj: Any) -> None:
