@@ -11,7 +11,7 @@ from typing import Any
 import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
 
-from . import detect, solve
+from . import detect, mapping, solve
 from .bake import bake_object
 from .mapping import MappingError
 
@@ -57,10 +57,10 @@ class _ArmatureOperator(bpy.types.Operator):
         return [lb for lb in obj.limber.limbs if lb.enabled]
 
 
-def _target_empty(context: Any, obj: Any, limb: Any, depsgraph: Any) -> Any:
-    """An Empty at the end bone's current (evaluated) world pose."""
-    end = obj.evaluated_get(depsgraph).pose.bones[limb.end_bone]
-    name = f"{obj.name}.{limb.name}.target"
+def _target_empty(context: Any, obj: Any, label: str, bone: str, depsgraph: Any) -> Any:
+    """An Empty ``<armature>.<label>.target`` at the bone's current (evaluated) world pose."""
+    end = obj.evaluated_get(depsgraph).pose.bones[bone]
+    name = f"{obj.name}.{label}.target"
     empty = bpy.data.objects.get(name)
     if empty is None or empty.type != "EMPTY":
         empty = bpy.data.objects.new(name, None)
@@ -103,7 +103,7 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
                 limb.name = d.name
             limb.upper_bone, limb.lower_bone, limb.end_bone = d.upper, d.lower, d.end
             if self.create_targets:
-                limb.target = _target_empty(context, obj, limb, dg)
+                limb.target = _target_empty(context, obj, limb.name, limb.end_bone, dg)
                 try:
                     solve.snap_swivel(obj, limb)
                 except MappingError as exc:
@@ -181,6 +181,75 @@ class LIMBER_OT_remove_limb(_ArmatureOperator):
         solve.STATUS.pop((obj.name, data.limbs[i].name), None)
         data.limbs.remove(i)
         data.active_limb_index = max(0, min(data.active_limb_index, len(data.limbs) - 1))
+        return {"FINISHED"}
+
+
+class LIMBER_OT_add_chain(_ArmatureOperator):
+    """Add a numeric chain from a root bone to a tip bone (one effector; the tip's target
+    is created at its current pose, so adding the chain does not move the rig)"""
+
+    bl_idname = "limber.add_chain"
+    bl_label = "Add Chain"
+
+    armature: _armature_prop()  # type: ignore[valid-type]
+    root_bone: StringProperty(  # type: ignore[valid-type]
+        name="Root Bone", description="First bone of the chain", default="",
+        options={"SKIP_SAVE"},
+    )
+    tip_bone: StringProperty(  # type: ignore[valid-type]
+        name="Tip Bone",
+        description="Bone pulled toward the target (empty: the armature's active bone)",
+        default="", options={"SKIP_SAVE"},
+    )
+    chain_name: StringProperty(  # type: ignore[valid-type]
+        name="Name", description="Name of the new chain (empty: the tip bone's name)",
+        default="", options={"SKIP_SAVE"},
+    )
+
+    def execute(self, context: Any) -> set[str]:
+        obj = self.armature_object(context)
+        if obj is None:
+            return {"CANCELLED"}
+        active = obj.data.bones.active
+        tip = self.tip_bone or (active.name if active else "")
+        try:
+            mapping.chain_bones(obj, self.root_bone, [tip])
+        except MappingError as exc:
+            self.report({"ERROR"}, f"Limber: {exc}")
+            return {"CANCELLED"}
+        chain = obj.limber.chains.add()
+        chain.name = self.chain_name or tip
+        chain.root_bone = self.root_bone
+        eff = chain.effectors.add()
+        eff.tip_bone = tip
+        dg = context.evaluated_depsgraph_get()
+        eff.target = _target_empty(context, obj, chain.name, tip, dg)
+        return {"FINISHED"}
+
+
+class LIMBER_OT_remove_chain(_ArmatureOperator):
+    """Remove a numeric chain (default: the last one)"""
+
+    bl_idname = "limber.remove_chain"
+    bl_label = "Remove Chain"
+
+    armature: _armature_prop()  # type: ignore[valid-type]
+    index: IntProperty(  # type: ignore[valid-type]
+        name="Index", description="Index of the chain to remove (-1: the last chain)",
+        default=-1, min=-1, options={"SKIP_SAVE"},
+    )
+
+    def execute(self, context: Any) -> set[str]:
+        obj = self.armature_object(context)
+        if obj is None:
+            return {"CANCELLED"}
+        chains = obj.limber.chains
+        i = len(chains) - 1 if self.index < 0 else self.index
+        if not 0 <= i < len(chains):
+            self.report({"ERROR"}, f"Limber: no chain at index {i}")
+            return {"CANCELLED"}
+        solve.CHAIN_STATUS.pop((obj.name, chains[i].name), None)
+        chains.remove(i)
         return {"FINISHED"}
 
 
@@ -326,6 +395,8 @@ CLASSES: tuple[type, ...] = (
     LIMBER_OT_detect_limbs,
     LIMBER_OT_add_limb,
     LIMBER_OT_remove_limb,
+    LIMBER_OT_add_chain,
+    LIMBER_OT_remove_chain,
     LIMBER_OT_solve,
     LIMBER_OT_bake,
     LIMBER_OT_snap_swivel,

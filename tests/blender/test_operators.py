@@ -223,7 +223,7 @@ def test_every_property_has_a_description(limber: Any) -> None:
 
 
 OPERATOR_IDS = ("detect_limbs", "add_limb", "remove_limb", "solve", "bake", "snap_swivel",
-                "snap_target")
+                "snap_target", "add_chain", "remove_chain")
 
 
 def test_operator_contract_ids_undo_and_hidden_armature(limber: Any) -> None:
@@ -239,3 +239,20 @@ def test_operator_contract_ids_undo_and_hidden_armature(limber: Any) -> None:
         assert prop.type == "STRING"
         assert prop.is_hidden and prop.is_skip_save, name
 
+
+
+def test_add_and_remove_chain(limber: Any) -> None:
+    obj = metarig()
+    before = world_pose(obj, "spine.003")
+    assert bpy.ops.limber.add_chain(
+        armature=obj.name, root_bone="spine.001", tip_bone="spine.003"
+    ) == {"FINISHED"}
+    chain = obj.limber.chains["spine.003"]
+    assert chain.root_bone == "spine.001" and chain.effectors[0].target is not None
+    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+    evaluate()
+    assert np.allclose(world_pose(obj, "spine.003"), before, atol=1e-5)  # nothing moved
+    with pytest.raises(RuntimeError, match="not the root bone"):
+        bpy.ops.limber.add_chain(armature=obj.name, root_bone="hand.L", tip_bone="spine.003")
+    assert bpy.ops.limber.remove_chain(armature=obj.name) == {"FINISHED"}
+    assert not len(obj.limber.chains)
