@@ -13,7 +13,7 @@
 #    for every platform of the manifest (linux_x64, windows_x64, macos_arm64), each
 #    holding only its own wheel.
 # Install a package in Blender: Edit > Preferences > Get Extensions > Install from Disk,
-# or `blender --command extension install-file -r user_default <zip>`.
+# or `blender --command extension install-file -r user_default -e <zip>`.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
