@@ -93,7 +93,7 @@ def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: f
         x = co[0::2]
         keep = (x < lo - 1e-4) | (x > hi + 1e-4)
         n_keep = int(keep.sum())
-        for name, width, dtype in _KEY_ATTRS:
+        for name, width, dtype in _KEY_ATTRS if n_keep else ():
             buf = np.empty(width * n_old, dtype=dtype)
             points.foreach_get(name, buf)
             kept[name] = buf.reshape(n_old, width)[keep].ravel()
@@ -235,6 +235,7 @@ def _bake_batched(
     restore = _detach_replaced_animation(obj, written)
     try:
         rigs = [solve.rig_for(obj, lb) for lb in items]
+        plans = [solve.raw_plan(obj, lb, rig) for lb, rig in zip(items, rigs, strict=True)]
         world: list[np.ndarray] = []
         raw: list[list[solve.RawFrame]] = [[] for _ in items]
         for i, f in enumerate(frames):
@@ -243,7 +244,7 @@ def _bake_batched(
             obj_eval = obj.evaluated_get(dg)
             world.append(mapping.mat4(obj_eval.matrix_world))
             for k, lb in enumerate(items):
-                r = solve.read_raw(obj, obj_eval, lb, rigs[k], dg, check)
+                r = solve.read_raw(obj, obj_eval, lb, rigs[k], dg, check, plans[k])
                 first = raw[k][0] if raw[k] else r
                 if r.signature != first.signature or (r.pole is None) != (first.pole is None):
                     return None

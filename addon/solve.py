@@ -225,32 +225,52 @@ class RawFrame:
     signature: tuple[Any, ...]  # animatable bone settings; must not change within a batch
 
 
+@dataclass(frozen=True)
+class RawPlan:
+    """What :func:`read_raw` looks up once per bake instead of once per frame."""
+
+    target: Any
+    target_bone: str
+    parent: str | None
+    upper: Any  # pose bone, when unconnected (its location is read), else None
+    end: Any  # pose bone whose rotation is held (POSITION / AIM goals), else None
+    pole: Any  # pole object (POLE mode with a pole), else None
+
+
+def raw_plan(obj: Any, settings: Any, rig: LimbRig) -> RawPlan:
+    pbs = obj.pose.bones
+    hold = settings.goal_type in ("POSITION", "AIM")
+    pole = settings.pole if settings.swivel_mode == "POLE" else None
+    return RawPlan(settings.target, settings.target_bone, rig.parent,
+                   None if rig.upper_connected else pbs[rig.upper],
+                   pbs[rig.end] if hold else None, pole)
+
+
 def read_raw(
     obj: Any, obj_eval: Any, settings: Any, rig: LimbRig, depsgraph: Any,
-    check_settings: bool = True,
+    check_settings: bool = True, plan: RawPlan | None = None,
 ) -> RawFrame:
     """Read what a limb solve needs at the current frame (batched bake); with
     ``check_settings`` also the animatable bone settings the rig was built from."""
-    pbs = obj.pose.bones
-    parent = None if rig.parent is None else mapping.mat4(obj_eval.pose.bones[rig.parent].matrix)
-    loc = None if rig.upper_connected else np.array(pbs[rig.upper].location, dtype=np.float64)
-    target = settings.target.evaluated_get(depsgraph)
+    pl = plan if plan is not None else raw_plan(obj, settings, rig)
+    parent = None if pl.parent is None else mapping.mat4(obj_eval.pose.bones[pl.parent].matrix)
+    loc = None if pl.upper is None else np.array(pl.upper.location, dtype=np.float64)
+    target = pl.target.evaluated_get(depsgraph)
     tw = mapping.mat4(target.matrix_world)
-    if settings.target_bone:
-        tpb = target.pose.bones.get(settings.target_bone) if target.type == "ARMATURE" else None
+    if pl.target_bone:
+        tpb = target.pose.bones.get(pl.target_bone) if target.type == "ARMATURE" else None
         if tpb is None:
             raise MappingError(
-                f"target bone {settings.target_bone!r} not found in target {target.name!r}"
+                f"target bone {pl.target_bone!r} not found in target {target.name!r}"
             )
         tw = tw @ mapping.mat4(tpb.matrix)
-    wrist = None
-    if settings.goal_type in ("POSITION", "AIM"):
-        wrist = mapping.read_rotation(pbs[rig.end])
+    wrist = None if pl.end is None else mapping.read_rotation(pl.end)
     pole = None
-    if settings.swivel_mode == "POLE" and settings.pole is not None:
-        pole = np.array(settings.pole.evaluated_get(depsgraph).matrix_world.translation)
+    if pl.pole is not None:
+        pole = np.array(pl.pole.evaluated_get(depsgraph).matrix_world.translation)
     sig: tuple[Any, ...] = ()
     if check_settings:
+        pbs = obj.pose.bones
         sig = tuple(
             (None if pbs[b].bone.use_connect else tuple(pbs[b].location), pbs[b].rotation_mode,
              *(getattr(pbs[b], f"{k}_{ax}") for k in ("lock_ik", "use_ik_limit", "ik_min",
