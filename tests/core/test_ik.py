@@ -8,6 +8,7 @@ import pytest
 from core.errors import InvalidInputError, UnsupportedMethodError
 from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
 from core.goals import PoseGoal, PositionGoal
+from core.ik_methods import step_once
 from core.ik import (
     STEP_CLASSES,
     ClampRule,
@@ -259,6 +260,19 @@ def test_dls_clamped_clamps_each_effector_error():
         max_iterations=1, clamp_rule=ClampRule.PER_EFFECTOR, max_step=np.inf, use_limits=False
     )
     np.testing.assert_allclose(solve(sk, far, fx.q0, Method.DLS_CLAMPED, s2).q, plain.q, atol=1e-12)
+    # ... afterwards D_i = max(d_i, 0) + D with d_i how much block i got closer: a
+    # previous error 0.2 longer along the same direction lets the far block reach 0.5
+    e = sk.errors(fx.q0, far).reshape(-1, 3)
+    norm = np.linalg.norm(e, axis=1, keepdims=True)
+    assert norm[0, 0] > 0.5 > norm[1, 0]
+    prev = (e * (norm + 0.2) / norm).ravel()
+    s4 = SolveSettings(
+        clamp_rule=ClampRule.PER_EFFECTOR, clamp_distance=0.3, max_step=np.inf, use_limits=False
+    )
+    q1 = step_once(sk, far, fx.q0, Method.DLS_CLAMPED, s4, iteration=1, previous_e=prev)
+    np.testing.assert_allclose(
+        q1, fx.q0 + _clamped_dls_step(sk, far, fx.q0, s4.damping, 0.5), atol=1e-12
+    )
     # ... and it still converges afterwards on a reachable problem
     goals, q0, _ = reachable_goals(fx, batch=4)
     s3 = SolveSettings(clamp_rule=ClampRule.PER_EFFECTOR, clamp_distance=0.1)

@@ -18,7 +18,7 @@ from core.fixtures import (
 )
 from core.goals import DirectionGoal, OrientationGoal, PoseGoal, PositionGoal
 from core.ik import STEP_CLASSES, Method, SolveSettings, StopReason, solve
-from core.ik_methods import basic_elements, element_jacobian, step_once
+from core.ik_methods import _budget, basic_elements, element_jacobian, step_once
 
 NEW = [Method.CCD, Method.LBFGSB, Method.TASK_PRIORITY, Method.EXTENDED_JACOBIAN]
 FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}
@@ -418,3 +418,38 @@ def test_new_settings_are_validated():
     ):
         with pytest.raises(InvalidInputError, match=next(iter(bad))):
             SolveSettings(**bad)
+
+
+@pytest.mark.parametrize("method", list(Method), ids=lambda m: m.name)
+def test_results_are_deterministic(method):
+    """No unseeded randomness: the same problem solved twice gives identical results."""
+    fx = human_arm(limits=True)
+    goals, q0, _ = reachable_goals(fx, batch=2, scale=0.3)
+    s = SolveSettings(max_iterations=20, lbfgsb_iterations=10)
+    a = solve(fx.skeleton, goals, q0, method, s)
+    b = solve(fx.skeleton, goals, q0, method, s)
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.iterations, b.iterations)
+    assert np.array_equal(a.per_goal_error, b.per_goal_error)
+
+
+def test_task_priority_budget_keeps_every_component_within_max_step():
+    """_budget: the largest α ∈ [0, 1] with max |dq + α·delta| ≤ max_step, given
+    max |dq| ≤ max_step; rounding-noise components of delta do not limit α."""
+    rng = np.random.default_rng(3)
+    m = 0.5
+    for _ in range(200):
+        dq = rng.uniform(-m, m, size=(4, 6))
+        delta = rng.normal(size=(4, 6)) * rng.choice([0.01, 1.0, 10.0], size=(4, 1))
+        a = _budget(dq, delta, m)
+        assert np.all((a >= 0.0) & (a <= 1.0))
+        full = np.abs(dq + a[:, None] * delta)
+        assert np.all(full <= m + 1e-12)
+        # maximal: either the whole increment fits or some component sits at the bound
+        at_bound = np.isclose(full.max(axis=1), m, rtol=0, atol=1e-12)
+        assert np.all((a == 1.0) | at_bound)
+    # a DOF already at the bound with a noise-level increment does not block the level
+    dq = np.array([[m, 0.0]])
+    assert _budget(dq, np.array([[1e-17, 1.0]]), m)[0] == pytest.approx(0.5)
+    assert _budget(dq, np.array([[1.0, 0.0]]), m)[0] == 0.0
+    assert _budget(dq, np.array([[-1.0, 0.0]]), m)[0] == 1.0
+    assert np.all(_budget(dq, np.ones((1, 2)), np.inf) == 1.0)
