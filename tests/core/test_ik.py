@@ -8,7 +8,6 @@ import pytest
 from core.errors import InvalidInputError, UnsupportedMethodError
 from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
 from core.goals import PoseGoal, PositionGoal
-from core.ik_methods import step_once
 from core.ik import (
     STEP_CLASSES,
     ClampRule,
@@ -20,6 +19,7 @@ from core.ik import (
     StopReason,
     solve,
 )
+from core.ik_methods import step_once
 
 IMPLEMENTED = [
     Method.JACOBIAN_TRANSPOSE,
