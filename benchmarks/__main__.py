@@ -100,26 +100,17 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
 def environment(quick: bool, started: _dt.datetime, load: str) -> list[str]:
     import numpy as np
     import scipy
+
+    from benchmarks.limb import _cpu_model
 
     threads = ", ".join(f"{v}={os.environ.get(v)}" for v in ("OPENBLAS_NUM_THREADS",))
     mode = " (--quick: tiny N, smoke test only)" if quick else ""
     return [
         f"- Date: {started:%Y-%m-%d %H:%M} UTC{mode}",
-        f"- CPU: {_cpu()}, {os.cpu_count()} logical cores; load average at start {load} "
+        f"- CPU: {_cpu_model()}, {os.cpu_count()} logical cores; load average at start {load} "
         "(shared machine unless noted)",
         f"- {platform.system()} {platform.machine()}, Python {platform.python_version()} "
         f"({platform.python_implementation()}), numpy {np.__version__}, scipy "
