@@ -99,7 +99,7 @@ PAPER: _P = {
     (TABLES[2], CONDITIONS[1], METHODS[0]): ("0.008", "1", "2.7e-8", "0.9e-8", "1.1%"),
     (TABLES[2], CONDITIONS[1], METHODS[1]): (
         "0.024",
-        "1 (3 enforced)",
+        "1; 3 with limits enforced",
         "6.0e-7",
         "1.2e-7",
         "0.74%",
