@@ -67,23 +67,34 @@ def metarig(
     return obj
 
 
-def mixamo_rig(name: str = "MixamoRig") -> Any:
-    """A Mixamo-named armature ("mixamorig:" prefix) built in edit mode."""
+BoneLayout = dict[str, tuple[tuple[float, ...], tuple[float, ...], str | None]]
+
+
+def armature_from(name: str, bones: BoneLayout, rename: Any = None) -> Any:
+    """An armature object built in edit mode from ``{bone: (head, tail, parent)}`` (bones
+    renamed by ``rename(name)`` if given); a child whose head is its parent's tail is
+    connected."""
+    new = rename or (lambda n: n)
     arm = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, arm)
     bpy.context.scene.collection.objects.link(obj)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="EDIT")
     ebs = arm.edit_bones
-    for bname, (head, tail, parent) in MIXAMO_BONES.items():
-        eb = ebs.new(f"mixamorig:{bname}")
+    for bname, (head, tail, parent) in bones.items():
+        eb = ebs.new(new(bname))
         eb.head, eb.tail = head, tail
         if parent is not None:
-            eb.parent = ebs[f"mixamorig:{parent}"]
-            eb.use_connect = tuple(ebs[f"mixamorig:{parent}"].tail) == tuple(eb.head)
+            eb.parent = ebs[new(parent)]
+            eb.use_connect = tuple(eb.parent.tail) == tuple(eb.head)
     bpy.ops.object.mode_set(mode="OBJECT")
     evaluate()
     return obj
+
+
+def mixamo_rig(name: str = "MixamoRig") -> Any:
+    """A Mixamo-named armature ("mixamorig:" prefix) built in edit mode."""
+    return armature_from(name, MIXAMO_BONES, lambda n: f"mixamorig:{n}")
 
 
 def add_empty(name: str, matrix: Any = None) -> Any:

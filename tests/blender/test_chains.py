@@ -20,6 +20,7 @@ from tests.blender.limber_rigs import (
     RIGIFY_LIMBS,
     add_empty,
     add_limb,
+    armature_from,
     evaluate,
     metarig,
     random_quaternion,
@@ -43,19 +44,7 @@ TREE: dict[str, tuple[tuple[float, ...], tuple[float, ...], str | None, str]] = 
 
 
 def tree_rig(name: str = "Tree") -> Any:
-    arm = bpy.data.armatures.new(name)
-    obj = bpy.data.objects.new(name, arm)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    ebs = arm.edit_bones
-    for bname, (head, tail, parent, _) in TREE.items():
-        eb = ebs.new(bname)
-        eb.head, eb.tail = head, tail
-        if parent is not None:
-            eb.parent = ebs[parent]
-            eb.use_connect = tuple(ebs[parent].tail) == tuple(eb.head)
-    bpy.ops.object.mode_set(mode="OBJECT")
+    obj = armature_from(name, {k: v[:3] for k, v in TREE.items()})
     for bname, (*_, mode) in TREE.items():
         obj.pose.bones[bname].rotation_mode = mode
     evaluate()

@@ -16,6 +16,7 @@ from tests.blender.limber_rigs import (
     RIGIFY_LIMBS,
     add_empty,
     add_limb,
+    armature_from,
     evaluate,
     metarig,
     mixamo_rig,
@@ -87,22 +88,11 @@ NAME_SCHEMES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 def _named_rig(fmt: str, stems: tuple[str, ...]) -> tuple[Any, dict[str, tuple[str, ...]]]:
     """The Mixamo layout with limb bones renamed by a scheme; returns (rig, expected)."""
-    arm = bpy.data.armatures.new("Named")
-    obj = bpy.data.objects.new("Named", arm)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
     rename: dict[str, str] = {}
     for side, word in (("L", "Left"), ("R", "Right")):
         for mix, stem in zip(_STEMS, stems, strict=True):
             rename[word + mix] = fmt.format(stem=stem, S=side, s=side.lower(), Side=word)
-    bpy.ops.object.mode_set(mode="EDIT")
-    ebs = arm.edit_bones
-    for bname, (head, tail, parent) in MIXAMO_BONES.items():
-        eb = ebs.new(rename.get(bname, bname))
-        eb.head, eb.tail = head, tail
-        if parent is not None:
-            eb.parent = ebs[rename.get(parent, parent)]
-    bpy.ops.object.mode_set(mode="OBJECT")
+    obj = armature_from("Named", MIXAMO_BONES, lambda n: rename.get(n, n))
     expected = {
         f"{kind}.{side}": tuple(rename[word + m] for m in mixes)
         for kind, mixes in (("arm", _STEMS[:3]), ("leg", _STEMS[3:]))
