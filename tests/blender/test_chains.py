@@ -323,6 +323,18 @@ def test_chain_under_a_limb_parent_sees_the_new_pose(limber: Any) -> None:
     assert all(s.reachable for s in sts), [s.message for s in sts]
     assert errors(obj, "spine.003", chest_t)[0] <= TOL
     assert errors(obj, bones[2], hand_t)[0] <= TOL
+    # The same through the frame_change_post handler (the update happens inside it).
+    for b in spine + list(bones):
+        pbs[b].rotation_quaternion = (1, 0, 0, 0)
+    scene = bpy.context.scene
+    scene.limber.live_playback = True
+    try:
+        scene.frame_set(2)
+        evaluate()
+        assert errors(obj, "spine.003", chest_t)[0] <= TOL
+        assert errors(obj, bones[2], hand_t)[0] <= TOL
+    finally:
+        scene.limber.live_playback = False
 
 
 def test_chain_settings_survive_save_and_reload(limber: Any, tmp_path: Any) -> None:
