@@ -3,9 +3,11 @@ TASK_PRIORITY (Ki & Sheen §5–7) and EXTENDED_JACOBIAN (Šoch & Lórencz).
 
 Imported by :mod:`core.ik` (registration happens on import); each class only implements
 ``step(state) -> Δq`` and runs inside the one loop of :meth:`core.ik.IKSolver.run`
-(iteration limits, tolerance, ``max_step`` clamp, joint limits, per-row stopping). Every
-step here returns a Δq with ``max |Δq_j| ≤ max_step`` and ``q + Δq`` inside the limits
-(when ``use_limits``), so the loop's clamp and clip are no-ops for them.
+(iteration limits, tolerance, ``max_step`` clamp, joint limits, per-row stopping). CCD and
+LBFGSB return a Δq with ``max |Δq_j| ≤ max_step`` and ``q + Δq`` inside the limits (when
+``use_limits``), so the loop's clamp and clip are no-ops for them; TASK_PRIORITY applies
+``max_step`` level by level (see there) and EXTENDED_JACOBIAN not at all, and both leave
+the limits to the loop's clip.
 
 CCD — cyclic coordinate descent (Lee, *Inverse Kinematics* slides, "CCD"; Wang & Chen
 1991). One iteration is one sweep over the unlocked DOFs from the leaves to the root
