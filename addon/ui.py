@@ -28,8 +28,9 @@ _COVERED = ("target not reached", "no pose within the joint limits")
 
 
 def deg(angle: float) -> str:
-    """An angle (rad) as whole degrees, e.g. ``"35°"``."""
-    return f"{math.degrees(angle):.0f}°"
+    """An angle (rad) as whole degrees with a true minus sign, e.g. ``"35°"``, ``"−160°"``."""
+    text = f"{math.degrees(angle):.0f}°"
+    return "0°" if text == "-0°" else text.replace("-", "\u2212")
 
 
 def _limit_names(names: Sequence[str]) -> str:
@@ -46,8 +47,8 @@ def format_feasible(
     hi ≤ lo + 2π; a range through ±180° ends above 180°). ``blocking``: names from
     :func:`core.blocking_limits`, shown when there is no feasible swivel.
 
-    Examples: ``"feasible 35°–140°, 200°–260°"``, ``"feasible: any swivel"``,
-    ``"no feasible swivel: shoulder X limit"``.
+    Examples: ``"feasible 35°–140°, −160°–−100°"``, ``"feasible 170°–200°"``,
+    ``"feasible: any swivel"``, ``"no feasible swivel: shoulder X limit"``.
     """
     if not intervals:
         return "no feasible swivel" + (f": {_limit_names(blocking)}" if blocking else "")

@@ -184,10 +184,11 @@ def test_format_feasible(limber: Any) -> None:
     ui = limber.sub("addon.ui")
     r = math.radians
     assert ui.format_feasible(((r(35), r(140)), (r(200) - 2 * math.pi, r(260) - 2 * math.pi))) == (
-        "feasible 35°–140°, -160°–-100°"
+        "feasible 35°–140°, \u2212160°–\u2212100°"
     )
     assert ui.format_feasible(((r(170), r(200)),)) == "feasible 170°–200°"  # through 180°
     assert ui.format_feasible(((-math.pi, math.pi),)) == "feasible: any swivel"
+    assert ui.deg(-1e-9) == "0°" and ui.deg(-math.pi) == "\u2212180°"
     assert ui.format_feasible(()) == "no feasible swivel"
     assert ui.format_feasible((), ("shoulder X",)) == "no feasible swivel: shoulder X limit"
     assert ui.format_feasible((), ("shoulder X", "wrist Z")) == (
