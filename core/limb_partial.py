@@ -603,7 +603,11 @@ def _limited_element(
     largest interval, ψ) with the least F. Without any such ψ the seed is the best of a
     coarse (φ, ψ) grid and the result the least-violating exact pose (``within_limits``
     False). The optimum replaces the seed only if it keeps the limits and the exactness
-    the seed had. The gradient is by central differences of the closed-form θ(φ, ψ).
+    the seed had. The gradient is §3.3's, analytic: ∇F = Σ 2(θᵢ − θᵢ*)·∂θᵢ/∂(φ, ψ), the
+    joint-angle derivatives by the chain rule through Eqs. (5), (7) and (10)
+    (:func:`_pose_and_derivatives`, :func:`_limits_cost_grad`) for the Euler family each
+    joint's term uses (the best of the four combinations); central differences only
+    where that chain is singular (wrist at the edge of reach).
     """
     from dataclasses import replace
 
@@ -645,8 +649,20 @@ def _limited_element(
         phis = np.linspace(-math.pi, math.pi, 24, endpoint=False)
         grid = np.stack(np.meshgrid(phis, reach.samples(36), indexing="ij"), -1).reshape(-1, 2)
         seed = grid[int(np.argmin(cost(grid)))]
+    numeric = _central_cost_grad(cost)
+
+    def fg(x: FloatArray) -> tuple[float, FloatArray]:
+        """F and §3.3's analytic gradient; central differences where the chain rule of
+        :func:`_pose_and_derivatives` does not apply."""
+        sol, dr1, dth, dr2, ok = _pose_and_derivatives(limb, goal, ref, x[None], near)
+        if not ok[0]:
+            out: tuple[float, FloatArray] = numeric(x)
+            return out
+        f, g = _limits_cost_grad(limits, sol, dr1, dth, dr2)
+        return float(f[0]), g[0]
+
     res = minimize(
-        _central_cost_grad(cost),
+        fg,
         seed,
         jac=True,
         method="L-BFGS-B",
@@ -778,3 +794,217 @@ def _least_violating(
         sols[j], within_limits=bool(within[j]), feasible_swivel=L.feasible_swivel(limb, pg)
     )
     return _with_axis_error(limb, goal, np.array(psi), out)
+
+
+# --------------------------------------------------------------------------------------
+# §3.3's analytic gradient of F(φ, ψ)
+# --------------------------------------------------------------------------------------
+
+
+def _euler_rates(r: FloatArray, dr: FloatArray, order: str) -> tuple[FloatArray, FloatArray]:
+    """Both Euler families of R (M, 3, 3) and their rates for the variations ``dr``
+    (V, M, 3, 3): (angles (M, 2, 3), rates (V, M, 2, 3)), components (ax, ay, az).
+
+    For an order "ABC" (R = R_C·R_B·R_A, Blender's convention) the spatial angular
+    velocity ω = vee(dR·Rᵀ) = θ̇_C e_C + θ̇_B R_C e_B + θ̇_A R_C R_B e_A — the chain rule
+    that §3.3 writes with its f-functions — solved for the rates (singular only at gimbal
+    lock, where the rates are set to 0)."""
+    from .rotations import axis_angle_to_matrix, matrix_to_euler_families
+
+    fam = matrix_to_euler_families(r, order, check=False)  # (M, 2, 3)
+    ia, ib, ic = ("XYZ".index(ch) for ch in order)
+    eye = np.eye(3)
+    rc = axis_angle_to_matrix(eye[ic], fam[..., ic])  # (M, 2, 3, 3)
+    rb = axis_angle_to_matrix(eye[ib], fam[..., ib])
+    cols = np.stack(
+        np.broadcast_arrays((rc @ rb) @ eye[ia], rc @ eye[ib], eye[ic]), axis=-1
+    )  # (M, 2, 3, 3): columns for θ̇_A, θ̇_B, θ̇_C
+    w = dr @ np.swapaxes(r, -1, -2)  # (V, M, 3, 3)
+    omega = 0.5 * np.stack(
+        [w[..., 2, 1] - w[..., 1, 2], w[..., 0, 2] - w[..., 2, 0], w[..., 1, 0] - w[..., 0, 1]],
+        axis=-1,
+    )  # (V, M, 3)
+    det = np.linalg.det(cols)
+    ok = np.abs(det) > 1e-9
+    safe = np.where(ok[..., None, None], cols, eye)
+    abc = np.linalg.solve(
+        safe[None], np.broadcast_to(omega[:, :, None, :], omega.shape[:2] + (2, 3))[..., None]
+    )[..., 0]
+    abc = np.where(ok[None, ..., None], abc, 0.0)  # (V, M, 2, 3) in A, B, C order
+    rates = np.empty_like(abc)
+    rates[..., ia], rates[..., ib], rates[..., ic] = abc[..., 0], abc[..., 1], abc[..., 2]
+    return fam, rates
+
+
+def _joint_cost_grad(
+    lim: Any, r: FloatArray, dr: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """One spherical joint: (F term (M,), its gradient (V, M), violation v (M,), ∇v (V, M)).
+
+    F term: the family nearest the range middles (as :func:`_middle_cost`); v: the total
+    angular distance outside the limits of the least-violating family (as
+    :func:`core.limb._violation`)."""
+    m = r.shape[0]
+    nv = dr.shape[0]
+    if lim is None or not any(lim.limited):
+        z = np.zeros(m)
+        return z, np.zeros((nv, m)), z, np.zeros((nv, m))
+    fam, rates = _euler_rates(r, dr, lim.order)
+    lo, hi = lim.bounds()
+    mask = np.array(lim.limited)
+    lo_a = np.where(mask, lo, 0.0)
+    hi_a = np.where(mask, hi, 0.0)
+    mid = 0.5 * (lo_a + hi_a)
+    d = ((fam - mid + math.pi) % (2 * math.pi) - math.pi) * mask  # (M, 2, 3)
+    f_fam = np.sum(d * d, axis=-1)  # (M, 2)
+    j = np.argmin(f_fam, axis=-1)
+    rows = np.arange(m)
+    f = f_fam[rows, j]
+    g = 2.0 * np.sum(d[rows, j][None] * rates[:, rows, j], axis=-1)  # (V, M)
+    width = hi_a - lo_a
+    dd = (fam - lo_a) % (2 * math.pi)
+    above = dd - width
+    below = 2 * math.pi - dd
+    out = np.where(dd <= width, 0.0, np.minimum(above, below)) * mask
+    sign = np.where(dd <= width, 0.0, np.where(above <= below, 1.0, -1.0)) * mask
+    v_fam = np.sum(out, axis=-1)
+    k = np.argmin(v_fam, axis=-1)
+    v = v_fam[rows, k]
+    gv = np.sum(sign[rows, k][None] * rates[:, rows, k], axis=-1)
+    return f, g, v, gv
+
+
+def _pose_and_derivatives(
+    limb: Limb, goal: PartialOrientationGoal, ref: FloatArray, x: FloatArray, near: Any
+) -> tuple[LimbSolution, FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]:
+    """The closed-form pose at each (φ, ψ) of ``x`` (M, 2) — the limb without limits, θ4
+    the root nearest ``near`` — and its exact derivatives: (solution, dR1 (2, M, 3, 3),
+    dθ4 (2, M), dR2 (2, M, 3, 3), ok). Index 0 is ∂/∂φ, 1 is ∂/∂ψ. The ψ derivatives follow
+    the wrist on its circle (Eq. 10) through θ4 (Eq. 5), the triangle frame and the goal
+    frame of Eq. (7). ``ok`` (M,) is False where the chain does not apply (wrist out of
+    reach, limb stretched or folded, degenerate frames): differentiate numerically there."""
+    from . import limb as L
+
+    m = len(x)
+    phi, psi = x[:, 0], x[:, 1]
+    gb = _broadcast(goal, m)
+    gr = partial_rotation(gb, psi, ref)
+    d = np.asarray(gb.direction)
+    a_eff = np.asarray(gb.axis)
+    dg = partial_rotation(gb, psi + 0.5 * math.pi, ref) - d[:, :, None] * a_eff[:, None, :]
+    pos = np.asarray(gb.position)
+    sol = L.solve_limb(_free(limb), PoseGoal(pos, gr), swivel=phi, elbow_near=near)
+    c = limb._c
+    f64 = np.float64
+    re: FloatArray = np.array(c.RE, dtype=f64)
+    te: FloatArray = np.array(c.tE, dtype=f64)
+    rw = gr @ re.T
+    drw = dg @ re.T
+    w = pos - rw @ te
+    dw = -(drw @ te)
+    ra: FloatArray = np.array(c.Ra, dtype=f64)
+    ta: FloatArray = np.array(c.ta, dtype=f64)
+    tb: FloatArray = np.array(c.tb, dtype=f64)
+    k: FloatArray = np.array(c.k, dtype=f64)
+    ta_l: FloatArray = np.array(c.ta_l, dtype=f64)
+    ktb = float(k @ tb)
+    kxtb = _cross(k, tb)
+    aa = float(ta_l @ tb) - c.kta * ktb
+    bb = float(ta_l @ kxtb)
+    th = np.asarray(sol.elbow, dtype=np.float64)
+    ct, st = np.cos(th)[:, None], np.sin(th)[:, None]
+    den = -aa * np.sin(th) + bb * np.cos(th)
+    r_ab = math.hypot(aa, bb)
+    ok = np.abs(den) > 1e-6 * max(r_ab, 1e-300)
+    dth = np.sum(w * dw, axis=-1) / np.where(ok, den, 1.0)
+    rtb = tb * ct + kxtb * st + k * ktb * (1.0 - ct)
+    drtb = (-tb * st + kxtb * ct + k * ktb * st) * dth[:, None]
+    w0 = ta + rtb @ ra.T
+    dw0 = drtb @ ra.T
+
+    def unit_d(p: FloatArray, dp: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        nrm = np.linalg.norm(p, axis=-1, keepdims=True)
+        u = p / np.where(nrm > 0, nrm, 1.0)
+        du = (dp - u * np.sum(u * dp, axis=-1, keepdims=True)) / np.where(nrm > 0, nrm, 1.0)
+        return u, du, nrm[:, 0]
+
+    xr, dxr, n0 = unit_d(w0, dw0)
+    ep = xr @ ta
+    eperp = ta - ep[:, None] * xr
+    deperp = -(dxr @ ta)[:, None] * xr - ep[:, None] * dxr
+    yr, dyr, ne = unit_d(eperp, deperp)
+    zr = _cross(xr, yr)
+    dzr = _cross(dxr, yr) + _cross(xr, dyr)
+    n, dn, nw = unit_d(w, dw)
+    rn = n @ ref
+    p_ref = ref - rn[:, None] * n
+    dp_ref = -(dn @ ref)[:, None] * n - rn[:, None] * dn
+    u, du, npr = unit_d(p_ref, dp_ref)
+    v = _cross(n, u)
+    dv = _cross(dn, u) + _cross(n, du)
+    cp, sp = np.cos(phi)[:, None], np.sin(phi)[:, None]
+    yp, zp = cp * u + sp * v, cp * v - sp * u
+    dyp, dzp = cp * du + sp * dv, cp * dv - sp * du
+    xm = np.stack([xr, yr, zr], axis=-1)
+    dxm = np.stack([dxr, dyr, dzr], axis=-1)
+    lm = np.stack([n, yp, zp], axis=-1)
+    r1 = lm @ np.swapaxes(xm, -1, -2)
+    scale = c.length
+    ok &= (n0 > 1e-6 * scale) & (ne > 1e-6 * scale) & (nw > 1e-6 * scale) & (npr > 1e-6)
+    ok &= np.max(np.abs(r1 - sol.shoulder), axis=(-1, -2)) <= 1e-9
+    dr1_phi = np.stack([np.zeros_like(n), zp, -yp], axis=-1) @ np.swapaxes(xm, -1, -2)
+    dr1_psi = np.stack([dn, dyp, dzp], axis=-1) @ np.swapaxes(xm, -1, -2) + lm @ np.swapaxes(
+        dxm, -1, -2
+    )
+    c0: FloatArray = np.array(c.C0, dtype=f64)
+    c1: FloatArray = np.array(c.C1, dtype=f64)
+    c2: FloatArray = np.array(c.C2, dtype=f64)
+    mm = c0 + ct[..., None] * c1 + st[..., None] * c2
+    dmm = (-st[..., None] * c1 + ct[..., None] * c2) * dth[:, None, None]
+    r1t = np.swapaxes(sol.shoulder, -1, -2)
+    mt = np.swapaxes(mm, -1, -2)
+    dr2_phi = mt @ np.swapaxes(dr1_phi, -1, -2) @ rw
+    dr2_psi = (
+        np.swapaxes(dmm, -1, -2) @ r1t @ rw
+        + mt @ np.swapaxes(dr1_psi, -1, -2) @ rw
+        + mt @ r1t @ drw
+    )
+    dth2 = np.stack([np.zeros(m), dth])
+    return (
+        sol,
+        np.stack([dr1_phi, dr1_psi]),
+        dth2,
+        np.stack([dr2_phi, dr2_psi]),
+        ok,
+    )
+
+
+def _limits_cost_grad(
+    limits: Any,
+    sol: LimbSolution,
+    dr1: FloatArray,
+    dth: FloatArray,
+    dr2: FloatArray,
+    weight: float = 100.0,
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`_limits_cost` and its gradient (M, 2) from the pose derivatives (§3.3's
+    ∇F = Σ 2(θᵢ − θᵢ*)·∂θᵢ/∂(φ, ψ), plus the violation penalty's)."""
+    f_s, g_s, v_s, gv_s = _joint_cost_grad(limits.shoulder, sol.shoulder, dr1)
+    f_w, g_w, v_w, gv_w = _joint_cost_grad(limits.wrist, sol.wrist, dr2)
+    f = f_s + f_w
+    g = g_s + g_w
+    v = v_s + v_w
+    gv = gv_s + gv_w
+    if limits.elbow is not None:
+        lo, hi = limits.elbow
+        th = np.asarray(sol.elbow, dtype=np.float64)
+        mid = 0.5 * (lo + hi)
+        de = (th - mid + math.pi) % (2 * math.pi) - math.pi
+        f = f + de * de
+        g = g + 2.0 * de * dth
+        dd = (th - lo) % (2 * math.pi)
+        above, below = dd - (hi - lo), 2 * math.pi - dd
+        inside = dd <= hi - lo
+        v = v + np.where(inside, 0.0, np.minimum(above, below))
+        gv = gv + np.where(inside, 0.0, np.where(above <= below, 1.0, -1.0)) * dth
+    return f + weight * v * v, (g + 2.0 * weight * v * gv).T

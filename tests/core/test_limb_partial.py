@@ -858,6 +858,48 @@ def test_limits_optimisation_stays_in_reach() -> None:
     assert ran >= 5
 
 
+def test_limits_gradient_matches_finite_differences() -> None:
+    """§3.3's analytic gradient of F(φ, ψ) (plus the violation penalty) agrees with central
+    differences of the closed-form cost wherever the wrist is within reach."""
+    from core.limb_partial import (
+        _free,
+        _limits_cost,
+        _limits_cost_grad,
+        _pose_and_derivatives,
+        partial_rotation,
+    )
+
+    rng = np.random.default_rng(40)
+    h = 1e-6
+    checked = 0
+    for seed in range(0, 24, 2):
+        limb, goal, _ = limits_case(seed)
+        lim = limb.limits
+        assert lim is not None
+        near = None if lim.elbow is None else 0.5 * (lim.elbow[0] + lim.elbow[1])
+        ref = np.asarray(limb.swivel_reference)
+        x = rng.uniform(-PI, PI, size=(30, 2))
+        sol, dr1, dth, dr2, ok = _pose_and_derivatives(limb, goal, ref, x, near)
+        f, g = _limits_cost_grad(lim, sol, dr1, dth, dr2)
+        np.testing.assert_allclose(
+            f, _limits_cost(lim, sol.shoulder, np.asarray(sol.elbow), sol.wrist), atol=1e-12
+        )
+
+        def cost(xx: np.ndarray, limb: Limb = limb, goal=goal, ref=ref, near=near, lim=lim):
+            gb = broadcast(goal, len(xx))
+            pg = PoseGoal(gb.position, partial_rotation(gb, xx[:, 1], ref))
+            s = solve_limb(_free(limb), pg, swivel=xx[:, 0], elbow_near=near)
+            return _limits_cost(lim, s.shoulder, np.asarray(s.elbow), s.wrist)
+
+        steps = np.array([[h, 0.0], [-h, 0.0], [0.0, h], [0.0, -h]])
+        fd = cost((x[:, None, :] + steps).reshape(-1, 2)).reshape(-1, 4)
+        num = np.stack([fd[:, 0] - fd[:, 1], fd[:, 2] - fd[:, 3]], axis=-1) / (2 * h)
+        err = np.max(np.abs(num - g), axis=-1) / (1.0 + np.max(np.abs(num), axis=-1))
+        assert np.all(err[ok] <= 1e-5), (seed, np.max(err[ok]))
+        checked += int(ok.sum())
+    assert checked >= 150, checked
+
+
 def test_limited_path_emits_no_warnings() -> None:
     """Unlimited Euler angles beside limited ones: the (φ, ψ) optimisation's range middles
     must not compute −inf + inf (once a RuntimeWarning)."""
