@@ -207,10 +207,27 @@ def draw_callback() -> None:
         return
     if geom is None:
         return
+    try:
+        _draw(geom, context.region)
+    except (ValueError, TypeError, SystemError) as exc:  # a gpu API this Blender lacks
+        if not _REPORTED:
+            _REPORTED.append(exc)
+            print(f"Limber overlay: cannot draw ({exc}); turn the overlay off")
+    finally:
+        import gpu
+
+        gpu.state.blend_set("NONE")
+
+
+#: The first drawing error (reported once, not on every redraw).
+_REPORTED: list[Exception] = []
+
+
+def _draw(geom: WorldGeometry, region: Any) -> None:
+    """Upload and draw: lines (feasible, infeasible, axis), then the elbow point."""
     import gpu
     from gpu_extras.batch import batch_for_shader
 
-    region = context.region
     line = gpu.shader.from_builtin("POLYLINE_UNIFORM_COLOR")
     point = gpu.shader.from_builtin("POINT_UNIFORM_COLOR")
     gpu.state.blend_set("ALPHA")
@@ -230,7 +247,6 @@ def draw_callback() -> None:
     point.uniform_float("color", ELBOW_COLOR)
     point.uniform_float("size", POINT_SIZE)
     batch_for_shader(point, "POINTS", {"pos": geom.elbow.astype(np.float32)}).draw(point)
-    gpu.state.blend_set("NONE")
 
 
 _HANDLE: list[Any] = []
