@@ -229,7 +229,12 @@ def _draw(geom: WorldGeometry, region: Any) -> None:
     from gpu_extras.batch import batch_for_shader
 
     line = gpu.shader.from_builtin("POLYLINE_UNIFORM_COLOR")
-    point = gpu.shader.from_builtin("POINT_UNIFORM_COLOR")
+    try:  # Blender 4.2+ builds may lack the point shader with a size uniform
+        point = gpu.shader.from_builtin("POINT_UNIFORM_COLOR")
+        sized = True
+    except ValueError:
+        point = gpu.shader.from_builtin("UNIFORM_COLOR")
+        sized = False
     gpu.state.blend_set("ALPHA")
     gpu.state.depth_test_set("NONE")
     line.bind()
@@ -245,7 +250,10 @@ def _draw(geom: WorldGeometry, region: Any) -> None:
             batch_for_shader(line, "LINES", {"pos": verts.astype(np.float32)}).draw(line)
     point.bind()
     point.uniform_float("color", ELBOW_COLOR)
-    point.uniform_float("size", POINT_SIZE)
+    if sized:
+        point.uniform_float("size", POINT_SIZE)
+    else:
+        gpu.state.point_size_set(POINT_SIZE)
     batch_for_shader(point, "POINTS", {"pos": geom.elbow.astype(np.float32)}).draw(point)
 
 
