@@ -448,9 +448,7 @@ def add_mannequin(bpy: Any, rig: Any) -> Any:
     obj = bpy.data.objects.new("Mannequin", mesh)
     bpy.context.scene.collection.objects.link(obj)
     for name, colour in (("Mannequin", MANNEQUIN_COLOUR), ("Limber limbs", LIMB_COLOUR)):
-        mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
-        mat.diffuse_color = colour
-        mesh.materials.append(mat)
+        mesh.materials.append(material(bpy, name, colour))
     bm = bmesh.new()
     deform = bm.verts.layers.deform.verify()
     for b in _body_bones(rig):
@@ -490,6 +488,18 @@ def add_mannequin(bpy: Any, rig: Any) -> Any:
     return obj
 
 
+def material(bpy: Any, name: str, colour: tuple[float, ...]) -> Any:
+    """A plain coloured material: the viewport/Workbench colour and Cycles' base colour."""
+    mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
+    mat.diffuse_color = colour
+    if mat.node_tree is None:  # Blender < 5 makes materials without nodes
+        mat.use_nodes = True
+    bsdf = mat.node_tree.nodes.get("Principled BSDF")
+    if bsdf is not None:
+        bsdf.inputs["Base Color"].default_value = colour
+    return mat
+
+
 def add_marker(bpy: Any, parent: Any, name: str, radius: float, colour: tuple[float, ...]
                ) -> Any:
     """A small sphere (render-visible) riding on an Empty."""
@@ -500,9 +510,7 @@ def add_marker(bpy: Any, parent: Any, name: str, radius: float, colour: tuple[fl
     bmesh.ops.create_uvsphere(bm, u_segments=12, v_segments=6, radius=radius)
     bm.to_mesh(mesh)
     bm.free()
-    mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
-    mat.diffuse_color = colour
-    mesh.materials.append(mat)
+    mesh.materials.append(material(bpy, name, colour))
     obj = bpy.data.objects.new(name, mesh)
     bpy.context.scene.collection.objects.link(obj)
     obj.parent = parent
@@ -724,14 +732,22 @@ def setup_stage(bpy: Any) -> None:
     floor_mesh = bpy.data.meshes.new("Floor")
     floor_mesh.from_pydata([(-2, -2, 0), (2, -2, 0), (2, 2, 0), (-2, 2, 0)], [], [(0, 1, 2, 3)])
     floor = bpy.data.objects.new("Floor", floor_mesh)
-    mat = bpy.data.materials.new("Floor")
-    mat.diffuse_color = (0.55, 0.57, 0.6, 1.0)
-    floor_mesh.materials.append(mat)
+    floor_mesh.materials.append(material(bpy, "Floor", (0.55, 0.57, 0.6, 1.0)))
     scene.collection.objects.link(floor)
     floor.hide_select = True
     world = bpy.data.worlds.new("World")
-    world.color = (0.93, 0.94, 0.96)
+    world.color = (0.93, 0.94, 0.96)  # Workbench's background
+    if world.node_tree is None:  # Cycles' background: the same colour, dimmer, plus a sun
+        world.use_nodes = True
+    bg = world.node_tree.nodes.get("Background")
+    if bg is not None:
+        bg.inputs["Color"].default_value = (0.93, 0.94, 0.96, 1.0)
+        bg.inputs["Strength"].default_value = 0.6
     scene.world = world
+    sun = bpy.data.objects.new("Sun", bpy.data.lights.new("Sun", "SUN"))
+    sun.data.energy = 3.0
+    sun.rotation_euler = (math.radians(40.0), math.radians(10.0), math.radians(35.0))
+    scene.collection.objects.link(sun)
     shading = scene.display.shading
     shading.light = "STUDIO"
     shading.color_type = "MATERIAL"
@@ -817,7 +833,8 @@ def plot_frames(bpy: Any, sc: Scene, frames: Sequence[int], folder: Path) -> lis
         ax.set_xlim(-0.8, 0.8)
         ax.set_ylim(-0.8, 0.8)
         ax.set_zlim(0.0, 2.0)
-        ax.set_box_aspect((1.6, 1.6, 2.0))
+        ax.set_box_aspect((1.6, 1.6, 2.0), zoom=1.35)
+        fig.subplots_adjust(left=0, right=1, bottom=0, top=1)
         ax.view_init(elev=10, azim=-55)
         ax.set_axis_off()
         path = folder / f"pose_plot_{f:04d}.png"
