@@ -654,7 +654,7 @@ def _dls(j: FloatArray, e: FloatArray, lam2: float | FloatArray) -> FloatArray:
     (Eq. 10): always the smaller system, solved (not inverted). ``lam2``: λ², a float
     or one per row (b,)."""
     b, m, n = j.shape
-    jt = np.swapaxes(j, -1, -2)
+    jt = j.swapaxes(-1, -2)
     lam = lam2 if isinstance(lam2, float) else lam2[:, None]
     if m <= n:
         a = j @ jt

@@ -560,7 +560,7 @@ class _KinematicPlan:
         g[:r] = local[:r]
         for parent, child in self.level_index:
             np.matmul(g[parent], local[child], out=g[child])
-        return np.swapaxes(g, 0, 1)
+        return g.swapaxes(0, 1)
 
 
 # --------------------------------------------------------------------------------------
@@ -908,7 +908,7 @@ class Skeleton:
                 d = ref_all[:, :, None] - pw[:, None, :, :, 0]
                 w4 = pw[:, None, :, :, 1]
                 cols_all = w4[..., _NEXT] * d[..., _NEXT2] - w4[..., _NEXT2] * d[..., _NEXT]
-                cols_all = np.swapaxes(cols_all, -1, -2)  # (b, Gp, 3, n)
+                cols_all = cols_all.swapaxes(-1, -2)  # (b, Gp, 3, n)
                 jac4 = jac.reshape(b, nb, 3, n)
                 if isinstance(sel, slice):
                     np.multiply(cols_all, gmask, out=jac4[:, sel])
