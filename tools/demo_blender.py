@@ -56,6 +56,11 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: make `core` and `tools` importable
+    sys.path.insert(0, str(ROOT))
+
+from core.rotations import matrix_to_quat, rotation_angle_between  # noqa: E402
+
 CLIP = ROOT / "tools" / "data" / "mocap" / "cmu_131_01.bvh"
 DEFAULT_OUT = ROOT / "demo_out"
 BLEND_NAME = "limber_demo.blend"
@@ -160,39 +165,13 @@ def body_frame(left: np.ndarray, right: np.ndarray, bottom: np.ndarray, top: np.
     return np.stack((x, y, z), axis=-1)
 
 
-def matrix_to_quat(r: np.ndarray) -> np.ndarray:
-    """Rotation matrices (N, 3, 3) → unit quaternions (N, 4) (w, x, y, z), sign-continuous."""
-    n = r.shape[0]
-    q = np.empty((n, 4))
-    tr = np.trace(r, axis1=1, axis2=2)
-    for i in range(n):  # a few thousand matrices at most, once
-        m = r[i]
-        if tr[i] > 0:
-            s = 2.0 * math.sqrt(1.0 + tr[i])
-            q[i] = (0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s,
-                    (m[1, 0] - m[0, 1]) / s)
-        else:
-            k = int(np.argmax(np.diag(m)))
-            j, l_ = (k + 1) % 3, (k + 2) % 3
-            s = 2.0 * math.sqrt(1.0 + m[k, k] - m[j, j] - m[l_, l_])
-            v = np.empty(3)
-            v[k] = 0.25 * s
-            v[j] = (m[j, k] + m[k, j]) / s
-            v[l_] = (m[l_, k] + m[k, l_]) / s
-            q[i] = ((m[l_, j] - m[j, l_]) / s, *v)
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    for i in range(1, n):
-        if np.dot(q[i], q[i - 1]) < 0.0:
-            q[i] = -q[i]
+def continuous_quats(r: np.ndarray) -> np.ndarray:
+    """Rotation matrices (N, 3, 3) → unit quaternions (N, 4) (w, x, y, z) without sign flips
+    between neighbours (so keyed rotations interpolate the short way)."""
+    q = matrix_to_quat(r)
+    flip = np.cumsum(np.r_[0, np.sum(q[1:] * q[:-1], axis=1) < 0.0]) % 2 == 1
+    q[flip] = -q[flip]
     return q
-
-
-def rotation_angle(a: np.ndarray, b: np.ndarray) -> float:
-    """Angle (rad) between two rotation matrices (robust near 0)."""
-    d = a.T @ b
-    c = (np.trace(d) - 1.0) / 2.0
-    s = np.linalg.norm(d - d.T) / (2.0 * math.sqrt(2.0))
-    return float(math.atan2(s, c))
 
 
 def wrap(a: np.ndarray | float) -> Any:
@@ -227,11 +206,7 @@ def install_limber(bpy: Any, workdir: Path) -> tuple[str, str]:
     Blender's own ``blender_ext.py build`` exactly like the tests build it. Returns the
     add-on module (``bl_ext.user_default.limber``) and a note on how it was installed.
     """
-    sys.path.insert(0, str(ROOT))
-    try:
-        from tools.dev_package import stage_development_source
-    finally:
-        sys.path.remove(str(ROOT))
+    from tools.dev_package import stage_development_source
     source = workdir / "source"
     source.mkdir()
     stage_development_source(source)
@@ -398,7 +373,7 @@ def key_object(bpy: Any, obj: Any, frames: Sequence[int], location: np.ndarray,
     if rotation is not None:
         obj.rotation_mode = "QUATERNION"
         obj.keyframe_insert("rotation_quaternion", frame=frames[0])
-        channels["rotation_quaternion"] = matrix_to_quat(rotation)
+        channels["rotation_quaternion"] = continuous_quats(rotation)
     bag = anim_utils.animdata_get_channelbag_for_assigned_slot(obj.animation_data)
     x = np.asarray(frames, dtype=np.float32)
     for fc in [fc for fc in bag.fcurves if fc.data_path in channels]:
@@ -673,7 +648,8 @@ def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
             st = statuses[lb.name]
             rec = raw[lb.name]
             rec.setdefault("pos", []).append(float(np.linalg.norm(end[:3, 3] - tgt[:3, 3])))
-            rec.setdefault("rot", []).append(rotation_angle(end[:3, :3], tgt[:3, :3]))
+            rec.setdefault("rot", []).append(
+                float(rotation_angle_between(end[:3, :3], tgt[:3, :3])))
             for key in ("reachable", "within_limits", "swivel", "feasible_swivel", "solve_us"):
                 rec.setdefault(key, []).append(getattr(st, key))
             rec.setdefault("message", []).append(st.message)
@@ -1150,6 +1126,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if "bpy" in sys.modules:
+        # Inside a Blender session the demo would reset its preferences and install Limber
+        # into the user's own extensions folder: it runs in a fresh bpy-module process only.
+        print("limber demo: error: run it with 'bash tools/demo.sh' (a fresh bpy-module "
+              "process), not inside a running Blender or after importing bpy", file=sys.stderr)
+        return 2
     out = Path(args.out or os.environ.get("LIMBER_DEMO_OUT") or DEFAULT_OUT).resolve()
     out.mkdir(parents=True, exist_ok=True)
     n_clip = clip_frame_count()

@@ -123,3 +123,25 @@ def test_demo_blend_reopens_with_the_baked_action(demo_out: Path) -> None:
     assert data["solved"] == ["FINISHED"]
     for bone, q in data["baked"].items():
         assert data["resolved"][bone] == pytest.approx(q, abs=1e-5), bone
+
+
+def test_demo_refuses_to_run_where_bpy_is_already_loaded() -> None:
+    # Here (the test process) bpy is imported: the demo would reset that session's
+    # preferences and install into its extensions folder, so it stops with status 2.
+    from tools import demo_blender
+
+    assert demo_blender.main(["--frames", "1"]) == 2
+
+
+def test_continuous_quats_have_no_sign_flips() -> None:
+    import numpy as np
+
+    from core.rotations import axis_angle_to_matrix, quat_to_matrix
+    from tools.demo_blender import continuous_quats
+
+    angles = np.linspace(0.0, 4.0 * np.pi, 50)  # twice round: matrix_to_quat flips at π
+    r = axis_angle_to_matrix(np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8]),
+                             angles)
+    q = continuous_quats(r)
+    assert np.all(np.sum(q[1:] * q[:-1], axis=1) > 0.0)
+    np.testing.assert_allclose(quat_to_matrix(q), r, atol=1e-12)
