@@ -301,14 +301,26 @@ def check_uniform_scale(obj: Any, m: FloatArray | None = None) -> float:
     return scale
 
 
+#: Last (armature name, world matrix, inverse) of :func:`world_to_armature` (several limbs
+#: of one armature ask for it every frame; a mathutils comparison is far cheaper).
+_LAST_INVERSE: list[Any] = [None, None, None]
+
+
 def world_to_armature(obj_eval: Any) -> FloatArray:
     """Inverse of the (uniformly scaled) armature world matrix."""
-    w = mat4(obj_eval.matrix_world)
+    mw = obj_eval.matrix_world
+    last = _LAST_INVERSE
+    if last[0] == obj_eval.name and last[1] == mw:
+        out: FloatArray = last[2]
+        return out
+    w = mat4(mw)
     s = check_uniform_scale(obj_eval, w)
     inv = np.eye(4)
     rt = w[:3, :3].T / (s * s)
     inv[:3, :3] = rt
     inv[:3, 3] = -rt @ w[:3, 3]
+    inv.setflags(write=False)
+    last[:] = [obj_eval.name, mw.copy(), inv]
     return inv
 
 

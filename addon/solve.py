@@ -125,7 +125,7 @@ _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 def _bone_signature(pb: Any) -> tuple[Any, ...]:
     b = pb.bone
     return (
-        tuple(map(tuple, b.matrix_local)),
+        b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
         b.use_connect,
         None if pb.parent is None else pb.parent.name,
         None if b.use_connect else tuple(pb.location),
@@ -158,7 +158,7 @@ def rig_for(obj: Any, settings: Any) -> LimbRig:
         )
         parent = pbs[names[0]].parent
         if parent is not None:
-            sig += (tuple(map(tuple, parent.bone.matrix_local)),)
+            sig += (parent.bone.matrix_local.copy(),)
     except KeyError:
         sig = ()  # let build_rig name the missing bone
     key = (obj.name, settings.name)
@@ -482,7 +482,7 @@ def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
     sig += tuple(_bone_signature(pb) for pb in bones)
     parent = bones[0].parent
     if parent is not None:
-        sig += (tuple(map(tuple, parent.bone.matrix_local)),)
+        sig += (parent.bone.matrix_local.copy(),)
     key = (obj.name, "chain", settings.name)
     hit = _CHAINS.get(key)
     if hit is not None and hit[0] == sig:

@@ -375,3 +375,23 @@ def test_euler_and_axis_angle_bones_are_written_in_their_mode(limber: Any) -> No
     pos, rot = _errors(obj, bones[2], target)
     assert pos <= TOL and rot <= TOL
     assert any(abs(a) > 1e-3 for a in obj.pose.bones[bones[0]].rotation_euler)
+
+
+def test_rig_cache_follows_rest_pose_and_ik_setting_edits(limber: Any) -> None:
+    obj = metarig()
+    bones = RIGIFY_LIMBS["arm.L"]
+    limb = add_limb(obj, "arm.L", bones, target=add_empty("T"))
+    solve = limber.sub("addon.solve")
+    rig = solve.rig_for(obj, limb)
+    assert solve.rig_for(obj, limb) is rig
+    obj.pose.bones[bones[0]].use_ik_limit_x = True
+    rig2 = solve.rig_for(obj, limb)
+    assert rig2 is not rig
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    eb = obj.data.edit_bones[bones[1]]
+    eb.tail = tuple(eb.tail + (eb.tail - eb.head) * 0.5)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    rig3 = solve.rig_for(obj, limb)
+    assert rig3 is not rig2
+    assert np.linalg.norm(rig3.limb.b[:3, 3]) > np.linalg.norm(rig2.limb.b[:3, 3]) + 0.05
