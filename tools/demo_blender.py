@@ -1082,8 +1082,9 @@ def write_report(path: Path, sc: Scene, summary: dict[str, Any], info: dict[str,
         "## The .blend",
         "",
         f"`{BLEND_NAME}`: the meta-rig with the baked action, the targets, poles, the "
-        "mannequin and the source clip (1.5 m to the side). Open it in Blender 4.2 or newer "
-        "with the Limber extension installed (File → Open); press Play to see the baked "
+        "mannequin and the source clip (1.5 m to the side). Open it in Blender 4.5 LTS or "
+        "newer (the file format of Blender 5.0, which wrote it, is not readable by 4.4 and "
+        "older) with the Limber extension installed (File → Open); press Play to see the baked "
         "walk, or move a target / the swivel with Limber's live playback to re-solve.",
         "",
     ]
