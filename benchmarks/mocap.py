@@ -616,7 +616,10 @@ def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) ->
         TABLES[2],
         "",
         "Mean |second difference| per frame (°/frame²) of the elbow/knee angle and of the "
-        "shoulder/hip rotation; lower is smoother.",
+        "shoulder/hip rotation; lower is smoother. Where a solver's hip is rougher than the "
+        "clip's, it is the straight-knee frames again: with the swivel undetermined, each "
+        "frame's hip twist is picked afresh (the analytic solver from its swivel reference, "
+        "Blender from its FK start pose), not continued from the previous frame.",
         "",
         md_table(["limb", "method", "elbow θ", "shoulder"], smooth_rows),
         "",
