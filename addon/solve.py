@@ -377,8 +377,9 @@ def effector_goal(
             DirectionGoal(axis=axis, direction=d, joint=joint)
         ]
     if kind == "AIM":
-        goal = AimGoal(target=p, axis=axis, joint=joint, weight=weight, priority=priority)
-        return goal, [], [AimGoal(target=p, axis=axis, joint=joint)]
+        return AimGoal(target=p, axis=axis, **common), [], [
+            AimGoal(target=p, axis=axis, joint=joint)
+        ]
     return PositionGoal(position=p, **common), pos, []
 
 
