@@ -596,8 +596,9 @@ def _limited_element(
     family nearest it; plus a penalty on any limit violation, :func:`_limits_cost`) over
     (φ, ψ) with L-BFGS-B. Every (φ, ψ) is a closed-form pose of the limb without limits
     whose θ4 is the Eq. (5) root nearest the elbow range's middle (so inside the range
-    whenever a root is, ``elbow_near``); ψ is bounded to the
-    reachable interval of the seed (:class:`_Reach`), so position and axis stay exact.
+    whenever a root is, ``elbow_near``); ψ is bounded to the reachable interval of the
+    seed (:class:`_Reach`), so position and axis stay exact. F chooses φ here: ``swivel``,
+    ``elbow_target`` and ``strategy`` do not apply.
     Seed: on ψ spread over the reachable set (120, then 720 if none qualifies) the
     feasible φ intervals are found analytically (§3.2.4); the seed is the (middle of the
     largest interval, ψ) with the least F. Without any such ψ the seed is the best of a
@@ -654,7 +655,7 @@ def _limited_element(
     def fg(x: FloatArray) -> tuple[float, FloatArray]:
         """F and §3.3's analytic gradient; central differences where the chain rule of
         :func:`_pose_and_derivatives` does not apply."""
-        sol, dr1, dth, dr2, ok = _pose_and_derivatives(limb, goal, ref, x[None], near)
+        sol, dr1, dth, dr2, ok = _pose_and_derivatives(limb, goal, ref, x[None], near, free)
         if not ok[0]:
             out: tuple[float, FloatArray] = numeric(x)
             return out
@@ -809,28 +810,35 @@ def _euler_rates(r: FloatArray, dr: FloatArray, order: str) -> tuple[FloatArray,
     velocity ω = vee(dR·Rᵀ) = θ̇_C e_C + θ̇_B R_C e_B + θ̇_A R_C R_B e_A — the chain rule
     that §3.3 writes with its f-functions — solved for the rates (singular only at gimbal
     lock, where the rates are set to 0)."""
-    from .rotations import axis_angle_to_matrix, matrix_to_euler_families
+    from .rotations import matrix_to_euler_families
 
     fam = matrix_to_euler_families(r, order, check=False)  # (M, 2, 3)
     ia, ib, ic = ("XYZ".index(ch) for ch in order)
     eye = np.eye(3)
-    rc = axis_angle_to_matrix(eye[ic], fam[..., ic])  # (M, 2, 3, 3)
-    rb = axis_angle_to_matrix(eye[ib], fam[..., ib])
-    cols = np.stack(
-        np.broadcast_arrays((rc @ rb) @ eye[ia], rc @ eye[ib], eye[ic]), axis=-1
-    )  # (M, 2, 3, 3): columns for θ̇_A, θ̇_B, θ̇_C
+    e_a, e_b, e_c = eye[ia], eye[ib], eye[ic]
+    cb_, sb_ = np.cos(fam[..., ib])[..., None], np.sin(fam[..., ib])[..., None]
+    cc_, sc_ = np.cos(fam[..., ic])[..., None], np.sin(fam[..., ic])[..., None]
+    q = e_a * cb_ + np.cross(e_b, e_a) * sb_  # R_B e_A (e_A ⊥ e_B)
+    col_a = q * cc_ + _cross(e_c, q) * sc_ + e_c * (q @ e_c)[..., None] * (1.0 - cc_)
+    col_b = e_b * cc_ + np.cross(e_c, e_b) * sc_  # R_C e_B
+    col_c = np.broadcast_to(e_c, col_a.shape)
     w = dr @ np.swapaxes(r, -1, -2)  # (V, M, 3, 3)
-    omega = 0.5 * np.stack(
-        [w[..., 2, 1] - w[..., 1, 2], w[..., 0, 2] - w[..., 2, 0], w[..., 1, 0] - w[..., 0, 1]],
-        axis=-1,
-    )  # (V, M, 3)
-    det = np.linalg.det(cols)
+    omega = (
+        0.5
+        * np.stack(
+            [w[..., 2, 1] - w[..., 1, 2], w[..., 0, 2] - w[..., 2, 0], w[..., 1, 0] - w[..., 0, 1]],
+            axis=-1,
+        )[:, :, None, :]
+    )  # (V, M, 1, 3)
+    # Cramer's rule for [col_a col_b col_c]·(θ̇_A, θ̇_B, θ̇_C) = ω.
+    bc, ca, ab = _cross(col_b, col_c), _cross(col_c, col_a), _cross(col_a, col_b)
+    det = np.sum(col_a * bc, axis=-1)  # (M, 2)
     ok = np.abs(det) > 1e-9
-    safe = np.where(ok[..., None, None], cols, eye)
-    abc = np.linalg.solve(
-        safe[None], np.broadcast_to(omega[:, :, None, :], omega.shape[:2] + (2, 3))[..., None]
-    )[..., 0]
-    abc = np.where(ok[None, ..., None], abc, 0.0)  # (V, M, 2, 3) in A, B, C order
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    abc = (
+        np.stack([np.sum(omega * bc, -1), np.sum(omega * ca, -1), np.sum(omega * ab, -1)], axis=-1)
+        * inv[..., None]
+    )  # (V, M, 2, 3) in A, B, C order; 0 at gimbal lock
     rates = np.empty_like(abc)
     rates[..., ia], rates[..., ib], rates[..., ic] = abc[..., 0], abc[..., 1], abc[..., 2]
     return fam, rates
@@ -875,7 +883,12 @@ def _joint_cost_grad(
 
 
 def _pose_and_derivatives(
-    limb: Limb, goal: PartialOrientationGoal, ref: FloatArray, x: FloatArray, near: Any
+    limb: Limb,
+    goal: PartialOrientationGoal,
+    ref: FloatArray,
+    x: FloatArray,
+    near: Any,
+    free: Limb | None = None,
 ) -> tuple[LimbSolution, FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]:
     """The closed-form pose at each (φ, ψ) of ``x`` (M, 2) — the limb without limits, θ4
     the root nearest ``near`` — and its exact derivatives: (solution, dR1 (2, M, 3, 3),
@@ -888,12 +901,16 @@ def _pose_and_derivatives(
     m = len(x)
     phi, psi = x[:, 0], x[:, 1]
     gb = _broadcast(goal, m)
-    gr = partial_rotation(gb, psi, ref)
+    both = partial_rotation(
+        _broadcast(goal, 2 * m), np.concatenate([psi, psi + 0.5 * math.pi]), ref
+    )
+    gr = both[:m]
     d = np.asarray(gb.direction)
     a_eff = np.asarray(gb.axis)
-    dg = partial_rotation(gb, psi + 0.5 * math.pi, ref) - d[:, :, None] * a_eff[:, None, :]
+    dg = both[m:] - d[:, :, None] * a_eff[:, None, :]  # dG/dψ = G(ψ + π/2) − d·aᵀ
     pos = np.asarray(gb.position)
-    sol = L.solve_limb(_free(limb), PoseGoal(pos, gr), swivel=phi, elbow_near=near)
+    free = _free(limb) if free is None else free  # ``limb`` without limits, if given
+    sol = L.solve_limb(free, PoseGoal(pos, gr), swivel=phi, elbow_near=near)
     c = limb._c
     f64 = np.float64
     re: FloatArray = np.array(c.RE, dtype=f64)
