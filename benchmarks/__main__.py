@@ -116,8 +116,25 @@ def environment(quick: bool, started: _dt.datetime, load: str) -> list[str]:
         f"({platform.python_implementation()}), numpy {np.__version__}, scipy "
         f"{scipy.__version__}, bpy {_version('bpy')}, ikpy {_version('ikpy')}, matplotlib "
         f"{_version('matplotlib')}; BLAS threads: {threads}",
-        "- Command: `python -m benchmarks" + (" --quick`" if quick else "`"),
+        "- Command: `python -m benchmarks" + (" --quick`" if quick else "`") + f"; code {_git()}",
     ]
+
+
+def _git() -> str:
+    """The commit the run measured (and whether the tree had uncommitted changes)."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return "(not a git checkout)"
+    return f"git {head}" + (" + uncommitted changes" if dirty else "")
 
 
 def all_targets(outcomes: Sequence[Outcome]) -> list[tuple[str, Target]]:
@@ -200,9 +217,10 @@ def readme_section(outcomes: Sequence[Outcome], out: Path, when: _dt.datetime) -
         "",
         f"`python -m benchmarks` measures Limber against the papers' own tables and against "
         f"Blender's IK constraint and ikpy, side by side in one process (ratios; medians "
-        f"with their spread). Full tables, machine, versions and seeds: [{link}]({link}) "
+        f"with their spread; absolute times depend on the machine and its load, both "
+        f"recorded). Full tables, machine, versions and seeds: [{link}]({link}) "
         f"(run {when:%Y-%m-%d}). **{sum(t.passed for _, t in targets)} of {len(targets)} "
-        "targets met**" + (":" if not misses else "; misses:"),
+        "targets met**" + ("." if not misses else "; misses:"),
         "",
     ]
     lines += [f"- {m}" for m in misses]
