@@ -142,12 +142,14 @@ def chart(curves: Sequence[Curve], out_dir: Path) -> Path:
     for c in curves:
         b = [p.batch for p in c.points]
         sps = [1e6 / p.us_per_solve.median for p in c.points]
-        ax.plot(b, sps, marker="o", ls="-" if c.single_us else "--", label=c.name)
+        (line,) = ax.plot(b, sps, marker="o", ls="-" if c.single_us else "--", label=c.name)
+        if c.single_us is not None:  # single calls: a dotted level in the same colour
+            ax.axhline(1e6 / c.single_us.median, color=line.get_color(), ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("batch size B (goals per call)")
     ax.set_ylabel("solves per second (median)")
-    ax.set_title("Batch throughput, human arm (7 DOF)")
+    ax.set_title("Batch throughput, human arm (7 DOF); dotted: analytic single calls")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()
