@@ -283,11 +283,9 @@ def _bake_batched(
         note = "no pole object; using the swivel angle" if (
             lb.swivel_mode == "POLE" and lb.pole is None) else ""
         notes = solve.analytic_notes(obj, rig, note)
-        feasible = np.asarray(sol.feasible_swivel).tolist()
-        for i in range(n):
-            st = LimbStatus(object=obj.name, limb=lb.name, solver=lb.solver, solve_us=each_us)
-            solve.fill_analytic(st, sol, i, notes, feasible[i])
-            statuses[i].append(st)
+        for row, st in zip(statuses, solve.analytic_statuses(obj.name, lb, sol, notes, each_us),
+                           strict=True):
+            row.append(st)
         solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
     return samples, statuses
 

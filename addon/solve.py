@@ -558,31 +558,52 @@ def analytic_notes(obj: Any, rig: LimbRig, note: str) -> list[str]:
     return msgs
 
 
-def fill_analytic(
-    st: LimbStatus, sol: Any, n: int | None, notes: list[str], feasible: Any = None
-) -> None:
-    """Fill ``st`` from a :class:`core.LimbSolution` (row ``n`` of a batched one;
-    ``feasible``: that row's feasible swivel intervals as a list, if already extracted)."""
-
-    def at(x: Any) -> Any:
-        return x if n is None else x[n]
-
+def fill_analytic(st: LimbStatus, sol: Any, notes: list[str]) -> None:
+    """Fill ``st`` from a single :class:`core.LimbSolution`."""
     st.solved = True
-    st.within_limits = bool(at(sol.within_limits))
-    st.position_error = float(at(sol.position_error))
-    st.orientation_error = float(at(sol.orientation_error))
+    st.within_limits = bool(sol.within_limits)
+    st.position_error = float(sol.position_error)
+    st.orientation_error = float(sol.orientation_error)
     aim = getattr(sol, "aim_error", None)
     if aim is not None:  # aim goals: the ray's miss angle is the error
-        st.orientation_error = float(at(aim))
-    st.reachable = bool(at(sol.reachable)) or (
+        st.orientation_error = float(aim)
+    st.reachable = bool(sol.reachable) or (
         st.position_error <= REACH_POSITION and st.orientation_error <= REACH_ORIENTATION
     )
-    st.swivel = float(at(sol.swivel))
-    fs = at(sol.feasible_swivel) if feasible is None else feasible
-    st.feasible_swivel = tuple(
-        (float(lo), float(hi)) for lo, hi in fs if lo == lo and hi == hi  # drop NaN padding
-    )
+    st.swivel = float(sol.swivel)
+    st.feasible_swivel = tuple((float(lo), float(hi)) for lo, hi in sol.feasible_swivel)
     _finish(st, list(notes))
+
+
+def analytic_statuses(
+    obj_name: str, settings: Any, sol: Any, notes: list[str], solve_us: float
+) -> list[LimbStatus]:
+    """One status per row of a batched :class:`core.LimbSolution` (the batched bake):
+    the same fields and messages as :func:`fill_analytic`, converted once per array."""
+    pos = np.asarray(sol.position_error, dtype=np.float64)
+    aim = getattr(sol, "aim_error", None)
+    ori = np.asarray(sol.orientation_error if aim is None else aim, dtype=np.float64)
+    reach = np.asarray(sol.reachable, dtype=bool) | (
+        (pos <= REACH_POSITION) & (ori <= REACH_ORIENTATION)
+    )
+    rows = zip(
+        pos.tolist(), ori.tolist(), reach.tolist(),
+        np.asarray(sol.within_limits, dtype=bool).tolist(),
+        np.asarray(sol.swivel, dtype=np.float64).tolist(),
+        np.asarray(sol.feasible_swivel, dtype=np.float64).tolist(),
+        strict=True,
+    )
+    out = []
+    for p, o, r, w, sw, fs in rows:
+        st = LimbStatus(
+            object=obj_name, limb=settings.name, solver=settings.solver, solved=True,
+            reachable=r, within_limits=w, position_error=p, orientation_error=o, swivel=sw,
+            feasible_swivel=tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi),
+            solve_us=solve_us,
+        )
+        _finish(st, list(notes))
+        out.append(st)
+    return out
 
 
 def solve_limb_settings(
@@ -620,7 +641,7 @@ def solve_limb_settings(
                     float(sol.elbow),
                     sol.wrist if settings.goal_type in WRIST_GOALS else None,
                 )
-            fill_analytic(st, sol, None, analytic_notes(obj, rig, note))
+            fill_analytic(st, sol, analytic_notes(obj, rig, note))
     st.total_us = (time.perf_counter() - t0) * 1e6
     STATUS[(obj.name, settings.name)] = st
     return st
