@@ -594,11 +594,11 @@ def _limited_element(
 
     Minimises F(φ, ψ) = Σ (θᵢ − θᵢ*)² (θᵢ* the middle of each limited range, the Euler
     family nearest it; plus a penalty on any limit violation, :func:`_limits_cost`) over
-    (φ, ψ) with L-BFGS-B. Every (φ, ψ) is a closed-form pose of the limb without limits
-    whose θ4 is the Eq. (5) root nearest the elbow range's middle (so inside the range
-    whenever a root is, ``elbow_near``); ψ is bounded to the reachable interval of the
-    seed (:class:`_Reach`), so position and axis stay exact. F chooses φ here: ``swivel``,
-    ``elbow_target`` and ``strategy`` do not apply.
+    (φ, ψ) with scipy's bounded truncated Newton (TNC). Every (φ, ψ) is a closed-form
+    pose of the limb without limits whose θ4 is the Eq. (5) root nearest the elbow
+    range's middle (inside the range whenever a root is, ``elbow_near``); ψ is bounded
+    to the reachable interval of the seed (:class:`_Reach`), so position and axis stay
+    exact. F chooses φ here: ``swivel``, ``elbow_target`` and ``strategy`` do not apply.
     Seed: on ψ spread over the reachable set (120, then 720 if none qualifies) the
     feasible φ intervals are found analytically (§3.2.4); the seed is the (middle of the
     largest interval, ψ) with the least F. Without any such ψ the seed is the best of a
@@ -666,9 +666,9 @@ def _limited_element(
         fg,
         seed,
         jac=True,
-        method="L-BFGS-B",
+        method="TNC",  # bounded; no BLAS calls (L-BFGS-B's stall on busy multi-core machines)
         bounds=[(None, None), reach.bounds_around(float(seed[1]))],
-        options={"maxcor": 4},
+        options={"maxfun": 100},
     )
     cand = np.stack([np.asarray(res.x), seed])
     sols = poses(cand)
