@@ -308,7 +308,7 @@ def _solve_free_elbow(
     limb: Limb, goal: AimGoal, wrist: FloatArray, phi_d: FloatArray, strategy: Any
 ) -> LimbSolution:
     """θ4 free (Table 2): see the module docstring. Per-element search on a θ4 grid,
-    vectorised over the grid; then, with limits, F(θ4, φ) minimised by L-BFGS-B."""
+    vectorised over the grid; then, with limits, F(θ4, φ) minimised by TNC."""
     from dataclasses import replace
 
     from scipy.optimize import minimize
@@ -353,6 +353,7 @@ def _minimise_f(
     the optimum only if it still aims exactly and keeps every limit."""
 
     g1 = AimGoal(np.asarray(goal.target)[i], np.asarray(goal.axis)[i], np.asarray(goal.origin)[i])
+    free_limb = _free(limb)
 
     def pose(x: FloatArray) -> Any:
         gb = AimGoal(
@@ -360,7 +361,6 @@ def _minimise_f(
             np.broadcast_to(g1.axis, (len(x), 3)),
             np.broadcast_to(g1.origin, (len(x), 3)),
         )
-        free_limb = _free(limb)
         return _solve_fixed_elbow(
             free_limb,
             gb,
@@ -378,7 +378,8 @@ def _minimise_f(
     fg = _central_cost_grad(cost)
 
     x0 = np.array([float(seed.elbow), float(seed.swivel)])
-    res = minimize(fg, x0, jac=True, method="L-BFGS-B", options={"maxcor": 4})
+    # TNC: no BLAS calls (L-BFGS-B's iterations stall on busy multi-core machines).
+    res = minimize(fg, x0, jac=True, method="TNC", options={"maxfun": 100})
     gb = AimGoal(
         np.asarray(g1.target)[None], np.asarray(g1.axis)[None], np.asarray(g1.origin)[None]
     )
