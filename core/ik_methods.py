@@ -32,7 +32,8 @@ Jacobian column of the block, ``ẽ`` its residual):
 
 With limits, f restricted to [lower, upper] is minimised at φ* if it is inside, else at
 the bound with the larger cos(φ − φ*); |φ| is also clamped to ``max_step``. After each
-DOF the skeleton is re-evaluated (``state.evaluate``), so a sweep costs n evaluations.
+DOF the skeleton is re-evaluated (its frames give the next DOF's axis), so a sweep costs n
+evaluations.
 CCD never increases the objective ‖e‖² within a sweep (each DOF update is an exact 1-D
 minimisation), but converges only linearly: see the tests for budgets.
 
@@ -120,7 +121,7 @@ from .ik import (
     clamp_max_abs,
     register,
 )
-from .skeleton import BlockKind, RowBlock, Skeleton
+from .skeleton import BlockKind, RowBlock, Skeleton, _cross
 
 __all__ = [
     "CCDStep",
@@ -196,8 +197,9 @@ class CCDStep(IKSolver):
         lo, hi = _bounds(state)
         gj = _goal_joints(sk, state.goals)
         n = q.shape[1]
+        memo: dict[str, object] = {}
+        rot, org, w_all, _ = sk._kinematics(q)
         for j in range(n - 1, -1, -1):
-            rot, org, w_all, _ = sk._kinematics(q)
             w = w_all[:, j]  # (b, 3) world axis of DOF j
             big_a = np.zeros(q.shape[0])
             big_b = np.zeros(q.shape[0])
@@ -208,11 +210,11 @@ class CCDStep(IKSolver):
                 c = jac[:, blk.rows, j]
                 if blk.kind is BlockKind.POSITION:
                     if st.target_jacobian:
-                        c = c - np.cross(w, ei)  # back to √w · w × (s − p)
-                    big_a += 2.0 * (np.sum(c * c, -1) + np.sum(ei * np.cross(c, w), -1))
+                        c = c - _cross(w, ei)  # back to √w · w × (s − p)
+                    big_a += 2.0 * (np.sum(c * c, -1) + np.sum(ei * _cross(c, w), -1))
                     big_b += 2.0 * np.sum(ei * c, -1)
                 elif blk.kind is BlockKind.DIRECTION:
-                    big_a += 2.0 * (np.sum(c * c, -1) + np.sum(ei * np.cross(c, w), -1))
+                    big_a += 2.0 * (np.sum(c * c, -1) + np.sum(ei * _cross(c, w), -1))
                     big_b += 2.0 * np.sum(ei * c, -1)
                 elif blk.kind is BlockKind.ROTATION:
                     sw = math.sqrt(blk.weight)
@@ -227,10 +229,10 @@ class CCDStep(IKSolver):
                     goal = state.goals[blk.goal]
                     assert isinstance(goal, AimGoal)
                     a, u = _aim_vectors(sk, goal, gj[blk.goal], rot, org, state.rows)
-                    ca = np.cross(w, a)
+                    ca = _cross(w, a)
                     ea = u - a
                     big_a += (
-                        2.0 * blk.weight * (np.sum(ca * ca, -1) + np.sum(ea * np.cross(ca, w), -1))
+                        2.0 * blk.weight * (np.sum(ca * ca, -1) + np.sum(ea * _cross(ca, w), -1))
                     )
                     big_b += 2.0 * blk.weight * np.sum(ea * ca, -1)
             phi = np.arctan2(big_b, big_a)
@@ -245,8 +247,13 @@ class CCDStep(IKSolver):
             ch = np.where(np.isfinite(hj), ch, -np.inf)
             bound = np.where(ch >= cl, hj, lj)
             q[:, j] = np.where(inside, target, bound)
-            if j > 0:
-                e, jac, _ = state.evaluate(q)
+            if j > 0:  # re-evaluate (the frames give the next DOF's axis)
+                ev = sk.evaluate(
+                    q, state.goals, rows=state.rows, target_based=st.target_jacobian, memo=memo
+                )
+                assert ev.J is not None and ev.frames is not None
+                e, jac = ev.e, ev.J
+                rot, org, w_all, _ = sk.kinematics_of(ev.frames)
         return q - q0
 
 
@@ -512,7 +519,7 @@ def element_jacobian(skeleton: Skeleton, q: FloatArray) -> FloatArray:
     )  # (b, E, 3, 3)
     pre = parent_rot @ offs[None]
     oc = org[:, c]  # (b, E, 3)
-    cols = np.cross(w[:, None, :, :], oc[:, :, None, :] - pd[:, None, :, :])  # (b, E, n, 3)
+    cols = _cross(w[:, None, :, :], oc[:, :, None, :] - pd[:, None, :, :])  # (b, E, n, 3)
     cols = cols * mask[None, :, :, None]
     rows = np.einsum("beji,benj->bein", pre, cols)  # (b, E, 3, n)
     out: FloatArray = rows.reshape(b, 3 * len(el), skeleton.n_dofs)

@@ -353,12 +353,15 @@ class Evaluation:
     Attributes:
         e: (B, m) weighted residual. J: (B, m, n_dofs) weighted Jacobian (None if not
         requested). goal_error: (B, G) unweighted per-goal errors. blocks: row layout.
+        frames: the forward kinematics behind them, for the solvers (internal node
+        layout; :meth:`Skeleton.kinematics_of` turns it into joint and DOF frames).
     """
 
     e: FloatArray
     J: FloatArray | None
     goal_error: FloatArray
     blocks: tuple[RowBlock, ...]
+    frames: FloatArray | None = field(default=None, repr=False)
 
 
 def _goal_kinds(goal: Goal) -> tuple[BlockKind, ...]:
@@ -399,6 +402,13 @@ def _inv_right_jacobian(phi: FloatArray) -> FloatArray:
         1.0 / (t * t) - (1.0 + np.cos(t)) / (2.0 * t * s),
     )
     out: FloatArray = _EYE3 + 0.5 * k + c[..., None, None] * (k @ k)
+    return out
+
+
+def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
+    """a × b over the last axis (broadcast), by components: faster than np.cross on the
+    small arrays of the solvers."""
+    out: FloatArray = a[..., _NEXT] * b[..., _NEXT2] - a[..., _NEXT2] * b[..., _NEXT]
     return out
 
 
@@ -722,10 +732,16 @@ class Skeleton:
     def _kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """Global rotations (B, J, 3, 3), origins (B, J, 3), DOF world axes (B, n, 3) and
         DOF origins (B, n, 3) for batched ``q`` (B, n)."""
+        return self.kinematics_of(self._kin.frames(q))
+
+    def kinematics_of(
+        self, frames: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Global joint rotations (B, J, 3, 3), joint origins (B, J, 3), DOF world axes
+        (B, n, 3) and DOF origins (B, n, 3) from :attr:`Evaluation.frames`."""
         kin = self._kin
-        g = kin.frames(q)
-        gj = g[:, kin.joint_node]
-        gd = g[:, kin.dof_node]
+        gj = frames[:, kin.joint_node]
+        gd = frames[:, kin.dof_node]
         return gj[..., :3, :3], gj[..., :3, 3], gd[..., :3, 4], gd[..., :3, 3]
 
     def forward(self, q: ArrayLike) -> FloatArray:
@@ -974,7 +990,7 @@ class Skeleton:
                 bn[:, bi] = np.sqrt(np.add.reduce(err * err, axis=-1))
                 bi += 1
         gerr = bn if nb == len(goals) else np.maximum.reduceat(bn, starts, axis=1)
-        return Evaluation(e, jac, gerr, blocks)
+        return Evaluation(e, jac, gerr, blocks, g)
 
     def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
         qb, batched = self.check_q(q)

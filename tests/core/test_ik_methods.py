@@ -442,7 +442,7 @@ def test_results_are_deterministic(method):
     """No unseeded randomness: the same problem solved twice gives identical results."""
     fx = human_arm(limits=True)
     goals, q0, _ = reachable_goals(fx, batch=2, scale=0.3)
-    s = SolveSettings(max_iterations=20, lbfgsb_iterations=10)
+    s = SolveSettings(max_iterations=8, lbfgsb_iterations=5)
     a = solve(fx.skeleton, goals, q0, method, s)
     b = solve(fx.skeleton, goals, q0, method, s)
     assert np.array_equal(a.q, b.q) and np.array_equal(a.iterations, b.iterations)
