@@ -125,6 +125,9 @@ _EYE3 = np.eye(3)
 #: Component permutations i+1 and i+2 (mod 3) of the cross-product formula.
 _NEXT = np.array([1, 2, 0], dtype=np.intp)
 _NEXT2 = np.array([2, 0, 1], dtype=np.intp)
+#: Components x, y, z, x, y: slices 1:4 and 2:5 of a vector extended so are its
+#: components i+1 and i+2 (views, not copies).
+_CYC = np.array([0, 1, 2, 0, 1], dtype=np.intp)
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 
 
@@ -875,12 +878,13 @@ class Skeleton:
         wt: FloatArray | None = None
         mt: FloatArray | None = None
         if jacobian:
-            pw = g[:, kin.dof_node][..., :3, 3:]  # (b, n, 3, 2): DOF origins p, axes w
+            # (b, n, 5, 2): DOF origins p and axes w, components x y z x y (_CYC)
+            pw = g[:, kin.dof_node][..., _CYC, 3:]
             if not all(skip):
-                w = pw[..., 1]  # (b, n, 3) DOF world axes
+                w = pw[..., :3, 1]  # (b, n, 3) DOF world axes
                 wt = np.swapaxes(w, -1, -2)  # (b, 3, n)
                 # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
-                mt = np.swapaxes((_skew(pw[..., 0]) @ w[..., None])[..., 0], -1, -2)
+                mt = np.swapaxes((_skew(pw[..., :3, 0]) @ w[..., None])[..., 0], -1, -2)
 
         def target(goal: Goal, value: object, nd: int = 1) -> FloatArray:
             """A goal array (unbatched ndim ``nd``; shared arrays are returned as they
@@ -905,7 +909,8 @@ class Skeleton:
         bn = np.empty((b, nb))  # per-block error norms
         if pos is not None:
             sel, gg, gnodes, gsw, gmask = pos
-            s_all = g[:, gnodes][..., :3, 3]  # (b, Gp, 3) joint origins
+            s5 = g[:, gnodes][..., _CYC, 3]  # (b, Gp, 5) joint origins, x y z x y
+            s_all = s5[..., :3]
             tgt_all = None if memo is None else memo.get("position")
             if tgt_all is None or tgt_all.shape != s_all.shape:
                 tgt_all = np.empty(s_all.shape)
@@ -920,10 +925,10 @@ class Skeleton:
             if jac is not None:
                 # columns w_d × (x − p_d) for every goal x and DOF d, (b, Gp, n, 3),
                 # by the component formula (a × b)_i = a_{i+1} b_{i+2} − a_{i+2} b_{i+1}
-                ref_all = tgt_all if target_based else s_all
-                d = ref_all[:, :, None] - pw[:, None, :, :, 0]
+                ref5 = tgt_all[..., _CYC] if target_based else s5
+                d = ref5[:, :, None] - pw[:, None, :, :, 0]  # (b, Gp, n, 5)
                 w4 = pw[:, None, :, :, 1]
-                cols_all = w4[..., _NEXT] * d[..., _NEXT2] - w4[..., _NEXT2] * d[..., _NEXT]
+                cols_all = w4[..., 1:4] * d[..., 2:5] - w4[..., 2:5] * d[..., 1:4]
                 cols_all = cols_all.swapaxes(-1, -2)  # (b, Gp, 3, n)
                 jac4 = jac.reshape(b, nb, 3, n)
                 if isinstance(sel, slice):
