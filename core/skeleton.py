@@ -537,9 +537,10 @@ class _KinematicPlan:
             for start, stop, par in levels
         )
         self.n_roots = levels[0][0] if levels else count
-        # (N, 3, 20) [T0; T1; T2], contiguous: one BLAS product per node over the batch
+        # (N, 3, 20) [T0 + T2; T1; −T2] for the coefficients [1, sin θ, cos θ] (= T0 +
+        # sin θ T1 + (1 − cos θ) T2), contiguous: one BLAS product per node over the batch
         self.tt = np.ascontiguousarray(
-            np.stack([t.reshape(count, 20) for t in (t0, t1, t2)], axis=1)
+            np.stack([t.reshape(count, 20) for t in (t0 + t2, t1, -t2)], axis=1)
         )
         self.node_q = node_q
         self.dof_node = dof_node
@@ -550,7 +551,7 @@ class _KinematicPlan:
         """(B, N, 4, 5) global node frames [R | t | R·a] for batched q (B, n_dofs).
 
         The local transforms are one BLAS product per node over the whole batch
-        ([1, sin θ, 1 − cos θ] · [T0; T1; T2], node-major, contiguous); each tree level is
+        ([1, sin θ, cos θ] · [T0 + T2; T1; −T2], node-major, contiguous); each tree level is
         then one ``matmul`` of the parents' frames with the level's local transforms into
         a strided buffer (every other column): with a strided operand numpy uses its own
         loop for the many tiny 4×4 products instead of one BLAS call per matrix, which is
@@ -565,7 +566,6 @@ class _KinematicPlan:
             coef[..., 0] = 1.0
             np.sin(theta, out=coef[..., 1])
             np.cos(theta, out=coef[..., 2])
-            np.subtract(1.0, coef[..., 2], out=coef[..., 2])
             local = (coef @ self.tt).reshape(count, b, 4, 5)
         else:
             local = np.broadcast_to(self.tt[:, None, 0].reshape(count, 1, 4, 5), g.shape)
