@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
@@ -1796,3 +1797,112 @@ def test_reach_tolerance_semantics(arm: Limb) -> None:
     near = solve_limb(arm, PositionGoal((0.0, 0.63 * (1 + 0.5 * REACH_TOLERANCE), 0.0)))
     far = solve_limb(arm, PositionGoal((0.0, 0.63 * (1 + 5 * REACH_TOLERANCE), 0.0)))
     assert near.reachable is True and far.reachable is False
+
+
+# ======================================================================================
+# The single-goal fast path (core.limb._solve_fast) equals the general path
+# ======================================================================================
+
+
+def _general_solve(limb: Limb, goal: PositionGoal | PoseGoal, **kw: object) -> LimbSolution:
+    """``solve_limb`` through the general (ops-generic) path, bypassing the fast path."""
+    from core import limb as L
+
+    get: Any = kw.get
+    n, w, sw, (et, pgoal) = L._prepare(limb, goal, get("wrist"), get("swivel"), get("elbow_target"))
+    near = get("elbow_near")
+    near = None if near is None else float(near)
+    limits = limb.limits if L._limits_active(limb.limits) else None
+    strategy = get("strategy", SwivelStrategy.CLOSEST)
+    return L._solve(limb, pgoal, w, sw, et, strategy, n, limits, near)
+
+
+def _assert_identical(a: LimbSolution, b: LimbSolution) -> None:
+    for name in (
+        "shoulder",
+        "elbow",
+        "wrist",
+        "swivel",
+        "reachable",
+        "within_limits",
+        "position_error",
+        "orientation_error",
+    ):
+        x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+        assert x.shape == y.shape and np.array_equal(x, y), (name, x, y)
+    assert a.feasible_swivel == b.feasible_swivel
+    assert type(a.reachable) is bool and type(a.within_limits) is bool
+    assert a.psi is None and a.aim_error is None
+
+
+@pytest.mark.parametrize("elbow_limits", [None, (0.0, 2.6), (-2.0, -0.3)])
+@pytest.mark.parametrize("kind", ["pose", "position"])
+def test_fast_path_equals_general_path(kind: str, elbow_limits: tuple[float, float] | None) -> None:
+    """Single goals without Euler limits: bit-for-bit the general path's solution, for
+    random limbs (general hinge axes, effector offsets), reachable and unreachable goals,
+    every way of giving φ_d, both strategies and ``elbow_near``."""
+    from core import limb as L
+
+    rng = np.random.default_rng(7)
+    taken = 0
+    for _ in range(6):
+        lim = None if elbow_limits is None else LimbLimits(elbow=elbow_limits)
+        limb = random_limb(rng, lim)
+        for _ in range(25):
+            r1, r2 = rand_rot(rng), rand_rot(rng)
+            th = rng.uniform(-PI, PI)
+            f = limb.forward(r1, th, r2 if kind == "pose" else np.eye(3))
+            scale = rng.choice([1.0, 1.0, 3.0, 0.05])  # some goals out of reach
+            p = f[:3, 3] * scale
+            goal = PoseGoal(p, f[:3, :3]) if kind == "pose" else PositionGoal(p)
+            for kw in (
+                {},
+                {"swivel": float(rng.uniform(-7.0, 7.0))},
+                {"swivel": 1},
+                {"elbow_target": rng.normal(size=3)},
+                {"elbow_target": list(rng.normal(size=3))},
+                {"elbow_near": float(rng.uniform(-PI, PI))},
+                {"strategy": SwivelStrategy.MIDPOINT, "swivel": np.float64(0.5)},
+            ):
+                fast = L._solve_fast(
+                    limb, goal, kw.get("swivel"), kw.get("elbow_target"),
+                    kw.get("strategy", SwivelStrategy.CLOSEST), None, kw.get("elbow_near"),
+                )  # fmt: skip
+                general = _general_solve(limb, goal, **kw)
+                if fast is not None:
+                    taken += 1
+                    _assert_identical(fast, general)
+                _assert_identical(solve_limb(limb, goal, **kw), general)  # type: ignore[arg-type]
+    assert taken > 900  # the fast path is the common case
+
+
+def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
+    """Batched goals, Euler limits, a given wrist, an effector point, callable strategies
+    and degenerate geometry go to the general path (which validates and handles them)."""
+    from core import limb as L
+
+    goal = PositionGoal((0.1, 0.4, 0.1))
+    cl = SwivelStrategy.CLOSEST
+
+    def fast(limb: Limb, g: PositionGoal | PoseGoal, **kw: object) -> LimbSolution | None:
+        return L._solve_fast(
+            limb, g, kw.get("swivel"), kw.get("elbow_target"), kw.get("strategy", cl),
+            kw.get("wrist"), kw.get("elbow_near"),
+        )  # fmt: skip
+
+    assert fast(arm, goal) is not None
+    assert fast(arm, PositionGoal(np.array([[0.1, 0.4, 0.1]]))) is None
+    assert fast(arm, PositionGoal((0.1, 0.4, 0.1), point=(0.0, 0.01, 0.0))) is None
+    assert fast(arm, goal, wrist=np.eye(3)) is None
+    assert fast(arm, goal, strategy=lambda a: a[:, 0]) is None
+    assert fast(arm, goal, swivel=np.array([0.1, 0.2])) is None
+    assert fast(arm, goal, swivel=math.nan) is None
+    assert fast(arm, goal, elbow_target=(0.0, math.inf, 0.0)) is None
+    assert fast(arm, goal, swivel=0.1, elbow_target=(0.0, 0.0, 1.0)) is None
+    lim = LimbLimits(shoulder=EulerLimits("XYZ", (-1.0, None, None), (1.0, None, None)))
+    assert fast(with_limits(arm, lim), goal) is None
+    assert fast(arm, PositionGoal((0.0, 0.63, 0.0))) is None  # straight: bend fallback
+    assert fast(arm, PositionGoal((0.0, 0.0, 0.0))) is None  # goal at the shoulder
+    # Full-turn limits do not restrict: the fast path applies.
+    free = LimbLimits(shoulder=EulerLimits("XYZ", (-4.0, None, None), (4.0, None, None)))
+    assert fast(with_limits(arm, free), goal) is not None
