@@ -551,7 +551,8 @@ class _KinematicPlan:
         """(B, N, 4, 5) global node frames [R | t | R·a] for batched q (B, n_dofs).
 
         The local transforms are one BLAS product per node over the whole batch
-        ([1, sin θ, cos θ] · [T0 + T2; T1; −T2], node-major, contiguous); each tree level is
+        ([1, sin θ, cos θ] · [T0 + T2; T1; −T2], node-major, contiguous; a single row is
+        doubled so that it rounds exactly as in a batch); each tree level is
         then one ``matmul`` of the parents' frames with the level's local transforms into
         a strided buffer (every other column): with a strided operand numpy uses its own
         loop for the many tiny 4×4 products instead of one BLAS call per matrix, which is
@@ -562,11 +563,13 @@ class _KinematicPlan:
         g: FloatArray = np.empty((count, b, 4, 10))[..., ::2]
         if self.n_dofs:
             theta = q[:, self.node_q].T
-            coef = np.empty(theta.shape + (3,))
+            # one row is computed twice: BLAS then multiplies matrices (gemm), not a
+            # vector (gemv), and the row rounds exactly as it would in a batch
+            coef = np.empty((count, max(b, 2), 3))
             coef[..., 0] = 1.0
             np.sin(theta, out=coef[..., 1])
             np.cos(theta, out=coef[..., 2])
-            local = (coef @ self.tt).reshape(count, b, 4, 5)
+            local = (coef @ self.tt)[:, :b].reshape(count, b, 4, 5)
         else:
             local = np.broadcast_to(self.tt[:, None, 0].reshape(count, 1, 4, 5), g.shape)
         r = self.n_roots
