@@ -173,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "# Numeric IK benchmark (benchmarks/chains.py)",
         "",
         f"Python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
-        f"{'--quick' if quick else 'full run'}, {os.cpu_count()} CPUs. EXTENDED_JACOBIAN "
+        f"{'--quick' if quick else 'full run'}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.1f} at the start. EXTENDED_JACOBIAN "
         "with extended_weight 0.1, LBFGSB with 20 L-BFGS-B iterations per outer iteration "
         "(batched LBFGSB loops over its rows in Python, hence B = "
         f"{big_lbfgsb}). Buss's runtimes: µs per update, custom C++ on a 2.8 GHz Pentium, "
