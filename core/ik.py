@@ -413,15 +413,13 @@ class IKSolver(ABC):
                 f"{np.shape(settings.q_rest)}"
             )
         big, n = qb.shape
-        blocks = skeleton.blocks(goals)
+        blocks = skeleton._goal_plan(goals)[0]  # validated row layout (cached)
         n_goals = len(goals)
         active_goals = np.array([g.weight > 0.0 for g in goals])
         any_active = bool(active_goals.any())
         all_active = bool(active_goals.all())
-        clip = settings.use_limits and bool(
-            np.isfinite(skeleton.lower).any() or np.isfinite(skeleton.upper).any()
-        )
-        q = skeleton.clip(qb) if settings.use_limits else qb.copy()
+        clip = settings.use_limits and skeleton.has_limits
+        q = skeleton.clip(qb) if clip else qb.copy()
 
         iterations = np.zeros(big, dtype=np.int_)
         reasons = np.empty(big, dtype=object)
@@ -436,7 +434,7 @@ class IKSolver(ABC):
         idx = np.arange(big)
         full = True  # idx is still arange(big): batched targets need no row selection
         qa = q
-        best_q = q.copy()
+        best_q = q
         best_obj = np.full(big, np.inf)
         best_gerr = np.zeros((big, n_goals))
         stall = np.zeros(big, dtype=np.int_)
@@ -550,7 +548,7 @@ class IKSolver(ABC):
 
         error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
         reached_out = error <= settings.tolerance
-        converged = np.array([r is not StopReason.MAX_ITERATIONS for r in reasons])
+        converged = reasons != StopReason.MAX_ITERATIONS
         if batched:
             return SolveResult(out_q, converged, reached_out, iterations, error, out_gerr, reasons)
         return SolveResult(

@@ -609,6 +609,8 @@ class Skeleton:
     upper: FloatArray = field(init=False, repr=False)
     #: (J, J): [a, j] is True when joint a is joint j or one of its ancestors.
     ancestors: BoolArray = field(init=False, repr=False)
+    #: Whether any DOF has a finite lower or upper limit.
+    has_limits: bool = field(init=False, repr=False)
     #: Precomputed constant arrays of the vectorised forward kinematics (private).
     _kin: _KinematicPlan = field(init=False, repr=False, compare=False)
     #: Single-entry cache of the per-goal-list evaluation plan (private).
@@ -676,6 +678,11 @@ class Skeleton:
         object.__setattr__(self, "dof_slices", tuple(slices))
         object.__setattr__(self, "n_dofs", start)
         object.__setattr__(self, "_kin", _KinematicPlan(joints, slices, start))
+        object.__setattr__(
+            self,
+            "has_limits",
+            bool(np.isfinite(arrays["lower"]).any() or np.isfinite(arrays["upper"]).any()),
+        )
         object.__setattr__(self, "_goal_cache", {})
 
     # ------------------------------------------------------------------ basics
@@ -730,7 +737,9 @@ class Skeleton:
 
     def clip(self, q: ArrayLike) -> FloatArray:
         """``q`` clipped to [lower, upper] (any leading shape)."""
-        out: FloatArray = np.clip(np.asarray(q, dtype=np.float64), self.lower, self.upper)
+        out: FloatArray = np.minimum(
+            np.maximum(np.asarray(q, dtype=np.float64), self.lower), self.upper
+        )
         return out
 
     # ------------------------------------------------------------------ kinematics
