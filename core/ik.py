@@ -478,6 +478,17 @@ class IKSolver(ABC):
                     best_gerr = np.where(b2, gerr, best_gerr)
                     best_obj = np.where(better, obj, best_obj)
                 done = it == last or bool((err <= tol).any() or (stall >= stall_max).any())
+            if done and idx.size == 1:  # the last row: the same rules, by scalars
+                i0 = int(idx[0])
+                iterations[i0] = it
+                if float(err[0]) <= tol:
+                    out_q[i0], out_gerr[i0], reasons[i0] = qa[0], gerr[0], StopReason.REACHED
+                else:
+                    out_q[i0], out_gerr[i0] = best_q[0], best_gerr[0]
+                    reasons[i0] = (
+                        StopReason.STALLED if stall[0] >= stall_max else StopReason.MAX_ITERATIONS
+                    )
+                break
             if done:
                 reached = err <= tol
                 finish = reached | (stall >= stall_max) if it < last else np.ones(idx.size, bool)
