@@ -79,7 +79,12 @@ class ArrayOps:
 
     @staticmethod
     def lazy(cond: Any, fa: Callable[[], Any], fb: Callable[[], Any]) -> Any:
-        """Both branches evaluated, selected per element (vectors component-wise)."""
+        """Both branches evaluated, selected per element (vectors component-wise); only
+        one when ``cond`` is uniform (the common case: a fallback no element needs)."""
+        if cond.all():
+            return fa()
+        if not cond.any():
+            return fb()
         a, b = fa(), fb()
         if isinstance(a, tuple):
             return tuple(np.where(cond, ai, bi) for ai, bi in zip(a, b, strict=True))

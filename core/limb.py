@@ -928,6 +928,9 @@ class _Coeffs:
 
 def _stack(m: V.Mat, n: int) -> FloatArray:
     """Component rows → array (n, 3, 3), broadcasting scalar components."""
+    if type(m[0][0]) is float and type(m[1][1]) is float:  # one solve: scalar components
+        a = np.array(m, dtype=np.float64)
+        return a[None] if n == 1 else np.broadcast_to(a, (n, 3, 3))
     if np.ndim(m[0][0]) == 0 and np.ndim(m[1][1]) == 0:
         return np.broadcast_to(np.array(m, dtype=np.float64), (n, 3, 3))
     return V.mat_array(m, n)  # type: ignore[no-any-return]
@@ -1524,7 +1527,7 @@ def _prepare(
         raise ShapeMismatchError(f"batch sizes must agree, got {batched}")
     n_all = next(iter(batched.values())) if batched else None
     if n_all is not None:
-        if w is not None and w.ndim == 2:
+        if w is not None and w.ndim == 2 and wrist is not None:  # (the default stays shared)
             w = np.broadcast_to(w, (n_all, 3, 3))
         if et is not None and et.ndim == 1:
             et = np.broadcast_to(et, (n_all, 3))
