@@ -40,6 +40,7 @@ from .errors import (
 from .goals import ROTATION_TOLERANCE, AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
 from .limb_partial import PsiStrategy
 from .rotations import (
+    _GIMBAL_COS,
     check_order,
     check_rotation,
     euler_spec,
@@ -1706,7 +1707,11 @@ def _solve(
         intervals = np.tile(np.array([[[-math.pi, math.pi]]]), (nb, 1, 1))
     else:
         theta_b = np.array([ci.theta]) if single else np.asarray(ci.theta, dtype=np.float64)
-        phi_db = np.broadcast_to(np.asarray(phi_d, dtype=np.float64), (nb,))
+        phi_db = (
+            np.array([phi_d], dtype=np.float64)
+            if single
+            else np.broadcast_to(np.asarray(phi_d, dtype=np.float64), (nb,))
+        )
         sh, wr = _joint_coeffs(ops, c, pr, ci, nb)
         feas = _feasible(limits, sh, wr, theta_b)
         intervals = feas.all
@@ -1745,13 +1750,13 @@ def _solve(
             fk = limb.forward(shoulder, elbow, wrist_m)
             pe = float(np.linalg.norm(fk[:3, 3] - np.asarray(goal.position)))
             oe = float(_angle_between(fk[:3, :3], np.asarray(goal.rotation)))  # type: ignore[union-attr]
-        within = (
-            True
-            if limits is None
-            else bool(_within_limits(limits, shoulder[None], np.array([elbow]), wrist_m[None])[0])
+        within = limits is None or (
+            bool(limits.elbow_contains(elbow))
+            and _euler_ok_one(shoulder.tolist(), limits.shoulder)
+            and _euler_ok_one(wrist_m.tolist(), limits.wrist)
         )
-        fs = tuple((float(a), float(b)) for a, b in intervals[0] if not math.isnan(a))
-        return LimbSolution(
+        fs = tuple((a, b) for a, b in intervals[0].tolist() if not math.isnan(a))
+        return _solution(
             shoulder=shoulder,
             elbow=elbow,
             wrist=wrist_m,
@@ -1761,6 +1766,8 @@ def _solve(
             position_error=pe,
             orientation_error=oe,
             feasible_swivel=fs,
+            psi=None,
+            aim_error=None,
         )
     theta = np.array(ci.theta, dtype=np.float64)
     shoulder = V.mat_array(r1, n)
@@ -2016,6 +2023,52 @@ def _angle_between(a: FloatArray, b: FloatArray) -> FloatArray:
         axis=-1,
     )
     return np.arctan2(0.5 * np.linalg.norm(s, axis=-1), 0.5 * (tr - 1.0))  # type: ignore[no-any-return]
+
+
+def _euler_families_one(r: list[list[float]], order: str) -> tuple[list[float], list[float]]:
+    """Both Euler families (x, y, z) of one rotation in plain Python: the arithmetic of
+    :func:`core.rotations.matrix_to_euler_families` (its ``_family_one``) on floats."""
+    spec = euler_spec(order)
+    i, j, k = spec.first, spec.middle, spec.last
+    p = spec.first_y_sign
+    (s0, s0s), (fy_, fys), (fx_, fxs) = (
+        (spec.sin_entry, spec.sin_sign),
+        (spec.first_y, spec.first_y_sign),
+        (spec.first_x, spec.first_x_sign),
+    )
+    e0 = r[s0[0]][s0[1]] * s0s
+    fy = r[fy_[0]][fy_[1]] * fys
+    fx = r[fx_[0]][fx_[1]] * fxs
+    e3, e4, e5, e6 = r[i][k] * 1.0, r[i][j] * -p, r[j][j] * 1.0, r[j][k] * -p
+    cos_mid = float(np.hypot(fy, fx))
+    first = math.atan2(fy, fx) * (cos_mid > _GIMBAL_COS)
+    ca, sa = math.cos(first), math.sin(first)
+    one = [0.0, 0.0, 0.0]
+    one[i] = first
+    one[j] = math.atan2(e0, cos_mid)
+    one[k] = math.atan2(sa * e3 + ca * e4, ca * e5 + sa * e6)
+    one = [a + V.TAU * (a <= -math.pi) for a in one]
+    two = [a * (-1.0 if ax == j else 1.0) + math.pi for ax, a in enumerate(one)]
+    return one, [a - V.TAU * (a > math.pi) for a in two]
+
+
+def _euler_ok_one(r: list[list[float]], lim: EulerLimits | None) -> bool:
+    """Whether some Euler family of one rotation is within ``lim`` (:meth:`EulerLimits.contains`
+    with the default tolerance, on floats)."""
+    if lim is None or not any(lim.limited):
+        return True
+    lo, width = lim._lo.tolist(), lim._width.tolist()
+    tol = LIMIT_TOLERANCE
+    for fam in _euler_families_one(r, lim.order):
+        ok = True
+        for a, lo_, w_ in zip(fam, lo, width, strict=True):
+            d = (a - lo_) % V.TAU
+            if not (d <= w_ + tol or d >= V.TAU - tol):
+                ok = False
+                break
+        if ok:
+            return True
+    return False
 
 
 def _within_limits(

@@ -1906,3 +1906,23 @@ def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
     # Full-turn limits do not restrict: the fast path applies.
     free = LimbLimits(shoulder=EulerLimits("XYZ", (-4.0, None, None), (4.0, None, None)))
     assert fast(with_limits(arm, free), goal) is not None
+
+
+@pytest.mark.parametrize("order", EULER_ORDERS)
+def test_single_within_limits_check_equals_array_check(order: str) -> None:
+    """The plain-Python limits check of a single solution agrees with the array one
+    (both Euler families, wrap-around ranges, gimbal lock, angles on the limits)."""
+    from core import limb as L
+
+    rng = np.random.default_rng(11)
+    lim = EulerLimits(order, (-1.0, -0.7, 2.5), (1.2, 0.9, 4.0))
+    rots = list(rand_rot(rng, 400))
+    angles = rng.uniform(-PI, PI, size=(200, 3))
+    angles[:50] = np.where(rng.random((50, 3)) < 0.5, lim.lower, lim.upper)  # on the limits
+    angles[50:60, "XYZ".index(order[1])] = PI / 2  # gimbal lock
+    rots += list(euler_to_matrix(angles, order))
+    for r in rots:
+        expected = bool(lim.contains(matrix_to_euler_families(r, order)).any())
+        assert L._euler_ok_one(r.tolist(), lim) is expected
+        fam = L._euler_families_one(r.tolist(), order)
+        assert np.allclose(fam, matrix_to_euler_families(r, order), rtol=0.0, atol=1e-15)
