@@ -718,8 +718,9 @@ def _circle(
         theta = ops.where(plus, t_plus, t_minus)
     else:
         theta, plus = _pick_root(ops, t_plus, V.wrap(delta - beta), elbow, near)
-    # σ: which way θ4 moves away from the straight (β = 0) or folded (β = π) pose.
-    sigma = ops.where(plus, 1.0, -1.0) * ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
+
+    def sigma() -> Any:  # which way θ4 moves away from the straight (β = 0) or folded pose
+        return ops.where(plus, 1.0, -1.0) * ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
 
     cth = ops.cos(theta)
     sth = ops.sin(theta)
@@ -739,7 +740,7 @@ def _circle(
     y_r = ops.lazy(
         erad > _EPS_LEN * c.L1,
         lambda: V.scale(eperp, 1.0 / ops.maximum(erad, _TINY)),
-        lambda: _bend_direction(ops, c, x_r, ep, rt, sigma),
+        lambda: _bend_direction(ops, c, x_r, ep, rt, sigma()),
     )
     y_r = _reorthonormalise(ops, y_r, x_r)
     z_r = V.cross(x_r, y_r)
@@ -988,8 +989,9 @@ def _joint_equations(co: _Coeffs, lim: EulerLimits) -> FloatArray:
     n = co.P.shape[0]
     if len(v) == 0:
         return np.zeros((3, n, 0))
-    wt = w.T
-    return np.stack([co.S.reshape(n, 9) @ wt, co.Q.reshape(n, 9) @ wt, co.P.reshape(n, 9) @ wt - v])
+    out: FloatArray = np.stack([co.S, co.Q, co.P]).reshape(3, n, 9) @ w.T
+    out[2] -= v
+    return out
 
 
 def _rotations_ok(
@@ -1089,7 +1091,9 @@ def _feasible(limits: LimbLimits, sh: _Coeffs, wr: _Coeffs, theta: FloatArray) -
         eqs.append(_joint_equations(wr, limits.wrist))
     coef = np.concatenate(eqs, axis=2)  # (3, N, E)
     roots = _sincos_roots(coef[0], coef[1], coef[2]).reshape(n, -1)  # (N, 2E)
-    ends = np.broadcast_to(np.array([-math.pi, math.pi]), (n, 2))
+    ends = np.empty((n, 2))
+    ends[:, 0] = -math.pi
+    ends[:, 1] = math.pi
     bp = np.sort(np.concatenate([roots, ends], axis=1), axis=1)
     # NaN padding (no root) sorts last: drop the columns that are NaN in every row.
     bp = bp[:, : int(np.max(np.sum(~np.isnan(bp), axis=1)))]
