@@ -24,7 +24,7 @@ import bpy
 import numpy as np
 
 from ..core import LimberError, solve_limb
-from ..core.rotations import axis_angle_to_matrix
+from ..core.rotations import axis_angle_to_matrix, euler_to_matrix, quat_to_matrix
 from . import mapping, solve
 from .mapping import MappingError
 from .solve import LimbStatus, solve_object
@@ -52,6 +52,9 @@ class BakeResult:
     keys_written: int
     #: True when the range was solved as one batch per limb (analytic limbs only).
     batched: bool = False
+    #: True when a batched bake read its inputs from F-curves, without a frame change per
+    #: frame (see :func:`_fast_reads`).
+    fast: bool = False
 
 
 def _fcurves(obj: Any) -> Any:
@@ -217,13 +220,268 @@ def _settings_animated(obj: Any, bones: Sequence[str]) -> bool:
     )
 
 
+# --------------------------------------------------------------------------------------
+# Fast reads: inputs sampled from F-curves instead of one frame change per frame
+# --------------------------------------------------------------------------------------
+
+#: Object transform properties whose F-curves the fast path evaluates itself.
+_TRANSFORM_PATHS = ("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle",
+                    "scale")
+#: Largest difference (relative to the value's magnitude, at least 1) between a fast read
+#: and a frame change's read on a checked frame: float32 rounding is ~1e-7.
+_CHECK_TOLERANCE = 1e-5
+
+
+def _plain_fcurves(idb: Any) -> list[Any] | None:
+    """The F-curves of an ID's active action (its slot's on ≥ 4.4) when its animation is
+    nothing but that action played as is: [] when not animated; None when anything else
+    could change it on a frame change (drivers, NLA strips, tweak mode, partial influence,
+    blending or extrapolation, muted or modified F-curves, several layers or strips)."""
+    ad = getattr(idb, "animation_data", None)
+    if ad is None:
+        return []
+    if len(ad.drivers) or ad.use_tweak_mode or any(len(t.strips) for t in ad.nla_tracks):
+        return None
+    action = ad.action
+    if action is None:
+        return []
+    if (ad.action_influence != 1.0 or ad.action_blend_type != "REPLACE"
+            or ad.action_extrapolation != "HOLD"):
+        return None
+    if SLOTTED_ACTIONS:
+        slot = ad.action_slot
+        if slot is None:
+            return []
+        if len(action.layers) > 1 or any(len(layer.strips) > 1 for layer in action.layers):
+            return None
+        fcs: list[Any] = []
+        for layer in action.layers:
+            for strip in layer.strips:
+                bag = strip.channelbag(slot)
+                if bag is not None:
+                    fcs += list(bag.fcurves)
+    else:
+        fcs = list(action.fcurves)
+    if any(fc.mute or len(fc.modifiers) or (fc.group is not None and fc.group.mute)
+           for fc in fcs):
+        return None
+    return fcs
+
+
+def _sample(fc: Any, frames: list[float]) -> np.ndarray:
+    return np.fromiter(map(fc.evaluate, frames), dtype=np.float64, count=len(frames))
+
+
+def _plain_object(ob: Any, armature: Any) -> list[Any] | None:
+    """The transform F-curves of a target or pole object whose world matrix is its own
+    animated transform and nothing else, else None."""
+    if (ob is armature or ob.parent is not None or len(ob.constraints)
+            or ob.rigid_body is not None or ob.hide_viewport
+            or bpy.context.view_layer.objects.get(ob.name) != ob):
+        return None
+    fcs = _plain_fcurves(ob)
+    if fcs is None or any(fc.data_path not in _TRANSFORM_PATHS for fc in fcs):
+        return None
+    return fcs
+
+
+def _object_worlds(ob: Any, fcs: list[Any], frames: list[float]) -> np.ndarray:
+    """World matrices (N, 4, 4) of an unparented, unconstrained object from its transform
+    F-curves, composed as Blender does: T(loc + Δloc) · (R_Δ · R) · S(scale · Δscale), R in
+    the object's rotation mode (quaternions normalised). Raises LimberError on a zero
+    quaternion or axis (the caller then falls back to frame changes)."""
+    n = len(frames)
+    mode = ob.rotation_mode
+    rot_path = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
+        mode, "rotation_euler")
+    vals = {p: np.tile(np.array(getattr(ob, p), dtype=np.float64), (n, 1))
+            for p in ("location", "scale", rot_path)}
+    for fc in fcs:
+        arr = vals.get(fc.data_path)
+        if arr is not None and fc.array_index < arr.shape[1]:
+            arr[:, fc.array_index] = _sample(fc, frames)
+    if mode == "QUATERNION":
+        r = quat_to_matrix(vals[rot_path])
+        d = quat_to_matrix(np.array(ob.delta_rotation_quaternion, dtype=np.float64))
+    elif mode == "AXIS_ANGLE":
+        aa = vals[rot_path]
+        r = axis_angle_to_matrix(aa[:, 1:], aa[:, 0])
+        d = np.eye(3)
+    else:
+        r = euler_to_matrix(vals[rot_path], mode)
+        d = euler_to_matrix(np.array(ob.delta_rotation_euler, dtype=np.float64), mode)
+    scale = vals["scale"] * np.array(ob.delta_scale, dtype=np.float64)
+    out = np.zeros((n, 4, 4))
+    out[:, :3, :3] = (d @ r) * scale[:, None, :]
+    out[:, :3, 3] = vals["location"] + np.array(ob.delta_location, dtype=np.float64)
+    out[:, 3, 3] = 1.0
+    return out
+
+
+def _ancestors(obj: Any, bone: str) -> set[str]:
+    out = set()
+    pb = obj.pose.bones[bone].parent
+    while pb is not None:
+        out.add(pb.name)
+        pb = pb.parent
+    return out
+
+
+def _armature_swivels(
+    obj: Any, scene: Any, items: list[Any], rigs: list[Any]
+) -> dict[int, Any] | None:
+    """When everything a batched bake reads from the armature stays constant over the
+    range except the swivel angles: {limb index: its swivel F-curve}. None when the
+    armature's world matrix, a limb's parent-bone (shoulder) chain, an unconnected upper
+    bone's location or a held end bone's rotation may change, or when a frame change may
+    run other code (frame-change handlers, time remapping)."""
+    own = {"on_frame_change_post"}
+    if any(getattr(h, "__name__", "") not in own for h in (
+            *bpy.app.handlers.frame_change_pre, *bpy.app.handlers.frame_change_post)):
+        return None
+    if scene.render.frame_map_old != scene.render.frame_map_new:
+        return None
+    if obj.parent is not None or len(obj.constraints) or obj.rigid_body is not None:
+        return None
+    data_ad = obj.data.animation_data
+    if data_ad is not None and (data_ad.action is not None or len(data_ad.drivers)
+                                or any(len(t.strips) for t in data_ad.nla_tracks)):
+        return None
+    fcs = _plain_fcurves(obj)
+    if fcs is None:
+        return None
+    pbs = obj.pose.bones
+    if any(c.type in ("IK", "SPLINE_IK") for pb in pbs for c in pb.constraints):
+        return None  # an IK constraint may move bones above its owner
+    fixed = set().union(*(_ancestors(obj, rig.upper) for rig in rigs))
+    if any(len(pbs[b].constraints) for b in fixed):
+        return None
+    loose = {rig.upper for rig in rigs if not rig.upper_connected}
+    held = {rig.end for lb, rig in zip(items, rigs, strict=True)
+            if lb.goal_type in ("POSITION", "AIM")}
+    swivels = {lb.path_from_id("swivel"): k for k, lb in enumerate(items)}
+    out: dict[int, Any] = {}
+    for fc in fcs:
+        path = fc.data_path
+        if path in swivels:
+            out[swivels[path]] = fc
+            continue
+        if not path.startswith('pose.bones["') or "\\" in path:
+            return None
+        bone, _, rest = path[len('pose.bones["'):].partition('"]')
+        prop = rest.rsplit(".", 1)[-1]
+        if (bone in fixed or (bone in loose and prop == "location")
+                or (bone in held and prop.startswith("rotation_"))):
+            return None
+    return out
+
+
+def _close(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return bool(np.abs(x - y).max() <= _CHECK_TOLERANCE * max(1.0, float(np.abs(y).max())))
+
+
+def _fast_reads(
+    obj: Any, scene: Any, frames: list[int], items: list[Any], rigs: list[Any],
+    plans: list[Any],
+) -> tuple[np.ndarray, list[dict[str, Any]]] | None:
+    """The batched bake's reads without a frame change per frame, or None (read frame by
+    frame). Eligible when the armature side is constant apart from F-curve swivels
+    (:func:`_armature_swivels`) and each target and pole is an unparented, unconstrained
+    object animated only by transform F-curves (:func:`_plain_object`); those F-curves are
+    evaluated at every frame and the world matrices composed in numpy. The frame-change
+    reads are still taken at the first, middle and last frame: any difference beyond
+    float32 rounding falls back too."""
+    if any(lb.target_bone for lb in items):
+        return None
+    swivels = _armature_swivels(obj, scene, items, rigs)
+    if swivels is None:
+        return None
+    objects = {}
+    for plan in plans:
+        for ob in (plan.target, plan.pole):
+            if ob is not None and ob.name not in objects:
+                fcs = _plain_object(ob, obj)
+                if fcs is None:
+                    return None
+                objects[ob.name] = (ob, fcs)
+    at = [float(f) for f in frames]
+    try:
+        worlds = {name: _object_worlds(ob, fcs, at) for name, (ob, fcs) in objects.items()}
+    except LimberError:
+        return None
+    n = len(frames)
+    checks = sorted({0, n // 2, n - 1})
+    reads: list[dict[str, Any]] = []
+    world = np.empty(0)
+    for i in checks:
+        scene.frame_set(frames[i])
+        dg = bpy.context.evaluated_depsgraph_get()
+        obj_eval = obj.evaluated_get(dg)
+        w = mapping.mat4(obj_eval.matrix_world)
+        if i == 0:
+            world = np.broadcast_to(w, (n, 4, 4))
+        elif not _close(w, world[i]):
+            return None
+        for k, (lb, rig, plan) in enumerate(zip(items, rigs, plans, strict=True)):
+            r = solve.read_raw(obj, obj_eval, lb, rig, dg, False, plan)
+            if i == 0:
+                swivel = (_sample(swivels[k], at) if k in swivels
+                          else np.full(n, r.swivel))
+                pole = None if plan.pole is None else worlds[plan.pole.name][:, :3, 3]
+                reads.append({
+                    "parent": None if r.parent is None else np.broadcast_to(r.parent, (n, 4, 4)),
+                    "location": None if r.location is None else np.broadcast_to(
+                        r.location, (n, 3)),
+                    "target": worlds[plan.target.name],
+                    "wrist": None if r.wrist is None else np.broadcast_to(r.wrist, (n, 3, 3)),
+                    "pole": pole,
+                    "swivel": swivel,
+                })
+            got = reads[k]
+            if not (_close(r.target, got["target"][i]) and _close(r.swivel, got["swivel"][i])
+                    and all(_close(v, None if got[key] is None else got[key][i])
+                            for key, v in (("parent", r.parent), ("location", r.location),
+                                           ("wrist", r.wrist), ("pole", r.pole)))):
+                return None
+    return np.ascontiguousarray(world), reads
+
+
+def _read_frames(
+    obj: Any, scene: Any, frames: list[int], items: list[Any], rigs: list[Any],
+    plans: list[Any], check: bool, progress: Callable[[int], None] | None,
+) -> list[dict[str, Any]] | None:
+    """The batched bake's reads with one frame change per frame (None: a limb's settings
+    or pole presence change within the range)."""
+    world: list[np.ndarray] = []
+    raw: list[list[solve.RawFrame]] = [[] for _ in items]
+    for i, f in enumerate(frames):
+        scene.frame_set(f)
+        dg = bpy.context.evaluated_depsgraph_get()
+        obj_eval = obj.evaluated_get(dg)
+        world.append(mapping.mat4(obj_eval.matrix_world))
+        for k, lb in enumerate(items):
+            r = solve.read_raw(obj, obj_eval, lb, rigs[k], dg, check, plans[k])
+            first = raw[k][0] if raw[k] else r
+            if r.signature != first.signature or (r.pole is None) != (first.pole is None):
+                return None
+            raw[k].append(r)
+        if progress is not None:
+            progress(i)
+    w = np.stack(world)
+    return [solve.goal_inputs_batch(obj, w, rf, rig) for rf, rig in zip(raw, rigs, strict=True)]
+
+
 def _bake_batched(
     obj: Any,
     scene: Any,
     frames: list[int],
     items: list[Any],
     progress: Callable[[int], None] | None,
-) -> tuple[dict[tuple[str, str], np.ndarray], list[list[LimbStatus]]] | None:
+    fast: bool = True,
+) -> tuple[dict[tuple[str, str], np.ndarray], list[list[LimbStatus]], bool] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
     (a bone or target problem on some frame, bone settings or a pole that change within
     the range)."""
@@ -236,24 +494,18 @@ def _bake_batched(
     try:
         rigs = [solve.rig_for(obj, lb) for lb in items]
         plans = [solve.raw_plan(obj, lb, rig) for lb, rig in zip(items, rigs, strict=True)]
-        world: list[np.ndarray] = []
-        raw: list[list[solve.RawFrame]] = [[] for _ in items]
-        for i, f in enumerate(frames):
-            scene.frame_set(f)
-            dg = bpy.context.evaluated_depsgraph_get()
-            obj_eval = obj.evaluated_get(dg)
-            world.append(mapping.mat4(obj_eval.matrix_world))
-            for k, lb in enumerate(items):
-                r = solve.read_raw(obj, obj_eval, lb, rigs[k], dg, check, plans[k])
-                first = raw[k][0] if raw[k] else r
-                if r.signature != first.signature or (r.pole is None) != (first.pole is None):
-                    return None
-                raw[k].append(r)
+        quick = None if check or not fast else _fast_reads(obj, scene, frames, items, rigs,
+                                                           plans)
+        if quick is not None:
+            w, reads = quick
+            inputs = [solve.goal_inputs_arrays(obj, w, rig, **rd)
+                      for rd, rig in zip(reads, rigs, strict=True)]
             if progress is not None:
-                progress(i)
-        w = np.stack(world)
-        inputs = [solve.goal_inputs_batch(obj, w, rf, rig) for rf, rig in zip(raw, rigs,
-                                                                             strict=True)]
+                progress(len(frames) - 1)
+        else:
+            inputs = _read_frames(obj, scene, frames, items, rigs, plans, check, progress)
+            if inputs is None:
+                return None
     except MappingError:
         return None
     finally:
@@ -287,7 +539,7 @@ def _bake_batched(
                            strict=True):
             row.append(st)
         solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
-    return samples, statuses
+    return samples, statuses, quick is not None
 
 
 def _bake_per_frame(
@@ -333,13 +585,15 @@ def bake_object(
     progress: Callable[[int], None] | None = None,
     chains: Sequence[str] | None = None,
     batch: bool = True,
+    fast: bool = True,
 ) -> BakeResult:
     """Solve every ``step``-th frame of [start, end] and key the solved bones' rotations.
 
     ``limbs`` / ``chains``: names to solve (None: every enabled one). Analytic limbs alone
     are baked as one batch (see the module docstring; ``batch=False`` forces the per-frame
-    path, same result); chains and numeric limbs frame by frame, each frame starting from
-    the previous frame's pose.
+    path, same result; ``fast=False`` reads the batch with a frame change per frame even
+    when its inputs could be sampled from F-curves, same result); chains and numeric limbs
+    frame by frame, each frame starting from the previous frame's pose.
     """
     if frame_end < frame_start:
         raise ValueError(f"frame_end {frame_end} < frame_start {frame_start}")
@@ -351,13 +605,15 @@ def bake_object(
     current = scene.frame_current
     try:
         items = batch_items(obj, limbs, chains) if batch else []
-        batched = _bake_batched(obj, scene, frames, items, progress) if items else None
+        batched = _bake_batched(obj, scene, frames, items, progress, fast) if items else None
         was_batched = batched is not None
         if batched is None:
-            batched = _bake_per_frame(obj, scene, frames, limbs, chains, progress)
+            samples, statuses = _bake_per_frame(obj, scene, frames, limbs, chains, progress)
+            was_fast = False
+        else:
+            samples, statuses, was_fast = batched
     finally:
         scene.limber.live_playback = live
-    samples, statuses = batched
 
     fr = np.array(frames, dtype=np.float64)
     channels: dict[tuple[str, int], np.ndarray] = {}
@@ -371,4 +627,4 @@ def bake_object(
             channels[(path, idx)] = vals[:, idx]
     scene.frame_set(current)
     return BakeResult(frames=frames, channels=channels, statuses=statuses, keys_written=keys,
-                      batched=was_batched)
+                      batched=was_batched, fast=was_fast)

@@ -283,21 +283,41 @@ def read_raw(
 def goal_inputs_batch(obj: Any, world: Any, frames: list[RawFrame], rig: LimbRig) -> dict[str, Any]:
     """Batched :func:`goal_inputs` from (N,) raw frames and the armature world matrices
     (N, 4, 4): ``g`` (N, 4, 4), ``wrist``, ``elbow_target`` (or None) and ``swivel``."""
+    first = frames[0]
+    return goal_inputs_arrays(
+        obj, world, rig,
+        parent=None if first.parent is None else np.stack([f.parent for f in frames]),
+        location=None if first.location is None else np.stack([f.location for f in frames]),
+        target=np.stack([f.target for f in frames]),
+        wrist=None if first.wrist is None else np.stack([f.wrist for f in frames]),
+        pole=None if first.pole is None else np.stack([f.pole for f in frames]),
+        swivel=np.array([f.swivel for f in frames]),
+    )
+
+
+def goal_inputs_arrays(
+    obj: Any, world: Any, rig: LimbRig, *, parent: Any, location: Any, target: Any,
+    wrist: Any, pole: Any, swivel: Any,
+) -> dict[str, Any]:
+    """:func:`goal_inputs_batch` from stacked reads: ``world`` (N, 4, 4) armature world
+    matrices; ``parent`` (N, 4, 4) parent-bone pose matrices or None (no parent);
+    ``location`` (N, 3) upper-bone locations or None (connected); ``target`` (N, 4, 4)
+    target world matrices; ``wrist`` (N, 3, 3) or None; ``pole`` (N, 3) world positions or
+    None; ``swivel`` (N,) radians. Rows may be broadcast views of one constant read."""
     w_inv = mapping.world_to_armature_batch(obj, world)
-    n = len(frames)
+    n = len(swivel)
     s = np.broadcast_to(rig.rest_offset, (n, 4, 4)).copy()
     if rig.parent is not None:
-        s = np.stack([f.parent for f in frames]) @ rig.rest_offset
+        s = parent @ rig.rest_offset
     if not rig.upper_connected:
-        loc = np.stack([f.location for f in frames])
-        s[:, :3, 3] += np.einsum("nij,nj->ni", s[:, :3, :3], loc)
+        s[:, :3, 3] += np.einsum("nij,nj->ni", s[:, :3, :3], location)
     s_inv = mapping.inv_rigid_batch(mapping.rigid_batch(s))
-    t = mapping.rigid_batch(w_inv @ np.stack([f.target for f in frames]))
-    out: dict[str, Any] = {"g": s_inv @ t, "swivel": np.array([f.swivel for f in frames])}
-    out["wrist"] = None if frames[0].wrist is None else np.stack([f.wrist for f in frames])
+    t = mapping.rigid_batch(w_inv @ target)
+    out: dict[str, Any] = {"g": s_inv @ t, "swivel": np.asarray(swivel, dtype=np.float64)}
+    out["wrist"] = wrist
     out["elbow_target"] = None
-    if frames[0].pole is not None:
-        p = np.concatenate([np.stack([f.pole for f in frames]), np.ones((n, 1))], axis=1)
+    if pole is not None:
+        p = np.concatenate([pole, np.ones((n, 1))], axis=1)
         out["elbow_target"] = np.einsum("nij,nj->ni", s_inv @ w_inv, p)[:, :3]
     return out
 
