@@ -182,20 +182,108 @@ def _aim_vectors(
     return a, u
 
 
+def _ccd_angle(
+    qj: FloatArray, big_a: FloatArray, big_b: FloatArray, lj: FloatArray, hj: FloatArray
+) -> FloatArray:
+    """New value of one DOF: q_j + φ*, φ* = atan2(B, A) (0 when A = B = 0), or the bound
+    of [lj, hj] with the larger cos(bound − q_j − φ*) when q_j + φ* is outside."""
+    phi = np.arctan2(big_b, big_a)
+    phi = np.where((big_a == 0.0) & (big_b == 0.0), 0.0, phi)
+    target: FloatArray = qj + phi
+    inside = (target >= lj) & (target <= hj)
+    if inside.all():
+        return target
+    cl = np.cos(np.where(np.isfinite(lj), lj, 0.0) - qj - phi)
+    ch = np.cos(np.where(np.isfinite(hj), hj, 0.0) - qj - phi)
+    cl = np.where(np.isfinite(lj), cl, -np.inf)
+    ch = np.where(np.isfinite(hj), ch, -np.inf)
+    out: FloatArray = np.where(inside, target, np.where(ch >= cl, hj, lj))
+    return out
+
+
+def _position_terms(ei: FloatArray, c: FloatArray, w: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """CCD's (A, B) of one POSITION/DIRECTION block (module docstring)."""
+    return 2.0 * (np.sum(c * c, -1) + np.sum(ei * _cross(c, w), -1)), 2.0 * np.sum(ei * c, -1)
+
+
+@lru_cache(maxsize=64)
+def _one_dof_per_joint(skeleton: Skeleton) -> bool:
+    return bool(skeleton.n_dofs == 0 or np.bincount(skeleton.dof_joint).max() <= 1)
+
+
 @register
 class CCDStep(IKSolver):
-    """Cyclic coordinate descent per DOF with limits (Lee; module docstring)."""
+    """Cyclic coordinate descent per DOF with limits (Lee; module docstring).
+
+    Fast path (same updates, no re-evaluation): when every joint has at most one DOF
+    (hinges, as in Buss's Y and double-Y) and every weighted goal is a position goal,
+    rotating DOF j by δ moves exactly the goal points below its joint, by the rotation
+    about its world axis w_j through its origin p_j, and leaves the axes and origins of
+    the DOFs still to be visited in the sweep unchanged (they belong to the joint's
+    ancestors or to other branches: parents come before children). The sweep then
+    updates those points by Rodrigues' formula instead of n forward kinematics (the
+    points are recomputed from scratch at the next loop iteration, so rounding does not
+    accumulate across sweeps)."""
 
     method = Method.CCD
 
     def step(self, state: StepState) -> FloatArray:
+        sk = state.skeleton
+        gj = _goal_joints(sk, state.goals)
+        lo, hi = _bounds(state)
+        active = [blk for blk in state.blocks if blk.weight > 0.0]
+        if _one_dof_per_joint(sk) and all(b.kind is BlockKind.POSITION for b in active):
+            return self._hinge_sweep(state, active, gj, lo, hi)
+        return self._general_sweep(state, gj, lo, hi)
+
+    @staticmethod
+    def _hinge_sweep(
+        state: StepState,
+        active: list[RowBlock],
+        gj: list[int],
+        lo: FloatArray,
+        hi: FloatArray,
+    ) -> FloatArray:
+        sk = state.skeleton
+        q = state.q.copy()
+        bsz = q.shape[0]
+        _, _, w_all, p_all = sk._kinematics(q)
+        # goal points (b, L, 3) and targets, and √weight (L, 1), of the L position blocks
+        sw = np.array([[math.sqrt(blk.weight)] for blk in active])
+        targets = np.empty((bsz, len(active), 3))
+        for i, blk in enumerate(active):
+            pos = np.asarray(state.goals[blk.goal].position)  # type: ignore[union-attr]
+            targets[:, i] = pos if pos.ndim == 1 else pos[state.rows]
+        points = targets - np.stack([state.e[:, blk.rows] for blk in active], 1) / sw
+        below = sk.ancestors[sk.dof_joint][:, [gj[blk.goal] for blk in active]]  # (n, L)
+        for j in range(q.shape[1] - 1, -1, -1):
+            moved = np.flatnonzero(below[j])
+            if not moved.size:
+                continue  # φ* = 0: the DOF stays (q is inside [lo, hi])
+            w, p = w_all[:, j, None], p_all[:, j, None]  # (b, 1, 3)
+            rel = points[:, moved] - p
+            c = sw[moved] * _cross(w, rel)
+            ei = sw[moved] * (targets[:, moved] - points[:, moved])
+            big_a = 2.0 * np.sum(c * c + ei * _cross(c, w), axis=(1, 2))
+            big_b = 2.0 * np.sum(ei * c, axis=(1, 2))
+            new = _ccd_angle(q[:, j], big_a, big_b, lo[:, j], hi[:, j])
+            delta = (new - q[:, j])[:, None, None]
+            q[:, j] = new
+            ca, sa = np.cos(delta), np.sin(delta)
+            points[:, moved] = (
+                p + rel * ca + _cross(w, rel) * sa + w * (np.sum(w * rel, -1)[..., None] * (1 - ca))
+            )
+        return q - state.q
+
+    @staticmethod
+    def _general_sweep(
+        state: StepState, gj: list[int], lo: FloatArray, hi: FloatArray
+    ) -> FloatArray:
         st = state.settings
         sk = state.skeleton
         q0 = state.q
         q = q0.copy()
         e, jac = state.e, state.J
-        lo, hi = _bounds(state)
-        gj = _goal_joints(sk, state.goals)
         n = q.shape[1]
         memo: dict[str, object] = {}
         rot, org, w_all, _ = sk._kinematics(q)
@@ -208,14 +296,12 @@ class CCDStep(IKSolver):
                     continue
                 ei = e[:, blk.rows]
                 c = jac[:, blk.rows, j]
-                if blk.kind is BlockKind.POSITION:
-                    if st.target_jacobian:
+                if blk.kind is BlockKind.POSITION or blk.kind is BlockKind.DIRECTION:
+                    if blk.kind is BlockKind.POSITION and st.target_jacobian:
                         c = c - _cross(w, ei)  # back to √w · w × (s − p)
-                    big_a += 2.0 * (np.sum(c * c, -1) + np.sum(ei * _cross(c, w), -1))
-                    big_b += 2.0 * np.sum(ei * c, -1)
-                elif blk.kind is BlockKind.DIRECTION:
-                    big_a += 2.0 * (np.sum(c * c, -1) + np.sum(ei * _cross(c, w), -1))
-                    big_b += 2.0 * np.sum(ei * c, -1)
+                    da, db = _position_terms(ei, c, w)
+                    big_a += da
+                    big_b += db
                 elif blk.kind is BlockKind.ROTATION:
                     sw = math.sqrt(blk.weight)
                     vec = ei / sw
@@ -229,24 +315,10 @@ class CCDStep(IKSolver):
                     goal = state.goals[blk.goal]
                     assert isinstance(goal, AimGoal)
                     a, u = _aim_vectors(sk, goal, gj[blk.goal], rot, org, state.rows)
-                    ca = _cross(w, a)
-                    ea = u - a
-                    big_a += (
-                        2.0 * blk.weight * (np.sum(ca * ca, -1) + np.sum(ea * _cross(ca, w), -1))
-                    )
-                    big_b += 2.0 * blk.weight * np.sum(ea * ca, -1)
-            phi = np.arctan2(big_b, big_a)
-            phi = np.where((big_a == 0.0) & (big_b == 0.0), 0.0, phi)
-            target = q[:, j] + phi
-            lj, hj = lo[:, j], hi[:, j]
-            inside = (target >= lj) & (target <= hj)
-            # the better bound: larger cos(bound − q − φ*)
-            cl = np.cos(np.where(np.isfinite(lj), lj, 0.0) - q[:, j] - phi)
-            ch = np.cos(np.where(np.isfinite(hj), hj, 0.0) - q[:, j] - phi)
-            cl = np.where(np.isfinite(lj), cl, -np.inf)
-            ch = np.where(np.isfinite(hj), ch, -np.inf)
-            bound = np.where(ch >= cl, hj, lj)
-            q[:, j] = np.where(inside, target, bound)
+                    da, db = _position_terms(u - a, _cross(w, a), w)
+                    big_a += blk.weight * da
+                    big_b += blk.weight * db
+            q[:, j] = _ccd_angle(q[:, j], big_a, big_b, lo[:, j], hi[:, j])
             if j > 0:  # re-evaluate (the frames give the next DOF's axis)
                 ev = sk.evaluate(
                     q, state.goals, rows=state.rows, target_based=st.target_jacobian, memo=memo

@@ -470,3 +470,44 @@ def test_task_priority_budget_keeps_every_component_within_max_step():
     assert _budget(dq, np.array([[1.0, 0.0]]), m)[0] == 0.0
     assert _budget(dq, np.array([[-1.0, 0.0]]), m)[0] == 1.0
     assert np.all(_budget(dq, np.ones((1, 2)), np.inf) == 1.0)
+
+
+def test_ccd_hinge_fast_path_equals_the_re_evaluating_sweep():
+    """The one-DOF-per-joint, position-goal sweep (Rodrigues updates of the goal points)
+    gives the same update as the general sweep (forward kinematics after every DOF),
+    also with weights, the trust box (max_step) active and the target-based Jacobian."""
+    from core.ik import StepState
+    from core.ik_methods import CCDStep, _bounds, _goal_joints, _one_dof_per_joint
+
+    fx = buss_double_y()
+    sk = fx.skeleton
+    assert _one_dof_per_joint(sk) and not _one_dof_per_joint(human_arm().skeleton)
+    goals, q0, _ = reachable_goals(fx, batch=3, scale=0.8)
+    goals = [
+        PositionGoal(g.position, joint=g.joint, weight=w)
+        for g, w in zip(goals, (1, 2, 0.5, 0), strict=True)
+    ]
+    for s in (SolveSettings(), SolveSettings(max_step=0.05, target_jacobian=True)):
+        ev = sk.evaluate(q0, goals, target_based=s.target_jacobian)
+        rows = np.arange(3)
+        st = StepState(
+            q=q0,
+            e=ev.e,
+            J=ev.J,
+            goal_error=ev.goal_error,
+            previous_e=np.full_like(ev.e, np.nan),
+            blocks=ev.blocks,
+            rows=rows,
+            iteration=0,
+            skeleton=sk,
+            goals=tuple(goals),
+            settings=s,
+            evaluate=lambda x: (x, x, x),  # not used by CCD
+        )
+        lo, hi = _bounds(st)
+        gj = _goal_joints(sk, st.goals)
+        active = [b for b in ev.blocks if b.weight > 0]
+        fast = CCDStep._hinge_sweep(st, active, gj, lo, hi)
+        slow = CCDStep._general_sweep(st, gj, lo, hi)
+        assert np.max(np.abs(fast)) > 0.01
+        np.testing.assert_allclose(fast, slow, atol=1e-12, rtol=0)
