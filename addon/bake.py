@@ -383,6 +383,29 @@ def _close(a: Any, b: Any) -> bool:
     return bool(np.abs(x - y).max() <= _CHECK_TOLERANCE * max(1.0, float(np.abs(y).max())))
 
 
+def _fast_eligible(
+    obj: Any, scene: Any, items: list[Any], rigs: list[Any], plans: list[Any],
+) -> tuple[dict[int, Any], dict[str, tuple[Any, list[Any]]]] | None:
+    """The swivel F-curves ({limb index: F-curve}) and the target and pole objects with
+    their transform F-curves ({name: (object, F-curves)}) when the fast reads are
+    equivalent to frame changes (see :func:`_fast_reads`), else None."""
+    if any(lb.target_bone for lb in items):
+        return None
+    bpy.context.view_layer.update()  # objects linked since the last update are listed
+    swivels = _armature_swivels(obj, scene, items, rigs)
+    if swivels is None:
+        return None
+    objects: dict[str, tuple[Any, list[Any]]] = {}
+    for plan in plans:
+        for ob in (plan.target, plan.pole):
+            if ob is not None and ob.name not in objects:
+                fcs = _plain_object(ob, obj)
+                if fcs is None:
+                    return None
+                objects[ob.name] = (ob, fcs)
+    return swivels, objects
+
+
 def _fast_reads(
     obj: Any, scene: Any, frames: list[int], items: list[Any], rigs: list[Any],
     plans: list[Any],
@@ -394,19 +417,10 @@ def _fast_reads(
     evaluated at every frame and the world matrices composed in numpy. The frame-change
     reads are still taken at the first, middle and last frame: any difference beyond
     float32 rounding falls back too."""
-    if any(lb.target_bone for lb in items):
+    eligible = _fast_eligible(obj, scene, items, rigs, plans)
+    if eligible is None:
         return None
-    swivels = _armature_swivels(obj, scene, items, rigs)
-    if swivels is None:
-        return None
-    objects = {}
-    for plan in plans:
-        for ob in (plan.target, plan.pole):
-            if ob is not None and ob.name not in objects:
-                fcs = _plain_object(ob, obj)
-                if fcs is None:
-                    return None
-                objects[ob.name] = (ob, fcs)
+    swivels, objects = eligible
     at = [float(f) for f in frames]
     try:
         worlds = {name: _object_worlds(ob, fcs, at) for name, (ob, fcs) in objects.items()}
