@@ -334,10 +334,12 @@ def _armature_swivels(
     range except the swivel angles: {limb index: its swivel F-curve}. None when the
     armature's world matrix, a limb's parent-bone (shoulder) chain, an unconnected upper
     bone's location or a held end bone's rotation may change, or when a frame change may
-    run other code (frame-change handlers, time remapping)."""
-    own = {"on_frame_change_post"}
-    if any(getattr(h, "__name__", "") not in own for h in (
-            *bpy.app.handlers.frame_change_pre, *bpy.app.handlers.frame_change_post)):
+    run other code (frame-change or depsgraph handlers other than Limber's, time remapping)."""
+    own = {(fn.__module__, fn.__name__) for _, fn in solve.HANDLERS}
+    handlers = bpy.app.handlers
+    if any((getattr(h, "__module__", ""), getattr(h, "__name__", "")) not in own
+           for h in (*handlers.frame_change_pre, *handlers.frame_change_post,
+                     *handlers.depsgraph_update_pre, *handlers.depsgraph_update_post)):
         return None
     if scene.render.frame_map_old != scene.render.frame_map_new:
         return None

@@ -240,6 +240,13 @@ def _frame_handler(obj: Any, targets: dict[str, Any]) -> None:
     bpy.app.handlers.frame_change_pre.append(nudge)
 
 
+def _depsgraph_handler(obj: Any, targets: dict[str, Any]) -> None:
+    def noop(*_: Any) -> None:
+        pass
+
+    bpy.app.handlers.depsgraph_update_post.append(noop)
+
+
 INELIGIBLE: dict[str, Callable[[Any, dict[str, Any]], None]] = {
     "parented target": _parent_target,
     "constrained target": _constrain_target,
@@ -252,13 +259,15 @@ INELIGIBLE: dict[str, Callable[[Any, dict[str, Any]], None]] = {
     "target bone of another armature": _target_bone,
     "parented pole": _parented_pole,
     "frame-change handler": _frame_handler,
+    "depsgraph handler": _depsgraph_handler,
 }
 
 
 @pytest.mark.parametrize("case", INELIGIBLE)
 def test_ineligible_inputs_fall_back_and_bake_the_same(limber: Any, case: str) -> None:
     obj, targets = _rig()
-    pre = list(bpy.app.handlers.frame_change_pre)
+    handlers = bpy.app.handlers
+    pre, post = list(handlers.frame_change_pre), list(handlers.depsgraph_update_post)
     try:
         INELIGIBLE[case](obj, targets)
         bake = limber.sub("addon.bake")
@@ -270,7 +279,8 @@ def test_ineligible_inputs_fall_back_and_bake_the_same(limber: Any, case: str) -
         _same_keys(quick, slow, tol=0.0)  # both read frame by frame: identical
         _same_keys(quick, per_frame, tol=1e-9)
     finally:
-        bpy.app.handlers.frame_change_pre[:] = pre
+        handlers.frame_change_pre[:] = pre
+        handlers.depsgraph_update_post[:] = post
     if case != "frame-change handler":
         _reaches_targets(obj, targets, (START, 21, END))
 
