@@ -108,20 +108,17 @@ def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: f
     new_co[:, 1] = values
     co_all = np.concatenate([kept.get("co", np.empty(0, np.float32)), new_co.ravel()])
     points.foreach_set("co", co_all)
+    # Handles: the kept keys' own; the new keys' at the key (recomputed by update() for the
+    # default auto handles).
+    for name in ("handle_left", "handle_right"):
+        points.foreach_set(name, np.concatenate([kept.get(name, np.empty(0, np.float32)),
+                                                 new_co.ravel()]))
     if n_keep:
-        for name, width, dtype in _KEY_ATTRS[1:]:
+        for name, width, dtype in _KEY_ATTRS[3:]:
             buf = np.empty(width * (n_keep + n_new), dtype=dtype)
             points.foreach_get(name, buf)  # defaults for the new keys
             buf[: width * n_keep] = kept[name]
             points.foreach_set(name, buf)
-    # New keys: handles at the key (recomputed by update() for the default auto handles).
-    hl = np.empty(2 * (n_keep + n_new), dtype=np.float32)
-    points.foreach_get("handle_left", hl)
-    hl[2 * n_keep :] = new_co.ravel()
-    points.foreach_set("handle_left", hl)
-    points.foreach_get("handle_right", hl)
-    hl[2 * n_keep :] = new_co.ravel()
-    points.foreach_set("handle_right", hl)
     fc.update()
     return n_new
 

@@ -13,8 +13,10 @@ target Empty keyed every 10 frames on a reachable loop around the end bone's res
   local rotations; what live playback and the bake do per frame) timed alone after
   ``scene.frame_set``, for every frame of the range; median and IQR in µs. The core
   solve time per limb (``LimbStatus.solve_us``) is reported beside it.
-* **Bake** — ``bpy.ops.limber.bake`` over the whole range (frame changes + solves + bulk
-  F-curve writes), wall time; repeated, median.
+* **Bake** — ``bpy.ops.limber.bake`` over the whole range (reads + solves + bulk F-curve
+  writes), wall time; repeated, median. The targets here are eligible for the fast reads
+  (their F-curves sampled, no frame change per frame); the same bake reading every frame
+  after a frame change (``bake_object(fast=False)``) is timed beside it.
 * **Blender's own** — a second meta-rig with Blender's IK constraint on each lower bone
   (chain length 2, the same target) and Copy Rotation (world space) on each end bone
   (the equivalent of the POSE goal), baked with ``bpy.ops.nla.bake(visual_keying=True,
@@ -68,6 +70,10 @@ class Result:
     limbs: int
     keys: int
     worst_position_error: float
+    #: The same bake reading each frame after a frame change (``bake_object(fast=False)``).
+    limber_frame_reads_s: list[float]
+    #: Whether ``limber.bake`` read its inputs from F-curves (``BakeResult.fast``).
+    fast_reads: bool
 
     @property
     def speedup(self) -> float:
@@ -165,6 +171,7 @@ def measure_limber(bpy: Any, module: str, frames: int, repeats: int) -> tuple[An
     import importlib
 
     solve = importlib.import_module(f"{module}.addon.solve")
+    bake = importlib.import_module(f"{module}.addon.bake")
     scene = bpy.context.scene
     obj = metarig(bpy)
     assert bpy.ops.limber.detect_limbs(armature=obj.name, create_targets=True) == {"FINISHED"}
@@ -191,6 +198,12 @@ def measure_limber(bpy: Any, module: str, frames: int, repeats: int) -> tuple[An
         }
         bake_s.append(time.perf_counter() - t0)
         cpu_s.append(time.process_time() - c0)
+    fast = bool(bake.bake_object(obj, scene, 1, frames).fast)
+    frame_reads_s = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        bake.bake_object(obj, scene, 1, frames, fast=False)
+        frame_reads_s.append(time.perf_counter() - t0)
     from bpy_extras import anim_utils
 
     ad = obj.animation_data
@@ -200,7 +213,8 @@ def measure_limber(bpy: Any, module: str, frames: int, repeats: int) -> tuple[An
     return obj, {
         "per_frame": per_frame, "solve_us": solve_us, "bake_s": bake_s, "cpu_s": cpu_s,
         "keys": keys,
-        "limbs": len(obj.limber.limbs), "worst": worst,
+        "limbs": len(obj.limber.limbs), "worst": worst, "frame_reads_s": frame_reads_s,
+        "fast": fast,
     }
 
 
@@ -264,6 +278,8 @@ def measure(quick: bool, log: Any = print) -> Result:
         limbs=lim["limbs"],
         keys=lim["keys"],
         worst_position_error=lim["worst"],
+        limber_frame_reads_s=lim["frame_reads_s"],
+        fast_reads=lim["fast"],
     )
 
 
@@ -292,11 +308,15 @@ def targets(r: Result) -> list[Target]:
 def rows(r: Result) -> list[list[object]]:
     lb, bb = statistics.median(r.limber_bake_s), statistics.median(r.blender_bake_s)
     lc, bc = statistics.median(r.limber_bake_cpu_s), statistics.median(r.blender_bake_cpu_s)
+    lf = statistics.median(r.limber_frame_reads_s)
     return [
         ["Limber per frame: solve_object (4 limbs, solve + write)", r.per_frame_us.fmt(), "µs"],
         ["Limber core solve per limb (solve_us)", r.solve_us.fmt(), "µs"],
         [f"Limber bake, {r.frames} frames (limber.bake)", f"{lb:.3f}",
          f"s ({1e3 * lb / r.frames:.3f} ms/frame, {r.keys} keys)"],
+        ["Limber bake reading each frame after a frame change (bake_object fast=False)",
+         f"{lf:.3f}",
+         f"s ({1e3 * lf / r.frames:.3f} ms/frame; {lf / lb:.1f}× the bake above)"],
         [f"Blender bake, {r.frames} frames (nla.bake, IK constraints)", f"{bb:.3f}",
          f"s ({1e3 * bb / r.frames:.3f} ms/frame)"],
         ["speed-up (Blender / Limber bake time)", f"{r.speedup:.1f}", "×"],
@@ -321,7 +341,11 @@ def render(r: Result, quick: bool) -> str:
         "handler and the bake do per frame; frame evaluation itself not included). The "
         "bakes include Blender's frame evaluation for every frame; the targets use wall "
         "time (the CPU row counts all of this process's threads). Limber bakes analytic "
-        "limbs as one batch per limb (frames are only read). Blender's rig: IK "
+        "limbs as one batch per limb; "
+        + ("the targets' inputs were sampled from their F-curves (no frame change per frame: "
+           "`BakeResult.fast`)" if r.fast_reads else
+           "the inputs were read after a frame change per frame (fast reads not eligible)")
+        + ". Blender's rig: IK "
         "constraint (chain 2) on each lower bone plus Copy Rotation on each end bone, same "
         f"target Empties. Largest Limber position error over the run: "
         f"{r.worst_position_error:.2e} m.",

@@ -307,3 +307,26 @@ def test_blocked_f_curves_fall_back(limber: Any) -> None:
     quick, slow = _bake(limber, obj)
     assert not quick.fast
     _same_keys(quick, slow, tol=0.0)
+
+
+def test_keys_outside_the_range_keep_their_handles_and_types(limber: Any) -> None:
+    obj, _ = _rig()
+    pb = obj.pose.bones["forearm.L"]
+    for f, w in ((-20, 1.0), (-10, 0.9), (60, 0.8)):
+        pb.rotation_quaternion = (w, 0.1, 0.0, 0.0)
+        pb.keyframe_insert("rotation_quaternion", frame=f)
+    bake = limber.sub("addon.bake")
+    fc = bake._fcurves(obj).find('pose.bones["forearm.L"].rotation_quaternion', index=0)
+    k = fc.keyframe_points[1]
+    k.handle_left_type = k.handle_right_type = "FREE"
+    k.handle_left, k.handle_right, k.interpolation = (-12.0, 0.5), (-7.0, 1.2), "LINEAR"
+    fc.keyframe_points[2].easing = "EASE_IN"
+    before = [(tuple(p.co), tuple(p.handle_left), tuple(p.handle_right), p.interpolation,
+               p.handle_left_type, p.handle_right_type, p.easing) for p in fc.keyframe_points]
+    assert bake.bake_object(obj, bpy.context.scene, START, END).fast
+    pts = sorted(fc.keyframe_points, key=lambda p: p.co.x)
+    after = [(tuple(p.co), tuple(p.handle_left), tuple(p.handle_right), p.interpolation,
+              p.handle_left_type, p.handle_right_type, p.easing) for p in pts]
+    assert len(pts) == 3 + END - START + 1
+    assert after[:2] == before[:2] and after[-1][0] == before[-1][0]
+    assert after[-1][3:] == before[-1][3:]
