@@ -14,7 +14,9 @@ The loop (:meth:`IKSolver.run`), per batch row and iteration:
    goals of weight > 0) is ≤ ``tolerance`` (m / rad); STALLED when the objective
    ``‖e‖²`` has not dropped below ``(1 − stall_tolerance)`` × its best value for
    ``stall_iterations`` consecutive iterations (e.g. unreachable targets, a local minimum,
-   joints pinned at limits); MAX_ITERATIONS after ``max_iterations`` steps.
+   joints pinned at limits; the window defaults to the method's
+   :attr:`IKSolver.stall_window`: 20, or 100 for the non-monotone EXTENDED_JACOBIAN);
+   MAX_ITERATIONS after ``max_iterations`` steps.
 3. Otherwise ``dq = step(state)``; ``dq`` is scaled so that ``max |dq_j| ≤ max_step``
    (Buss §8: "almost always a good idea to clamp the maximum angle change"; the
    direction is kept, like ClampMaxAbs); ``q += dq``; with ``use_limits`` the result is
@@ -157,8 +159,12 @@ class SolveSettings:
         clamp_rule: :class:`ClampRule`, default FIXED.
         gamma_max: γ_max > 0 of SDLS (rad), default π/4 (Buss & Kim).
         target_jacobian: default False: Buss's alternate Jacobian (§2) for position rows.
-        stall_iterations: int ≥ 1, default 20; stall_tolerance: ≥ 0, default 1e-12 (see
-            the module docstring).
+        stall_iterations: int ≥ 1 or None (default): the stall window (module
+            docstring); None takes the method's :attr:`IKSolver.stall_window` (20; 100 for
+            EXTENDED_JACOBIAN, whose error is not monotone: on Buss's double-Y it stays
+            above its best value for more than 50 iterations at a time while converging,
+            and a 20-iteration window reported a reachable target as STALLED).
+            stall_tolerance: ≥ 0, default 1e-12 (see the module docstring).
         tikhonov: γ ≥ 0 of LBFGSB (Ki & Sheen §3, Eq. 3.1; units of e per rad), default
             1e-4: the objective is ‖e‖² + γ²‖q − q_rest‖² (q_rest default zeros, their
             ‖θ‖²). Failure mode: the minimiser is biased by ≈ γ²‖q − q_rest‖/σ_min, so a
@@ -198,7 +204,7 @@ class SolveSettings:
     clamp_rule: ClampRule = ClampRule.FIXED
     gamma_max: float = math.pi / 4
     target_jacobian: bool = False
-    stall_iterations: int = 20
+    stall_iterations: int | None = None
     stall_tolerance: float = 1e-12
     tikhonov: float = 1e-4
     lbfgsb_iterations: int = 100
@@ -218,7 +224,7 @@ class SolveSettings:
 
         for name in (
             "max_iterations",
-            "stall_iterations",
+            *(() if self.stall_iterations is None else ("stall_iterations",)),
             "lbfgsb_iterations",
             "lbfgsb_memory",
             "subdivisions",
@@ -230,8 +236,8 @@ class SolveSettings:
             )
         _check(self.max_iterations >= 0, f"max_iterations must be >= 0, got {self.max_iterations}")
         _check(
-            self.stall_iterations >= 1,
-            f"stall_iterations must be >= 1, got {self.stall_iterations}",
+            self.stall_iterations is None or self.stall_iterations >= 1,
+            f"stall_iterations must be >= 1 or None, got {self.stall_iterations}",
         )
         _check(
             self.lbfgsb_iterations >= 1,
@@ -376,6 +382,10 @@ class IKSolver(ABC):
 
     method: ClassVar[Method]
     supports_null_space: ClassVar[bool] = False
+    #: Default stall window (``SolveSettings.stall_iterations=None``): iterations without
+    #: a new best objective before a row is STALLED. Methods whose objective is not
+    #: monotone along the iteration need a longer one.
+    stall_window: ClassVar[int] = 20
 
     @abstractmethod
     def step(self, state: StepState) -> FloatArray:
@@ -442,7 +452,9 @@ class IKSolver(ABC):
 
         keep_frac = 1.0 - settings.stall_tolerance
         tol = settings.tolerance
-        stall_max = settings.stall_iterations
+        stall_max = (
+            self.stall_window if settings.stall_iterations is None else settings.stall_iterations
+        )
         last = settings.max_iterations
         memo: dict[str, Any] = {}  # gathered targets, reused while the rows are the same
         for it in range(last + 1):

@@ -604,6 +604,10 @@ class ExtendedJacobianStep(IKSolver):
     equations + LU (module docstring)."""
 
     method = Method.EXTENDED_JACOBIAN
+    #: Not a descent method for ‖e‖² (the element rows damp some directions, leave
+    #: others nearly undamped; steps along those overshoot): on the double-Y the error
+    #: stays above its best for > 50 iterations at a time while converging.
+    stall_window = 100
 
     def step(self, state: StepState) -> FloatArray:
         st = state.settings

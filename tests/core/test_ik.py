@@ -30,29 +30,31 @@ IMPLEMENTED = [
 ]
 FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}
 
-#: Iteration budgets to reach every goal within 1e-6 (m / rad) from q0 for 8 reachable
-#: targets (FK of q0 + U(−0.5, 0.5) per DOF, seed 42). Arm: a full pose goal (position +
-#: orientation of the hand); Y / double-Y: one position goal per effector. The Jacobian
-#: transpose gets position goals only (with the full pose goal 3 of the 8 arm problems are
-#: not within 1e-6 after 20,000 iterations) and is not budgeted on the double-Y (Buss §8:
-#: "extremely poor": after 20,000 iterations 6 of the 8 problems are still off, by up to
-#: 1.3e-3; see test_jacobian_transpose_reduces_error_on_double_y). Measured maxima in
-#: comments.
+#: Iteration budgets to reach every goal within 1e-6 (m / rad) from q0 for ALL 8 reachable
+#: targets per fixture (FK of q0 + U(−0.5, 0.5) per DOF, seed 42), default settings. Arm:
+#: a full pose goal (position + orientation of the hand) unless "position" is noted;
+#: Y / double-Y: one position goal per effector. Measured maxima in comments.
+#: The Jacobian transpose (Buss §3, optimal α) is steepest descent on the linearised
+#: error, so it converges linearly with the rate set by (σ_max/σ_min)² of J at the
+#: solution (≈ 4·10³–2·10⁴ on the double-Y, hence 10⁵ iterations: Buss §8 "extremely
+#: poor for the double-Y"). On the arm it gets a position goal here; its pose-goal
+#: limitation is test_jacobian_transpose_on_arm_pose_goals.
 BUDGETS = {
-    (Method.JACOBIAN_TRANSPOSE, "arm"): 1500,  # 850
-    (Method.JACOBIAN_TRANSPOSE, "Y"): 15000,  # 11178
-    (Method.PSEUDOINVERSE, "arm"): 15,  # 8
-    (Method.PSEUDOINVERSE, "Y"): 15,  # 8
-    (Method.PSEUDOINVERSE, "double-Y"): 15,  # 10
-    (Method.DLS, "arm"): 80,  # 52
-    (Method.DLS, "Y"): 15,  # 8
-    (Method.DLS, "double-Y"): 20,  # 11
-    (Method.DLS_CLAMPED, "arm"): 80,  # 52
-    (Method.DLS_CLAMPED, "Y"): 15,  # 9
-    (Method.DLS_CLAMPED, "double-Y"): 20,  # 12
-    (Method.SDLS, "arm"): 80,  # 52
-    (Method.SDLS, "Y"): 15,  # 9
-    (Method.SDLS, "double-Y"): 40,  # 25
+    (Method.JACOBIAN_TRANSPOSE, "arm"): (1500, True),  # 850 (position goal)
+    (Method.JACOBIAN_TRANSPOSE, "Y"): (15000, False),  # 11178
+    (Method.JACOBIAN_TRANSPOSE, "double-Y"): (200_000, False),  # 167898
+    (Method.PSEUDOINVERSE, "arm"): (15, False),  # 8
+    (Method.PSEUDOINVERSE, "Y"): (15, False),  # 8
+    (Method.PSEUDOINVERSE, "double-Y"): (15, False),  # 10
+    (Method.DLS, "arm"): (80, False),  # 52
+    (Method.DLS, "Y"): (15, False),  # 8
+    (Method.DLS, "double-Y"): (20, False),  # 11
+    (Method.DLS_CLAMPED, "arm"): (80, False),  # 52
+    (Method.DLS_CLAMPED, "Y"): (15, False),  # 9
+    (Method.DLS_CLAMPED, "double-Y"): (20, False),  # 12
+    (Method.SDLS, "arm"): (80, False),  # 52
+    (Method.SDLS, "Y"): (15, False),  # 9
+    (Method.SDLS, "double-Y"): (40, False),  # 25
 }
 
 
@@ -81,8 +83,9 @@ def single(goal, b):
 @pytest.mark.parametrize(("method", "name"), list(BUDGETS), ids=lambda x: getattr(x, "name", x))
 def test_converges_within_budget(method, name):
     fx = FIXTURES[name]()
-    goals, q0, _ = reachable_goals(fx, position_only=method is Method.JACOBIAN_TRANSPOSE)
-    budget = BUDGETS[(method, name)]
+    budget, position_only = BUDGETS[(method, name)]
+    goals, q0, _ = reachable_goals(fx, position_only=position_only)
+    assert q0.shape[0] == 8
     r = solve(fx.skeleton, goals, q0, method, SolveSettings(max_iterations=budget))
     assert np.all(r.reached), (r.iterations, r.error)
     assert np.all(r.error <= 1e-6) and np.all(r.iterations <= budget)
@@ -91,12 +94,26 @@ def test_converges_within_budget(method, name):
     np.testing.assert_allclose(r.per_goal_error, fx.skeleton.goal_errors(r.q, goals), atol=1e-15)
 
 
-def test_jacobian_transpose_reduces_error_on_double_y():
-    fx = buss_double_y()
-    goals, q0, _ = reachable_goals(fx, batch=4, position_only=True)
-    start = fx.skeleton.goal_errors(q0, goals).max(axis=1)
-    r = solve(fx.skeleton, goals, q0, Method.JACOBIAN_TRANSPOSE, SolveSettings(max_iterations=500))
-    assert np.all(r.error < 0.1 * start)
+def test_jacobian_transpose_on_arm_pose_goals():
+    """The limitation, with numbers: 7 of the 8 arm pose problems are reached within
+    50,000 iterations (measured: 3301, 33474, 47829, 3262, 2464, 2136, 2531); problem 5
+    is not (2.5e-5 after 200,000). Its target has the elbow 0.027 rad from straight:
+    σ_min(J) = 0.003 against σ_max = 1.9, so steepest descent's contraction per iteration
+    is ≈ 1 − 2(σ_min/σ_max)² ≈ 1 − 5e-6 along the stretch direction. The error still falls
+    steadily (no stall)."""
+    fx = human_arm()
+    goals, q0, qs = reachable_goals(fx)
+    sk = fx.skeleton
+    assert abs(qs[5, 3]) < 0.03  # the near-straight elbow
+    sv = np.linalg.svd(sk.jacobian(qs[5], [single(g, 5) for g in goals]), compute_uv=False)
+    assert sv[-1] / sv[0] < 2e-3
+    start = sk.goal_errors(q0, goals).max(axis=1)
+    r = solve(sk, goals, q0, Method.JACOBIAN_TRANSPOSE, SolveSettings(max_iterations=50_000))
+    expect = np.ones(8, bool)
+    expect[5] = False
+    np.testing.assert_array_equal(r.reached, expect)
+    assert r.reason[5] is StopReason.MAX_ITERATIONS and r.iterations[5] == 50_000
+    assert 1e-6 < r.error[5] < 1e-3 * start[5]
 
 
 @pytest.mark.parametrize("method", IMPLEMENTED, ids=lambda m: m.name)

@@ -47,31 +47,31 @@ def single(goal, b):
     return PositionGoal(goal.position[b], joint=goal.joint)
 
 
-#: (method, fixture) → (iteration budget, batch, position_only, extra settings). Budgets
-#: to reach every goal within 1e-6 from q0 (test_ik.py's problems, seed 42; batch b = the
-#: first b of them); measured maxima in comments. LBFGSB iterations are outer iterations
-#: of ≤ lbfgsb_iterations (100) L-BFGS-B iterations each. EXTENDED_JACOBIAN with Šoch &
-#: Lórencz's w = 1 converges only linearly (its zero-change element rows are a permanent,
-#: configuration-dependent damping): budgeted on the Y here and on the double-Y below; on
-#: the arm one of the 8 pose problems is still at 1.8e-6 after 20,000 iterations, so the
-#: arm (and the double-Y here) use w = 0.1. CCD (linear convergence, one sweep per
-#: iteration) is budgeted on the Y, the double-Y (first 4 problems: a sweep is 25
-#: evaluations; all 8 need 4579) and on the arm with a position goal; with the full pose
-#: goal one of the 8 arm problems is still at 4.4e-5 after 20,000 sweeps (no budget; its
-#: monotone error reduction is tested below).
+#: (method, fixture) → (iteration budget, position_only, extra settings). Budgets to
+#: reach every goal within 1e-6 from q0 for ALL 8 problems of test_ik.py (seed 42), with
+#: default settings unless extra ones are given; measured maxima in comments. LBFGSB
+#: iterations are outer iterations of ≤ lbfgsb_iterations (100) L-BFGS-B iterations
+#: each. CCD (one sweep per iteration) and EXTENDED_JACOBIAN with Šoch & Lórencz's w = 1
+#: converge only linearly (CCD: coordinate descent; EJ: its zero-change element rows
+#: are a permanent, configuration-dependent damping); the arm's problem 5 (target with
+#: the elbow 0.027 rad from straight, σ_min/σ_max of J = 1.6e-3) dominates their arm
+#: budgets. CCD gets a position goal on the arm here; its pose-goal limitation is
+#: test_ccd_on_arm_pose_goals. EJ with w = 0.1 (less element damping) is budgeted too.
 BUDGETS = {
-    (Method.CCD, "Y"): (1000, 8, False, {}),  # 755
-    (Method.CCD, "arm"): (400, 8, True, {}),  # 252
-    (Method.CCD, "double-Y"): (3500, 4, False, {}),  # 3214
-    (Method.LBFGSB, "arm"): (10, 3, False, {}),  # 1
-    (Method.LBFGSB, "Y"): (15, 1, False, {}),  # 7
-    (Method.LBFGSB, "double-Y"): (10, 1, False, {}),  # 4
-    (Method.TASK_PRIORITY, "arm"): (15, 8, False, {}),  # 8
-    (Method.TASK_PRIORITY, "Y"): (15, 8, False, {}),  # 8
-    (Method.TASK_PRIORITY, "double-Y"): (15, 8, False, {}),  # 10
-    (Method.EXTENDED_JACOBIAN, "Y"): (600, 8, False, {}),  # 436
-    (Method.EXTENDED_JACOBIAN, "arm"): (400, 8, False, EJ_FAST),  # 245
-    (Method.EXTENDED_JACOBIAN, "double-Y"): (50, 8, False, EJ_FAST),  # 30
+    (Method.CCD, "arm"): (400, True, {}),  # 252 (position goal)
+    (Method.CCD, "Y"): (1000, False, {}),  # 755
+    (Method.CCD, "double-Y"): (5000, False, {}),  # 4579
+    (Method.LBFGSB, "arm"): (10, False, {}),  # 3
+    (Method.LBFGSB, "Y"): (15, False, {}),  # 8
+    (Method.LBFGSB, "double-Y"): (10, False, {}),  # 4
+    (Method.TASK_PRIORITY, "arm"): (15, False, {}),  # 8
+    (Method.TASK_PRIORITY, "Y"): (15, False, {}),  # 8
+    (Method.TASK_PRIORITY, "double-Y"): (15, False, {}),  # 10
+    (Method.EXTENDED_JACOBIAN, "arm"): (30_000, False, {}),  # 23475
+    (Method.EXTENDED_JACOBIAN, "Y"): (600, False, {}),  # 436
+    (Method.EXTENDED_JACOBIAN, "double-Y"): (2000, False, {}),  # 1643
+    (Method.EXTENDED_JACOBIAN, "arm w=0.1"): (400, False, EJ_FAST),  # 245
+    (Method.EXTENDED_JACOBIAN, "double-Y w=0.1"): (50, False, EJ_FAST),  # 30
 }
 
 
@@ -81,9 +81,10 @@ def test_all_methods_are_implemented():
 
 @pytest.mark.parametrize(("method", "name"), list(BUDGETS), ids=lambda x: getattr(x, "name", x))
 def test_converges_within_budget(method, name):
-    budget, batch, position_only, extra = BUDGETS[(method, name)]
-    fx = FIXTURES[name]()
-    goals, q0, _ = reachable_goals(fx, batch=batch, position_only=position_only)
+    budget, position_only, extra = BUDGETS[(method, name)]
+    fx = FIXTURES[name.split()[0]]()
+    goals, q0, _ = reachable_goals(fx, position_only=position_only)
+    assert q0.shape[0] == 8
     r = solve(fx.skeleton, goals, q0, method, SolveSettings(max_iterations=budget, **extra))
     assert np.all(r.reached), (r.iterations, r.error)
     assert np.all(r.error <= 1e-6) and np.all(r.iterations <= budget)
@@ -91,16 +92,24 @@ def test_converges_within_budget(method, name):
     np.testing.assert_allclose(r.per_goal_error, fx.skeleton.goal_errors(r.q, goals), atol=1e-15)
 
 
-def test_extended_jacobian_with_soch_lorencz_weight_converges_on_the_double_y():
-    """w = 1 on the double-Y: 1643 iterations at most for the 8 problems. Its slow phases
-    look like stalls to the default stall test (20 iterations without a 1e-12 relative
-    improvement stopped one problem at 174), so the budget is stated with stall
-    detection off."""
+def test_extended_jacobian_default_stall_window_lets_it_converge():
+    """EJ's error is not monotone: on the double-Y problem 2 it stays above its best value
+    for 56 iterations at a time while converging. A 20-iteration stall window (the
+    other methods' default) reports it STALLED at iteration 170 (error 2.8e-3); EJ's
+    default window (100) reaches it (891 iterations)."""
     fx = buss_double_y()
-    goals, q0, _ = reachable_goals(fx, batch=8)
-    s = SolveSettings(max_iterations=2000, stall_iterations=10**6)
-    r = solve(fx.skeleton, goals, q0, Method.EXTENDED_JACOBIAN, s)
-    assert np.all(r.reached) and np.all(r.iterations <= 2000), (r.iterations, r.error)
+    goals, q0, _ = reachable_goals(fx)
+    g = [single(x, 2) for x in goals]
+    short = solve(
+        fx.skeleton,
+        g,
+        q0[2],
+        Method.EXTENDED_JACOBIAN,
+        SolveSettings(max_iterations=2000, stall_iterations=20),
+    )
+    assert short.reason is StopReason.STALLED and short.error > 1e-3
+    r = solve(fx.skeleton, g, q0[2], Method.EXTENDED_JACOBIAN, SolveSettings(max_iterations=2000))
+    assert r.reached and r.iterations == 891
 
 
 @pytest.mark.parametrize("method", NEW, ids=lambda m: m.name)
@@ -125,7 +134,7 @@ def test_ccd_on_pose_goals_and_the_double_y_reduces_error_monotonically():
     increases over a sweep; convergence is linear, hence no 1e-6 budget here."""
     for fx, position_only in ((human_arm(), False), (buss_double_y(), True)):
         sk = fx.skeleton
-        goals, q0, _ = reachable_goals(fx, batch=3, position_only=position_only)
+        goals, q0, _ = reachable_goals(fx, batch=8, position_only=position_only)
         s = SolveSettings(max_step=np.inf)
         q = q0
         objs = [np.sum(sk.errors(q, goals) ** 2, axis=1)]
@@ -135,6 +144,26 @@ def test_ccd_on_pose_goals_and_the_double_y_reduces_error_monotonically():
         objs = np.array(objs)
         assert np.all(np.diff(objs, axis=0) <= 1e-12 * objs[:-1])
         assert np.all(objs[-1] < 0.05 * objs[0])
+
+
+def test_ccd_on_arm_pose_goals():
+    """The limitation, with numbers: on the arm with the full pose goal CCD reaches the 8
+    problems in 1723, 11773, 16193, 1682, 1056, —, 1163 and 1632 sweeps (measured with a
+    20,000 budget); problem 5 (elbow 0.027 rad from straight at the target) is still at
+    4.4e-5 after 20,000 sweeps. Here, within 2,000 sweeps: the five fast ones are reached,
+    the other three have cut their error by more than 100× and are still improving
+    (MAX_ITERATIONS, not STALLED); monotonicity is checked above."""
+    fx = human_arm()
+    sk = fx.skeleton
+    goals, q0, _ = reachable_goals(fx)
+    start = sk.goal_errors(q0, goals).max(axis=1)
+    r = solve(sk, goals, q0, Method.CCD, SolveSettings(max_iterations=2000))
+    fast = np.array([0, 3, 4, 6, 7])
+    slow = np.array([1, 2, 5])
+    assert np.all(r.reached[fast]) and np.all(r.iterations[fast] <= 1750)
+    assert not np.any(r.reached[slow])
+    assert all(r.reason[i] is StopReason.MAX_ITERATIONS for i in slow)
+    assert np.all(r.error[slow] < 1e-2 * start[slow])
 
 
 def test_ccd_direction_and_orientation_updates_are_exact_per_dof():
@@ -432,6 +461,8 @@ def test_new_settings_are_validated():
         {"subdivisions": 1.5},
         {"priority_damping": float("nan")},
         {"extended_weight": 0.0},
+        {"stall_iterations": 0},
+        {"stall_iterations": 2.0},
     ):
         with pytest.raises(InvalidInputError, match=next(iter(bad))):
             SolveSettings(**bad)
