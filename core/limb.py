@@ -76,7 +76,7 @@ _EPS_LEN = 1e-9
 _TINY = 1e-300
 _IDENTITY = np.eye(3)
 # Tight tolerances: the unsolvable-goal optimum feeds a fixed point that must be exact.
-_LBFGSB_OPTIONS = {"ftol": 1e-15, "gtol": 1e-11, "maxiter": 200, "maxcor": 4}
+_SLSQP_OPTIONS = {"ftol": 1e-15, "maxiter": 200}
 _IDENTITY.setflags(write=False)
 
 
@@ -1282,6 +1282,29 @@ def _least_violating_swivel(sh: _Coeffs, lim: EulerLimits | None) -> float:
     return float(V.wrap(best))
 
 
+def _bounded_min(
+    fg: Callable[[FloatArray], tuple[float, FloatArray]],
+    x0: FloatArray,
+    bounds: Sequence[tuple[float | None, float | None]],
+) -> tuple[FloatArray, float]:
+    """Minimise a smooth f with its gradient over a box: scipy's SLSQP. Returns (x, f).
+
+    Not L-BFGS-B: scipy's L-BFGS-B calls the bundled multithreaded OpenBLAS on every
+    iteration, and on a loaded 2-core machine that cost 5–120 ms per 4-variable
+    minimisation (0.7 ms with one BLAS thread), i.e. up to seconds per unsolvable goal;
+    SLSQP does not call BLAS. Its line search may step outside the box, where scipy
+    evaluates f at the clipped point and warns; that warning is silenced here.
+    """
+    import warnings
+
+    from scipy.optimize import minimize
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Values in x were outside bounds")
+        res = minimize(fg, x0, jac=True, method="SLSQP", bounds=bounds, options=_SLSQP_OPTIONS)
+    return np.asarray(res.x, dtype=np.float64), float(res.fun)
+
+
 def _unsolvable_pose(
     limits: LimbLimits,
     sh: _Coeffs,
@@ -1294,13 +1317,11 @@ def _unsolvable_pose(
 
     Position stays exact: φ ranges over the shoulder-feasible set A1 ∪ A2 (one bounded
     search per interval) and the wrist's Euler angles over their limits (box bounds), the
-    objective being ‖R1(φ)·M·R2(θ5, θ6, θ7) − R_W‖²_F (L-BFGS-B, scipy). If no φ satisfies
+    objective being ‖R1(φ)·M·R2(θ5, θ6, θ7) − R_W‖²_F (:func:`_bounded_min`). If no φ satisfies
     the shoulder limits, φ minimises the shoulder's violation instead and only the wrist
     is optimised. ``warm`` (φ, θ5, θ6, θ7) from a previous, nearby solve replaces the
     multi-start when its φ lies in one of the intervals. Returns (φ, R2, x).
     """
-    from scipy.optimize import minimize
-
     wlim = limits.wrist
     order = wlim.order if wlim else "XYZ"
     wlo, whi = wlim.bounds() if wlim else ((-np.inf,) * 3, (np.inf,) * 3)
@@ -1367,15 +1388,8 @@ def _unsolvable_pose(
     if not intervals:
         phi0 = _least_violating_swivel(sh, limits.shoulder)
         x0 = warm[1:] if warm is not None else start_wrist(phi0)
-        res = minimize(
-            wrist_only(phi0),
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds_w,
-            options=_LBFGSB_OPTIONS,
-        )
-        return phi0, euler_to_matrix(res.x, order), np.concatenate([[phi0], res.x])
+        xw, _ = _bounded_min(wrist_only(phi0), x0, bounds_w)
+        return phi0, euler_to_matrix(xw, order), np.concatenate([[phi0], xw])
     starts: list[tuple[float, float, FloatArray]] = []
     if warm is not None:
         for a, b in intervals:
@@ -1389,16 +1403,9 @@ def _unsolvable_pose(
     best_x: FloatArray | None = None
     best_f = math.inf
     for a, b, x0 in starts:
-        res = minimize(
-            cost_grad,
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=[(a, b), *bounds_w],
-            options=_LBFGSB_OPTIONS,
-        )
-        if res.fun < best_f:
-            best_f, best_x = float(res.fun), np.asarray(res.x)
+        xb, fb = _bounded_min(cost_grad, x0, [(a, b), *bounds_w])
+        if fb < best_f:
+            best_f, best_x = fb, xb
     assert best_x is not None
     return float(V.wrap(best_x[0])), euler_to_matrix(best_x[1:], order), best_x
 
