@@ -384,9 +384,9 @@ def _close(a: Any, b: Any) -> bool:
 
 def _fast_eligible(
     obj: Any, scene: Any, items: list[Any], rigs: list[Any], plans: list[Any],
-) -> tuple[dict[int, Any], dict[str, tuple[Any, list[Any]]]] | None:
+) -> tuple[dict[int, Any], dict[int, tuple[Any, list[Any]]]] | None:
     """The swivel F-curves ({limb index: F-curve}) and the target and pole objects with
-    their transform F-curves ({name: (object, F-curves)}) when the fast reads are
+    their transform F-curves ({pointer: (object, F-curves)}) when the fast reads are
     equivalent to frame changes (see :func:`_fast_reads`), else None."""
     if any(lb.target_bone for lb in items):
         return None
@@ -394,14 +394,14 @@ def _fast_eligible(
     swivels = _armature_swivels(obj, scene, items, rigs)
     if swivels is None:
         return None
-    objects: dict[str, tuple[Any, list[Any]]] = {}
+    objects: dict[int, tuple[Any, list[Any]]] = {}
     for plan in plans:
         for ob in (plan.target, plan.pole):
-            if ob is not None and ob.name not in objects:
+            if ob is not None and ob.as_pointer() not in objects:
                 fcs = _plain_object(ob, obj)
                 if fcs is None:
                     return None
-                objects[ob.name] = (ob, fcs)
+                objects[ob.as_pointer()] = (ob, fcs)
     return swivels, objects
 
 
@@ -422,7 +422,7 @@ def _fast_reads(
     swivels, objects = eligible
     at = [float(f) for f in frames]
     try:
-        worlds = {name: _object_worlds(ob, fcs, at) for name, (ob, fcs) in objects.items()}
+        worlds = {key: _object_worlds(ob, fcs, at) for key, (ob, fcs) in objects.items()}
     except LimberError:
         return None
     n = len(frames)
@@ -443,12 +443,12 @@ def _fast_reads(
             if i == 0:
                 swivel = (_sample(swivels[k], at) if k in swivels
                           else np.full(n, r.swivel))
-                pole = None if plan.pole is None else worlds[plan.pole.name][:, :3, 3]
+                pole = None if plan.pole is None else worlds[plan.pole.as_pointer()][:, :3, 3]
                 reads.append({
                     "parent": None if r.parent is None else np.broadcast_to(r.parent, (n, 4, 4)),
                     "location": None if r.location is None else np.broadcast_to(
                         r.location, (n, 3)),
-                    "target": worlds[plan.target.name],
+                    "target": worlds[plan.target.as_pointer()],
                     "wrist": None if r.wrist is None else np.broadcast_to(r.wrist, (n, 3, 3)),
                     "pole": pole,
                     "swivel": swivel,

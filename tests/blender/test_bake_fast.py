@@ -135,6 +135,7 @@ def test_fast_reads_equal_frame_by_frame_reads(limber: Any) -> None:
     assert _eligible(limber, obj) is not None
     quick, slow = _bake(limber, obj)
     assert quick.fast
+    assert all(s.reachable for row in quick.statuses for s in row)
     _same_keys(quick, slow)
     _reaches_targets(obj, targets, (START, 13, 29, END))
 
@@ -330,3 +331,13 @@ def test_keys_outside_the_range_keep_their_handles_and_types(limber: Any) -> Non
     assert len(pts) == 3 + END - START + 1
     assert after[:2] == before[:2] and after[-1][0] == before[-1][0]
     assert after[-1][3:] == before[-1][3:]
+
+
+def test_unanimated_and_shared_targets_are_read_fast(limber: Any) -> None:
+    obj, targets = _rig(rotation=(0.0, 0.0, -0.5))
+    targets["arm.R"].animation_data_clear()
+    obj.limber.limbs["leg.R"].target = targets["leg.R"] = targets["leg.L"]
+    quick, slow = _bake(limber, obj)
+    assert quick.fast
+    assert all(s.reachable for row in quick.statuses for s in row)
+    _same_keys(quick, slow)
