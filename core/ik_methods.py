@@ -207,23 +207,44 @@ def _position_terms(ei: FloatArray, c: FloatArray, w: FloatArray) -> tuple[Float
 
 
 @lru_cache(maxsize=64)
-def _one_dof_per_joint(skeleton: Skeleton) -> bool:
-    return bool(skeleton.n_dofs == 0 or np.bincount(skeleton.dof_joint).max() <= 1)
+def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
+    """Per DOF j: the DOFs i < j of the same joint whose world axis turns with DOF j (the
+    Ball's Euler components applied after it, nearer the child; their kinematic nodes
+    are deeper, hence numbered higher)."""
+    node = skeleton._kin.dof_node
+    dj = skeleton.dof_joint
+    idx = np.arange(skeleton.n_dofs)
+    return tuple(
+        np.flatnonzero((dj == dj[j]) & (node > node[j]) & (idx < j)) for j in range(skeleton.n_dofs)
+    )
+
+
+def _axis_rotations(w: FloatArray, angle: FloatArray) -> FloatArray:
+    """(b, 3, 3) rotations about the unit axes w (b, 3) by ``angle`` (b,) (Rodrigues)."""
+    ca, sa = np.cos(angle)[:, None, None], np.sin(angle)[:, None, None]
+    skew = np.zeros(w.shape + (3,))
+    skew[:, 0, 1], skew[:, 0, 2], skew[:, 1, 2] = -w[:, 2], w[:, 1], -w[:, 0]
+    skew[:, 1, 0], skew[:, 2, 0], skew[:, 2, 1] = w[:, 2], -w[:, 1], w[:, 0]
+    out: FloatArray = ca * np.eye(3) + sa * skew + (1.0 - ca) * (w[:, :, None] * w[:, None, :])
+    return out
 
 
 @register
 class CCDStep(IKSolver):
     """Cyclic coordinate descent per DOF with limits (Lee; module docstring).
 
-    Fast path (same updates, no re-evaluation): when every joint has at most one DOF
-    (hinges, as in Buss's Y and double-Y) and every weighted goal is a position goal,
-    rotating DOF j by δ moves exactly the goal points below its joint, by the rotation
-    about its world axis w_j through its origin p_j, and leaves the axes and origins of
-    the DOFs still to be visited in the sweep unchanged (they belong to the joint's
-    ancestors or to other branches: parents come before children). The sweep then
-    updates those points by Rodrigues' formula instead of n forward kinematics (the
-    points are recomputed from scratch at the next loop iteration, so rounding does not
-    accumulate across sweeps)."""
+    Fast path (the same updates without n forward kinematics per sweep) when every
+    weighted goal block is a POSITION or ROTATION block: rotating DOF j by δ turns
+    everything below it — the goal points and goal-joint rotations of the goals under its
+    joint, and the world axes of its own joint's inner Euler components — by the
+    rotation about its world axis w_j through its origin p_j, and nothing else the rest
+    of the sweep needs (the DOFs still to visit belong to ancestors, other branches or
+    the same joint; parents come before children). So the sweep updates those points,
+    rotations and axes by Rodrigues' formula. A rotation block's terms come straight
+    from E = R_t R_cᵀ: A = w (tr E − wᵀEw), B = w · w·vee(E − Eᵀ) (the module
+    docstring's formulas with cos θ = (tr E − 1)/2, sin θ k = vee(E − Eᵀ)/2). The state
+    is recomputed from scratch at the next loop iteration, so rounding does not
+    accumulate across sweeps. DIRECTION and AIM blocks use the re-evaluating sweep."""
 
     method = Method.CCD
 
@@ -232,12 +253,12 @@ class CCDStep(IKSolver):
         gj = _goal_joints(sk, state.goals)
         lo, hi = _bounds(state)
         active = [blk for blk in state.blocks if blk.weight > 0.0]
-        if _one_dof_per_joint(sk) and all(b.kind is BlockKind.POSITION for b in active):
-            return self._hinge_sweep(state, active, gj, lo, hi)
+        if all(b.kind in (BlockKind.POSITION, BlockKind.ROTATION) for b in active):
+            return self._fast_sweep(state, active, gj, lo, hi)
         return self._general_sweep(state, gj, lo, hi)
 
     @staticmethod
-    def _hinge_sweep(
+    def _fast_sweep(
         state: StepState,
         active: list[RowBlock],
         gj: list[int],
@@ -247,32 +268,80 @@ class CCDStep(IKSolver):
         sk = state.skeleton
         q = state.q.copy()
         bsz = q.shape[0]
-        _, _, w_all, p_all = sk._kinematics(q)
-        # goal points (b, L, 3) and targets, and √weight (L, 1), of the L position blocks
-        sw = np.array([[math.sqrt(blk.weight)] for blk in active])
-        targets = np.empty((bsz, len(active), 3))
-        for i, blk in enumerate(active):
-            pos = np.asarray(state.goals[blk.goal].position)  # type: ignore[union-attr]
-            targets[:, i] = pos if pos.ndim == 1 else pos[state.rows]
-        points = targets - np.stack([state.e[:, blk.rows] for blk in active], 1) / sw
-        below = sk.ancestors[sk.dof_joint][:, [gj[blk.goal] for blk in active]]  # (n, L)
+        rot, _, w_all, p_all = sk._kinematics(q)
+        w_all = w_all.copy()  # inner Euler axes are turned in place
+        pos_b = [blk for blk in active if blk.kind is BlockKind.POSITION]
+        rot_b = [blk for blk in active if blk.kind is BlockKind.ROTATION]
+
+        def pick(value: object, nd: int) -> FloatArray:
+            arr = np.asarray(value, dtype=np.float64)
+            out: FloatArray = arr if arr.ndim == nd else arr[state.rows]
+            return out
+
+        # position blocks: goal points (b, Lp, 3), targets, √weight (Lp, 1)
+        sw = np.array([math.sqrt(blk.weight) for blk in pos_b]).reshape(-1, 1)
+        targets = np.empty((bsz, len(pos_b), 3))
+        points = np.empty((bsz, len(pos_b), 3))
+        for i, blk in enumerate(pos_b):
+            targets[:, i] = pick(state.goals[blk.goal].position, 1)  # type: ignore[union-attr]
+            points[:, i] = targets[:, i] - state.e[:, blk.rows] / sw[i]
+        # rotation blocks: target and current rotations (b, Lr, 3, 3), weights (Lr,)
+        wr = np.array([blk.weight for blk in rot_b])
+        r_t = np.empty((bsz, len(rot_b), 3, 3))
+        for i, blk in enumerate(rot_b):
+            r_t[:, i] = pick(state.goals[blk.goal].rotation, 2)  # type: ignore[union-attr]
+        r_c = rot[:, [gj[blk.goal] for blk in rot_b]]
+        below = sk.ancestors[sk.dof_joint]
+        below_p = below[:, [gj[blk.goal] for blk in pos_b]]  # (n, Lp)
+        below_r = below[:, [gj[blk.goal] for blk in rot_b]]  # (n, Lr)
+        inner = _inner_dofs(sk)
         for j in range(q.shape[1] - 1, -1, -1):
-            moved = np.flatnonzero(below[j])
-            if not moved.size:
+            mp = np.flatnonzero(below_p[j])
+            mr = np.flatnonzero(below_r[j])
+            if not (mp.size or mr.size):
                 continue  # φ* = 0: the DOF stays (q is inside [lo, hi])
-            w, p = w_all[:, j, None], p_all[:, j, None]  # (b, 1, 3)
-            rel = points[:, moved] - p
-            c = sw[moved] * _cross(w, rel)
-            ei = sw[moved] * (targets[:, moved] - points[:, moved])
-            big_a = 2.0 * np.sum(c * c + ei * _cross(c, w), axis=(1, 2))
-            big_b = 2.0 * np.sum(ei * c, axis=(1, 2))
+            w, p = w_all[:, j], p_all[:, j]
+            big_a = np.zeros(bsz)
+            big_b = np.zeros(bsz)
+            if mp.size:
+                w1, p1 = w[:, None], p[:, None]  # (b, 1, 3)
+                rel = points[:, mp] - p1
+                c = sw[mp] * _cross(w1, rel)
+                ei = sw[mp] * (targets[:, mp] - points[:, mp])
+                big_a += 2.0 * np.sum(c * c + ei * _cross(c, w1), axis=(1, 2))
+                big_b += 2.0 * np.sum(ei * c, axis=(1, 2))
+            if mr.size:
+                e_rot = r_t[:, mr] @ np.swapaxes(r_c[:, mr], -1, -2)  # (b, k, 3, 3)
+                tr = np.trace(e_rot, axis1=-2, axis2=-1)
+                wew = np.einsum("bi,bkij,bj->bk", w, e_rot, w)
+                vee = np.stack(
+                    [
+                        e_rot[..., 2, 1] - e_rot[..., 1, 2],
+                        e_rot[..., 0, 2] - e_rot[..., 2, 0],
+                        e_rot[..., 1, 0] - e_rot[..., 0, 1],
+                    ],
+                    axis=-1,
+                )
+                big_a += (tr - wew) @ wr[mr]
+                big_b += np.einsum("bki,bi->bk", vee, w) @ wr[mr]
             new = _ccd_angle(q[:, j], big_a, big_b, lo[:, j], hi[:, j])
-            delta = (new - q[:, j])[:, None, None]
+            delta = new - q[:, j]
             q[:, j] = new
-            ca, sa = np.cos(delta), np.sin(delta)
-            points[:, moved] = (
-                p + rel * ca + _cross(w, rel) * sa + w * (np.sum(w * rel, -1)[..., None] * (1 - ca))
-            )
+            if mp.size:
+                ca, sa = np.cos(delta)[:, None, None], np.sin(delta)[:, None, None]
+                points[:, mp] = (
+                    p1
+                    + rel * ca
+                    + _cross(w1, rel) * sa
+                    + w1 * (np.sum(w1 * rel, -1)[..., None] * (1.0 - ca))
+                )
+            ins = inner[j]
+            if mr.size or ins.size:
+                turn = _axis_rotations(w, delta)
+                if mr.size:
+                    r_c[:, mr] = turn[:, None] @ r_c[:, mr]
+                if ins.size:
+                    w_all[:, ins] = np.einsum("bij,bkj->bki", turn, w_all[:, ins])
         return q - state.q
 
     @staticmethod

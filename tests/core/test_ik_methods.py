@@ -503,42 +503,77 @@ def test_task_priority_budget_keeps_every_component_within_max_step():
     assert np.all(_budget(dq, np.ones((1, 2)), np.inf) == 1.0)
 
 
-def test_ccd_hinge_fast_path_equals_the_re_evaluating_sweep():
-    """The one-DOF-per-joint, position-goal sweep (Rodrigues updates of the goal points)
-    gives the same update as the general sweep (forward kinematics after every DOF),
-    also with weights, the trust box (max_step) active and the target-based Jacobian."""
+def _ccd_sweeps(sk, goals, q0, s):
+    """(fast, general) CCD updates of one sweep from q0 (b, n)."""
     from core.ik import StepState
-    from core.ik_methods import CCDStep, _bounds, _goal_joints, _one_dof_per_joint
+    from core.ik_methods import CCDStep, _bounds, _goal_joints
+
+    ev = sk.evaluate(q0, goals, target_based=s.target_jacobian)
+    st = StepState(
+        q=q0,
+        e=ev.e,
+        J=ev.J,
+        goal_error=ev.goal_error,
+        previous_e=np.full_like(ev.e, np.nan),
+        blocks=ev.blocks,
+        rows=np.arange(q0.shape[0]),
+        iteration=0,
+        skeleton=sk,
+        goals=tuple(goals),
+        settings=s,
+        evaluate=lambda x: (x, x, x),  # not used by CCD
+    )
+    lo, hi = _bounds(st)
+    gj = _goal_joints(sk, st.goals)
+    active = [b for b in ev.blocks if b.weight > 0]
+    return CCDStep._fast_sweep(st, active, gj, lo, hi), CCDStep._general_sweep(st, gj, lo, hi)
+
+
+def test_ccd_fast_path_equals_the_re_evaluating_sweep():
+    """The sweep without forward kinematics per DOF (Rodrigues updates of goal points,
+    goal rotations and inner Euler axes) gives the same update as the general sweep
+    (forward kinematics after every DOF): hinge trees with weighted position goals, the
+    arm with pose goals, Balls of every Euler order with a locked component, limits,
+    an active trust box (max_step) and the target-based Jacobian."""
+    from core.skeleton import Ball, Hinge, Joint, Skeleton
 
     fx = buss_double_y()
-    sk = fx.skeleton
-    assert _one_dof_per_joint(sk) and not _one_dof_per_joint(human_arm().skeleton)
     goals, q0, _ = reachable_goals(fx, batch=3, scale=0.8)
     goals = [
         PositionGoal(g.position, joint=g.joint, weight=w)
         for g, w in zip(goals, (1, 2, 0.5, 0), strict=True)
     ]
-    for s in (SolveSettings(), SolveSettings(max_step=0.05, target_jacobian=True)):
-        ev = sk.evaluate(q0, goals, target_based=s.target_jacobian)
-        rows = np.arange(3)
-        st = StepState(
-            q=q0,
-            e=ev.e,
-            J=ev.J,
-            goal_error=ev.goal_error,
-            previous_e=np.full_like(ev.e, np.nan),
-            blocks=ev.blocks,
-            rows=rows,
-            iteration=0,
-            skeleton=sk,
-            goals=tuple(goals),
-            settings=s,
-            evaluate=lambda x: (x, x, x),  # not used by CCD
+    cases = [(fx.skeleton, goals, q0)]
+    arm = human_arm(limits=True)
+    goals, q0, _ = reachable_goals(arm, batch=3, scale=0.8)
+    goals = [PoseGoal(goals[0].position, goals[0].rotation, joint="hand", weight=0.7)]
+    cases.append((arm.skeleton, goals, arm.skeleton.clip(q0)))
+    rng = np.random.default_rng(11)
+    for order in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"):
+        sk = Skeleton(
+            [
+                Joint("a", -1, np.eye(4), Ball(order)),
+                Joint("b", 0, _offset((0.0, 0.3, 0.0)), Hinge((1.0, 0.0, 0.0))),
+                Joint("c", 1, _offset((0.0, 0.25, 0.0)), Ball(order, locked=(False, True, False))),
+                Joint("d", 2, _offset((0.0, 0.1, 0.05))),
+            ]
         )
-        lo, hi = _bounds(st)
-        gj = _goal_joints(sk, st.goals)
-        active = [b for b in ev.blocks if b.weight > 0]
-        fast = CCDStep._hinge_sweep(st, active, gj, lo, hi)
-        slow = CCDStep._general_sweep(st, gj, lo, hi)
-        assert np.max(np.abs(fast)) > 0.01
-        np.testing.assert_allclose(fast, slow, atol=1e-12, rtol=0)
+        qs = rng.uniform(-1, 1, size=(3, sk.n_dofs))
+        F = sk.forward(qs)
+        g = [
+            OrientationGoal(F[:, 3, :3, :3], joint="d", weight=0.3),
+            PositionGoal(F[:, 3, :3, 3], joint="d", point=(0.0, 0.02, 0.0)),
+            PositionGoal(F[:, 1, :3, 3], joint="b", weight=0.5),
+        ]
+        cases.append((sk, g, np.zeros((3, sk.n_dofs))))
+    for sk, goals, q0 in cases:
+        for s in (SolveSettings(), SolveSettings(max_step=0.05, target_jacobian=True)):
+            fast, slow = _ccd_sweeps(sk, goals, q0, s)
+            assert np.max(np.abs(fast)) > 0.01
+            np.testing.assert_allclose(fast, slow, atol=1e-12, rtol=0)
+
+
+def _offset(t):
+    m = np.eye(4)
+    m[:3, 3] = t
+    return m
