@@ -31,9 +31,10 @@ Jacobian column of the block, ``ẽ`` its residual):
   the DOF's axis; otherwise a fixed-point approximation that the next sweeps correct.
 
 With limits, f restricted to [lower, upper] is minimised at φ* if it is inside, else at
-the bound with the larger cos(φ − φ*); |φ| is also clamped to ``max_step``. After each
-DOF the skeleton is re-evaluated (its frames give the next DOF's axis), so a sweep costs n
-evaluations.
+the bound with the larger cos(φ − φ*); |φ| is also clamped to ``max_step``. With only
+POSITION and ROTATION blocks a sweep costs one forward kinematics (the DOF's rotation is
+applied to what lies below it by Rodrigues' formula, see :class:`CCDStep`); with
+DIRECTION or AIM blocks the skeleton is re-evaluated after each DOF (n evaluations).
 CCD never increases the objective ‖e‖² within a sweep (each DOF update is an exact 1-D
 minimisation), but converges only linearly: see the tests for budgets.
 
