@@ -96,7 +96,8 @@ def test_extended_jacobian_default_stall_window_lets_it_converge():
     """EJ's error is not monotone: on the double-Y problem 2 it stays above its best value
     for 56 iterations at a time while converging. A 20-iteration stall window (the
     other methods' default) reports it STALLED at iteration 170 (error 2.8e-3); EJ's
-    default window (100) reaches it (891 iterations)."""
+    default window (100) reaches it (891 iterations; EJ's non-monotone transients amplify
+    last-bit rounding differences, so the count is not asserted exactly)."""
     fx = buss_double_y()
     goals, q0, _ = reachable_goals(fx)
     g = [single(x, 2) for x in goals]
@@ -109,7 +110,7 @@ def test_extended_jacobian_default_stall_window_lets_it_converge():
     )
     assert short.reason is StopReason.STALLED and short.error > 1e-3
     r = solve(fx.skeleton, g, q0[2], Method.EXTENDED_JACOBIAN, SolveSettings(max_iterations=2000))
-    assert r.reached and r.iterations == 891
+    assert r.reached and 200 < r.iterations <= 1000  # 891 alone, 925 in the full suite
 
 
 @pytest.mark.parametrize("method", NEW, ids=lambda m: m.name)
