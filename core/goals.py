@@ -56,12 +56,20 @@ def _array(value: ArrayLike, name: str) -> FloatArray:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidGoalError(f"{name} must be numeric, got {value!r}") from exc
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise InvalidGoalError(f"{name} must be finite, got {arr!r}")
     return arr
 
 
+#: The default ``point``/``origin`` (0, 0, 0), validated once and shared read-only.
+_ZERO3_DEFAULT = (0.0, 0.0, 0.0)
+_ZERO3 = np.zeros(3)
+_ZERO3.flags.writeable = False
+
+
 def _vector(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
+    if value is _ZERO3_DEFAULT:
+        return _ZERO3, None
     v = _array(value, name)
     if v.ndim not in (1, 2) or v.shape[-1] != 3:
         raise InvalidGoalError(f"{name} must have shape (3,) or (N, 3), got {v.shape}")
@@ -123,7 +131,7 @@ class PositionGoal:
 
     position: ArrayLike
     joint: int | str | None = None
-    point: ArrayLike = (0.0, 0.0, 0.0)
+    point: ArrayLike = _ZERO3_DEFAULT
     weight: float = 1.0
     priority: int = 0
     _n: int | None = field(init=False, repr=False, default=None)
@@ -236,7 +244,7 @@ class AimGoal:
 
     target: ArrayLike
     axis: ArrayLike
-    origin: ArrayLike = (0.0, 0.0, 0.0)
+    origin: ArrayLike = _ZERO3_DEFAULT
     joint: int | str | None = None
     weight: float = 1.0
     priority: int = 0

@@ -671,6 +671,8 @@ def check_rotation(
             f"{name} must be a finite rotation matrix; batch index {_index_str(bad)} "
             f"contains non-finite entries: {m[bad].tolist()}"
         )
+    if m.ndim == 2 and _single_rotation_ok(m, tol):
+        return m  # one valid matrix: checked on floats (tiny numpy calls cost more)
     dev = np.abs(np.swapaxes(m, -1, -2) @ m - _EYE).max(axis=(-2, -1))
     if not dev.max() <= tol:
         worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(dev)), batch))
@@ -687,6 +689,23 @@ def check_rotation(
             f"has det = {float(det[bad]):.6g} (a reflection): {m[bad].tolist()}"
         )
     return m
+
+
+def _single_rotation_ok(m: FloatArray, tol: float) -> bool:
+    """True when one finite 3×3 matrix passes :func:`check_rotation`'s tests (max
+    |RᵀR − I| ≤ tol and det > 0), computed on Python floats. False sends the caller to
+    the array checks, which name the failure."""
+    (a, b, c), (d, e, f), (g, h, i) = m.tolist()
+    dev = max(
+        abs(a * a + d * d + g * g - 1.0),
+        abs(b * b + e * e + h * h - 1.0),
+        abs(c * c + f * f + i * i - 1.0),
+        abs(a * b + d * e + g * h),
+        abs(a * c + d * f + g * i),
+        abs(b * c + e * f + h * i),
+    )
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    return bool(dev <= tol and det > 0.0)
 
 
 def orthonormalize(R: ArrayLike) -> FloatArray:

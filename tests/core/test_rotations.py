@@ -521,3 +521,26 @@ def test_malformed_inputs_raise_invalid_input() -> None:
         euler_to_matrix(["a", "b", "c"])
     with pytest.raises(ShapeMismatchError):
         rotation_angle_between(np.tile(np.eye(3), (2, 1, 1)), np.tile(np.eye(3), (3, 1, 1)))
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        np.diag([1.0, 1.0, -1.0]),  # reflection
+        np.diag([1.0, 1.0, 1.0 + 2e-6]),  # just outside the tolerance
+        np.array([[1.0, 1e-3, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),  # sheared
+        np.zeros((3, 3)),
+    ],
+    ids=["reflection", "scaled", "sheared", "zero"],
+)
+def test_check_rotation_single_matrix_fast_path_rejects_like_the_batch(matrix: np.ndarray) -> None:
+    """One 3×3 matrix is checked on floats first; it must reject exactly what the
+    batched check rejects (the batch of one goes through the array path)."""
+    with pytest.raises(InvalidRotationError):
+        check_rotation(matrix)
+    with pytest.raises(InvalidRotationError):
+        check_rotation(matrix[None])
+    ok = euler_to_matrix(np.array([0.3, -1.2, 2.0]), "ZXY")
+    np.testing.assert_array_equal(check_rotation(ok), ok)
+    inside = np.diag([1.0, 1.0, 1.0 + 0.4e-6])  # within the tolerance: accepted
+    np.testing.assert_array_equal(check_rotation(inside), inside)
