@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks._report import Spread, Suite, Target, md_table, targets_table
+from benchmarks.incumbents import load_bpy
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "BAKE_RESULTS.md"
@@ -83,17 +84,6 @@ class Result:
 # --------------------------------------------------------------------------------------
 # Blender set-up
 # --------------------------------------------------------------------------------------
-
-
-def load_bpy() -> Any:
-    """``import bpy`` with a throw-away user folder (unless bpy is already imported)."""
-    if "bpy" not in sys.modules:
-        folder = tempfile.mkdtemp(prefix="limber-bake-bench-")
-        os.environ["BLENDER_USER_RESOURCES"] = folder
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    import bpy
-
-    return bpy
 
 
 def enable_limber(bpy: Any) -> str:
