@@ -544,10 +544,35 @@ class _KinematicPlan:
         )
         self.node_q = node_q
         self.dof_node = dof_node
+        #: (n_dofs, 1): dof_node broadcast against _CYC (one fancy index for p and w)
+        self.dof_cyc = dof_node[:, None]
         self.joint_node = np.array([new[nd] for nd in joint_node], dtype=np.intp)
         self.n_dofs = n_dofs
 
-    def frames(self, q: FloatArray) -> FloatArray:
+    def workspace(self, b: int) -> tuple[Any, ...]:
+        """Preallocated buffers of :meth:`frames` for ``b`` rows and the views each tree
+        level writes through (built once per solver run and row count, see
+        :meth:`Skeleton.evaluate`'s ``memo``): (theta (b, N), coef (N, max(b, 2), 3) with
+        its constant column of ones set, sin/cos views, local (N, max(b, 2), 4, 5), the
+        node-major frames (N, b, 4, 5) view of the strided buffer, the roots' copy
+        views and per level (parents, locals, out) views)."""
+        count = self.n_nodes
+        theta = np.empty((b, count))
+        coef = np.empty((count, max(b, 2), 3))
+        coef[..., 0] = 1.0
+        local_full = np.empty((count, max(b, 2), 4, 5))
+        local = local_full[:, :b]
+        g: FloatArray = np.empty((count, b, 4, 10))[..., ::2]
+        r = self.n_roots
+        # parents given by an index array are gathered at each call (a copy), slices are
+        # views taken once
+        levels = tuple(
+            (g[parent] if isinstance(sel, slice) else parent, local[child], g[child])
+            for (parent, child), (_, _, sel) in zip(self.level_index, self.levels, strict=True)
+        )
+        return (theta, coef, coef[..., 1], coef[..., 2], local_full, g, g[:r], local[:r], levels)
+
+    def frames(self, q: FloatArray, ws: tuple[Any, ...] | None = None) -> FloatArray:
         """(B, N, 4, 5) global node frames [R | t | R·a] for batched q (B, n_dofs).
 
         The local transforms are one BLAS product per node over the whole batch
@@ -557,26 +582,33 @@ class _KinematicPlan:
         a strided buffer (every other column): with a strided operand numpy uses its own
         loop for the many tiny 4×4 products instead of one BLAS call per matrix, which is
         several times faster for large B. The result is a (B, N, …) view of node-major
-        storage."""
+        storage. ``ws``: this plan's :meth:`workspace` for B rows — the same arithmetic
+        in reused buffers (the result is then overwritten by the next call with ``ws``)."""
         b = q.shape[0]
-        count = self.n_nodes
-        g: FloatArray = np.empty((count, b, 4, 10))[..., ::2]
-        if self.n_dofs:
-            theta = q[:, self.node_q].T
-            # one row is computed twice: BLAS then multiplies matrices (gemm), not a
-            # vector (gemv), and the row rounds exactly as it would in a batch
-            coef = np.empty((count, max(b, 2), 3))
-            coef[..., 0] = 1.0
-            np.sin(theta, out=coef[..., 1])
-            np.cos(theta, out=coef[..., 2])
-            local = (coef @ self.tt)[:, :b].reshape(count, b, 4, 5)
-        else:
-            local = np.broadcast_to(self.tt[:, None, 0].reshape(count, 1, 4, 5), g.shape)
-        r = self.n_roots
-        g[:r] = local[:r]
-        for parent, child in self.level_index:
-            np.matmul(g[parent], local[child], out=g[child])
-        return g.swapaxes(0, 1)
+        if not self.n_dofs:
+            count = self.n_nodes
+            g0: FloatArray = np.empty((count, b, 4, 10))[..., ::2]
+            r0 = self.n_roots
+            g0[:r0] = self.tt[:r0, None, 0].reshape(r0, 1, 4, 5)
+            for parent, child in self.level_index:
+                np.matmul(g0[parent], self.tt[child, None, 0].reshape(-1, 1, 4, 5), out=g0[child])
+            return g0.swapaxes(0, 1)
+        if ws is None:
+            ws = self.workspace(b)
+        theta, coef, sin_v, cos_v, local_full, g, g_roots, local_roots, levels = ws
+        np.take(q, self.node_q, axis=1, out=theta)
+        # one row is computed twice (coef has max(b, 2) rows): BLAS then multiplies
+        # matrices (gemm), not a vector (gemv), and the row rounds exactly as in a batch
+        np.sin(theta.T, out=sin_v)
+        np.cos(theta.T, out=cos_v)
+        np.matmul(coef, self.tt, out=local_full.reshape(self.n_nodes, coef.shape[1], 20))
+        g_roots[...] = local_roots
+        for parent_v, local_v, out_v in levels:
+            np.matmul(
+                parent_v if isinstance(parent_v, np.ndarray) else g[parent_v], local_v, out=out_v
+            )
+        out: FloatArray = g.swapaxes(0, 1)
+        return out
 
 
 # --------------------------------------------------------------------------------------
@@ -847,7 +879,7 @@ class Skeleton:
             pos = (
                 sel,
                 tuple(gg),
-                np.array([per[gi][1] for gi in gg], dtype=np.intp),
+                np.array([per[gi][1] for gi in gg], dtype=np.intp)[:, None],
                 None if np.all(sws == 1.0) else sws[:, None],
                 np.stack([per[gi][4] for gi in gg])[:, None, :],
             )
@@ -882,7 +914,12 @@ class Skeleton:
         b = q.shape[0]
         n = self.n_dofs
         kin = self._kin
-        g = kin.frames(q)
+        ws = None
+        if memo is not None:
+            ws = memo.get("frames")
+            if ws is None or ws[0].shape[0] != b:
+                ws = memo["frames"] = kin.workspace(b)
+        g = kin.frames(q, ws)
         m = 3 * len(blocks)
         e = np.empty((b, m))
         jac = np.empty((b, m, n)) if jacobian else None
@@ -891,7 +928,7 @@ class Skeleton:
         mt: FloatArray | None = None
         if jacobian:
             # (b, n, 5, 2): DOF origins p and axes w, components x y z x y (_CYC)
-            pw = g[:, kin.dof_node][..., _CYC, 3:]
+            pw = g[:, kin.dof_cyc, _CYC, 3:]
             if not all(skip):
                 w = pw[..., :3, 1]  # (b, n, 3) DOF world axes
                 wt = np.swapaxes(w, -1, -2)  # (b, 3, n)
@@ -921,7 +958,7 @@ class Skeleton:
         bn = np.empty((b, nb))  # per-block error norms
         if pos is not None:
             sel, gg, gnodes, gsw, gmask = pos
-            s5 = g[:, gnodes][..., _CYC, 3]  # (b, Gp, 5) joint origins, x y z x y
+            s5 = g[:, gnodes, _CYC, 3]  # (b, Gp, 5) joint origins, x y z x y
             s_all = s5[..., :3]
             tgt_all = None if memo is None else memo.get("position")
             if tgt_all is None or tgt_all.shape != s_all.shape:
