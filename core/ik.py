@@ -557,7 +557,7 @@ class IKSolver(ABC):
             if dq.shape != qa.shape:
                 raise AssertionError(f"{type(self).__name__}.step returned shape {dq.shape}")
             if n:
-                amax = float(np.abs(dq).max())
+                amax = float(np.maximum.reduce(np.abs(dq), axis=None))
                 if not math.isfinite(amax):
                     dq = np.nan_to_num(dq, nan=0.0, posinf=0.0, neginf=0.0)
                     amax = float(np.abs(dq).max())

@@ -122,6 +122,8 @@ _MIN_AXIS = 1e-9
 #: Aim targets closer than this to the ray origin count as hit.
 _MIN_AIM_DISTANCE = 1e-12
 _EYE3 = np.eye(3)
+#: Goal-list structures whose evaluation plans a skeleton keeps (cleared when full).
+_PLAN_CACHE_SIZE = 64
 #: Component permutations i+1 and i+2 (mod 3) of the cross-product formula.
 _NEXT = np.array([1, 2, 0], dtype=np.intp)
 _NEXT2 = np.array([2, 0, 1], dtype=np.intp)
@@ -839,6 +841,37 @@ class Skeleton:
             and all(a is b for a, b in zip(cache[0], goals, strict=True))
         ):
             return cache[1], cache[2]
+        # The plan depends on the goals' types, joints, weights, priorities and (for
+        # PositionGoal) whether the point is the joint origin, never on their targets:
+        # new goal objects of a known structure (one solve per frame) reuse it.
+        key = tuple(
+            (
+                type(goal),
+                goal.joint,
+                goal.weight,
+                goal.priority,
+                isinstance(goal, PositionGoal)
+                and np.ndim(goal.point) == 1
+                and not np.asarray(goal.point).any(),
+            )
+            for goal in goals
+        )
+        plans: dict[Any, tuple[tuple[RowBlock, ...], list[Any]]] = self._goal_cache.setdefault(
+            "plans", {}
+        )
+        hit = plans.get(key)
+        if hit is not None:
+            self._goal_cache["plan"] = (tuple(goals), hit[0], hit[1])
+            return hit
+        blocks, per = self._new_goal_plan(goals)
+        if len(plans) >= _PLAN_CACHE_SIZE:
+            plans.clear()
+        plans[key] = (blocks, per)
+        self._goal_cache["plan"] = (tuple(goals), blocks, per)
+        return blocks, per
+
+    def _new_goal_plan(self, goals: Sequence[Goal]) -> tuple[tuple[RowBlock, ...], list[Any]]:
+        """The plan of :meth:`_goal_plan`, computed (validates the goals' joints)."""
         blocks = self.blocks(goals)
         per: list[Any] = []
         for gi, goal in enumerate(goals):
@@ -884,8 +917,7 @@ class Skeleton:
                 np.stack([per[gi][4] for gi in gg])[:, None, :],
             )
         skip = [bool(grouped[st : st + len(per[gi][2])].all()) for gi, st in enumerate(starts)]
-        per.append((pos, grouped.tolist(), np.array(starts, dtype=np.intp), skip))
-        self._goal_cache["plan"] = (tuple(goals), blocks, per)
+        per.append((pos, grouped.tolist(), np.array(starts, dtype=np.intp), skip, all(skip)))
         return blocks, per
 
     def evaluate(
@@ -923,13 +955,13 @@ class Skeleton:
         m = 3 * len(blocks)
         e = np.empty((b, m))
         jac = np.empty((b, m, n)) if jacobian else None
-        pos, grouped, starts, skip = per[-1]
+        pos, grouped, starts, skip, all_skip = per[-1]
         wt: FloatArray | None = None
         mt: FloatArray | None = None
         if jacobian:
             # (b, n, 5, 2): DOF origins p and axes w, components x y z x y (_CYC)
             pw = g[:, kin.dof_cyc, _CYC, 3:]
-            if not all(skip):
+            if not all_skip:
                 w = pw[..., :3, 1]  # (b, n, 3) DOF world axes
                 wt = np.swapaxes(w, -1, -2)  # (b, 3, n)
                 # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
@@ -985,7 +1017,7 @@ class Skeleton:
                 else:
                     jac4[:, sel] = cols_all * gmask
         bi = 0
-        for gi, goal in enumerate(goals):
+        for gi, goal in enumerate(() if all_skip else goals):
             _, node, kinds, sw, maskw, zero_point = per[gi]
             if skip[gi]:
                 bi += len(kinds)

@@ -271,3 +271,45 @@ def test_validation_errors():
         sk.errors(np.zeros(8), [PositionGoal(np.zeros((3, 3)), joint="hand")])
     with pytest.raises(ShapeMismatchError):
         sk.errors(np.zeros((2, 8)), [PositionGoal(np.zeros((3, 3)), joint="hand")])
+
+
+# ------------------------------------------------------------------ caches and buffers
+
+
+def test_goal_plan_reused_by_structure_not_by_targets():
+    """New goal objects with the same types/joints/weights/points reuse the cached plan
+    and still see their own targets; a different weight or point gets its own plan."""
+    sk = tree("XYZ")
+    fresh = tree("XYZ")
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=sk.n_dofs)
+    for _ in range(3):  # same structure, new targets each time
+        goals = all_goals(rng)
+        np.testing.assert_array_equal(sk.jacobian(q, goals), tree("XYZ").jacobian(q, goals))
+        np.testing.assert_array_equal(sk.errors(q, goals), tree("XYZ").errors(q, goals))
+    for changed in (
+        [PositionGoal((0.1, 0.2, 0.3), joint="hand", weight=4.0)],
+        [PositionGoal((0.1, 0.2, 0.3), joint="hand", point=(0.0, 0.1, 0.0))],
+        [PositionGoal((0.1, 0.2, 0.3), joint="side_tip")],
+    ):
+        np.testing.assert_array_equal(sk.jacobian(q, changed), fresh.jacobian(q, changed))
+        np.testing.assert_array_equal(sk.errors(q, changed), fresh.errors(q, changed))
+    with pytest.raises(InvalidGoalError, match="no joint named 'nope'"):
+        sk.errors(q, [PositionGoal((0, 0, 0), joint="nope")])
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_evaluate_with_memo_equals_plain_calls(batch):
+    """The solvers' memo (gathered targets, reused FK buffers) changes no bit of e, J,
+    goal errors or frames, also when q changes between calls."""
+    sk = tree("YZX")
+    rng = np.random.default_rng(5)
+    goals = all_goals(rng, batch if batch > 1 else None)
+    memo: dict[str, object] = {}
+    for _ in range(3):
+        q = rng.normal(size=(batch, sk.n_dofs))
+        ev = sk.evaluate(q, goals, memo=memo)
+        plain = sk.evaluate(q, goals)
+        for a, b in ((ev.e, plain.e), (ev.J, plain.J), (ev.goal_error, plain.goal_error)):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(ev.frames, plain.frames)
