@@ -555,15 +555,15 @@ class _KinematicPlan:
         """Preallocated buffers of :meth:`frames` for ``b`` rows and the views each tree
         level writes through (built once per solver run and row count, see
         :meth:`Skeleton.evaluate`'s ``memo``): (theta (b, N), coef (N, max(b, 2), 3) with
-        its constant column of ones set, sin/cos views, local (N, max(b, 2), 4, 5), the
+        its constant column of ones set, sin/cos views, local (N, max(b, 2), 20), the
         node-major frames (N, b, 4, 5) view of the strided buffer, the roots' copy
         views and per level (parents, locals, out) views)."""
         count = self.n_nodes
         theta = np.empty((b, count))
         coef = np.empty((count, max(b, 2), 3))
         coef[..., 0] = 1.0
-        local_full = np.empty((count, max(b, 2), 4, 5))
-        local = local_full[:, :b]
+        local_full = np.empty((count, max(b, 2), 20))
+        local = local_full[:, :b].reshape(count, b, 4, 5)
         g: FloatArray = np.empty((count, b, 4, 10))[..., ::2]
         r = self.n_roots
         # parents given by an index array are gathered at each call (a copy), slices are
@@ -598,12 +598,12 @@ class _KinematicPlan:
         if ws is None:
             ws = self.workspace(b)
         theta, coef, sin_v, cos_v, local_full, g, g_roots, local_roots, levels = ws
-        np.take(q, self.node_q, axis=1, out=theta)
+        q.take(self.node_q, 1, theta)  # (the method: several times cheaper than np.take)
         # one row is computed twice (coef has max(b, 2) rows): BLAS then multiplies
         # matrices (gemm), not a vector (gemv), and the row rounds exactly as in a batch
-        np.sin(theta.T, out=sin_v)
-        np.cos(theta.T, out=cos_v)
-        np.matmul(coef, self.tt, out=local_full.reshape(self.n_nodes, coef.shape[1], 20))
+        np.sin(theta.T, sin_v)
+        np.cos(theta.T, cos_v)
+        np.matmul(coef, self.tt, local_full)
         g_roots[...] = local_roots
         for parent_v, local_v, out_v in levels:
             np.matmul(
@@ -840,6 +840,8 @@ class Skeleton:
             and len(cache[0]) == len(goals)
             and all(a is b for a, b in zip(cache[0], goals, strict=True))
         ):
+            if isinstance(goals, tuple):  # the next call with this tuple: identity hit
+                self._goal_cache["plan"] = (goals, cache[1], cache[2])
             return cache[1], cache[2]
         # The plan depends on the goals' types, joints, weights, priorities and (for
         # PositionGoal) whether the point is the joint origin, never on their targets:
