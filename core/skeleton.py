@@ -1001,9 +1001,12 @@ class Skeleton:
                     tgt_all[:, i] = target(goals[gi], goals[gi].position)
                 if memo is not None:
                     memo["position"] = tgt_all
-            err_all = tgt_all - s_all
             e3 = e.reshape(b, nb, 3)
-            e3[:, sel] = err_all if gsw is None else gsw * err_all
+            if all_skip and gsw is None:  # all blocks grouped (sel = all), unit weights
+                err_all = np.subtract(tgt_all, s_all, e3)
+            else:
+                err_all = tgt_all - s_all
+                e3[:, sel] = err_all if gsw is None else gsw * err_all
             bn[:, sel] = np.sqrt(np.add.reduce(err_all * err_all, axis=-1))
             if jac is not None:
                 # columns w_d × (x − p_d) for every goal x and DOF d, (b, Gp, n, 3),
