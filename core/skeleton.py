@@ -937,9 +937,11 @@ class Skeleton:
         ``rows`` selects which rows of batched goal targets belong to the b rows of ``q``
         (default: all B rows, b = B, or shared targets). ``memo``: an empty dict the
         caller keeps across calls with the same ``goals`` (and goal arrays left
-        unchanged) to reuse the gathered targets; it is refilled whenever ``rows`` is a
-        different object. Used by the solvers; most callers want :meth:`errors` /
-        :meth:`jacobian` / :meth:`goal_errors`.
+        unchanged) to reuse the gathered targets and the forward-kinematics buffers
+        (:meth:`_KinematicPlan.workspace`; ``Evaluation.frames`` is then overwritten by
+        the next call with the same memo — e, J and goal_error are always new arrays);
+        it is refilled whenever ``rows`` is a different object. Used by the solvers;
+        most callers want :meth:`errors` / :meth:`jacobian` / :meth:`goal_errors`.
         """
         blocks, per = self._goal_plan(goals)
         if memo is not None and memo.get("rows", memo) is not rows:
