@@ -919,7 +919,15 @@ class Skeleton:
                 np.stack([per[gi][4] for gi in gg])[:, None, :],
             )
         skip = [bool(grouped[st : st + len(per[gi][2])].all()) for gi, st in enumerate(starts)]
-        per.append((pos, grouped.tolist(), np.array(starts, dtype=np.intp), skip, all(skip)))
+        # p_d × w_d (mt in evaluate) is needed only by ungrouped POSITION and AIM blocks
+        kinds_flat = [kind for gi in range(len(goals)) for kind in per[gi][2]]
+        need_mt = any(
+            not grouped[i] and kind in (BlockKind.POSITION, BlockKind.AIM)
+            for i, kind in enumerate(kinds_flat)
+        )
+        per.append(
+            (pos, grouped.tolist(), np.array(starts, dtype=np.intp), skip, all(skip), need_mt)
+        )
         return blocks, per
 
     def evaluate(
@@ -959,7 +967,7 @@ class Skeleton:
         m = 3 * len(blocks)
         e = np.empty((b, m))
         jac = np.empty((b, m, n)) if jacobian else None
-        pos, grouped, starts, skip, all_skip = per[-1]
+        pos, grouped, starts, skip, all_skip, need_mt = per[-1]
         wt: FloatArray | None = None
         mt: FloatArray | None = None
         if jacobian:
@@ -968,8 +976,9 @@ class Skeleton:
             if not all_skip:
                 w = pw[..., :3, 1]  # (b, n, 3) DOF world axes
                 wt = np.swapaxes(w, -1, -2)  # (b, 3, n)
-                # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
-                mt = np.swapaxes((_skew(pw[..., :3, 0]) @ w[..., None])[..., 0], -1, -2)
+                if need_mt:
+                    # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
+                    mt = np.swapaxes((_skew(pw[..., :3, 0]) @ w[..., None])[..., 0], -1, -2)
 
         def target(goal: Goal, value: object, nd: int = 1) -> FloatArray:
             """A goal array (unbatched ndim ``nd``; shared arrays are returned as they
