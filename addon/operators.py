@@ -340,39 +340,13 @@ class LIMBER_OT_bake(_ArmatureOperator):
         return {"FINISHED"}
 
 
-class LIMBER_OT_snap_swivel(_ArmatureOperator):
-    """Set the swivel angle from the current FK elbow, so switching to IK changes nothing"""
+class _SnapOperator(_ArmatureOperator):
+    """Shared by the snap operators: apply :meth:`snap` to the named limb (default: every
+    enabled limb), all with the depsgraph as evaluated before the first snap; a
+    :class:`MappingError` cancels with its message."""
 
-    bl_idname = "limber.snap_swivel"
-    bl_label = "Snap Swivel to FK"
-
-    armature: _armature_prop()  # type: ignore[valid-type]
-    limb: _limb_prop("snap")  # type: ignore[valid-type]
-
-    def execute(self, context: Any) -> set[str]:
-        obj = self.armature_object(context)
-        if obj is None:
-            return {"CANCELLED"}
-        limbs = self.selected_limbs(obj, self.limb)
-        if not limbs:
-            return {"CANCELLED"}
-        try:
-            for lb in limbs:
-                solve.snap_swivel(obj, lb)
-        except MappingError as exc:
-            self.report({"ERROR"}, f"Limber: {exc}")
-            return {"CANCELLED"}
-        return {"FINISHED"}
-
-
-class LIMBER_OT_snap_target(_ArmatureOperator):
-    """Move the target to the end bone's current FK pose"""
-
-    bl_idname = "limber.snap_target"
-    bl_label = "Snap Target to FK"
-
-    armature: _armature_prop()  # type: ignore[valid-type]
-    limb: _limb_prop("snap")  # type: ignore[valid-type]
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
+        raise NotImplementedError
 
     def execute(self, context: Any) -> set[str]:
         obj = self.armature_object(context)
@@ -384,11 +358,37 @@ class LIMBER_OT_snap_target(_ArmatureOperator):
         dg = context.evaluated_depsgraph_get()
         try:
             for lb in limbs:
-                solve.snap_target(obj, lb, dg)
+                self.snap(obj, lb, dg)
         except MappingError as exc:
             self.report({"ERROR"}, f"Limber: {exc}")
             return {"CANCELLED"}
         return {"FINISHED"}
+
+
+class LIMBER_OT_snap_swivel(_SnapOperator):
+    """Set the swivel angle from the current FK elbow, so switching to IK changes nothing"""
+
+    bl_idname = "limber.snap_swivel"
+    bl_label = "Snap Swivel to FK"
+
+    armature: _armature_prop()  # type: ignore[valid-type]
+    limb: _limb_prop("snap")  # type: ignore[valid-type]
+
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
+        solve.snap_swivel(obj, limb)
+
+
+class LIMBER_OT_snap_target(_SnapOperator):
+    """Move the target to the end bone's current FK pose"""
+
+    bl_idname = "limber.snap_target"
+    bl_label = "Snap Target to FK"
+
+    armature: _armature_prop()  # type: ignore[valid-type]
+    limb: _limb_prop("snap")  # type: ignore[valid-type]
+
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
+        solve.snap_target(obj, limb, depsgraph)
 
 
 CLASSES: tuple[type, ...] = (
