@@ -9,15 +9,13 @@ feasible swivel intervals by brute-force sampling of φ (§3.2.4).
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
@@ -47,6 +45,16 @@ from core.rotations import (
     matrix_to_euler_families,
     quat_to_matrix,
 )
+from tests.core.limb_test_helpers import (
+    SETTINGS,
+    assert_finite,
+    circ_dist,
+    no_warnings,
+    rand_rot,
+    tf,
+    unit,
+    wrap,
+)
 
 PI = math.pi
 TAU = 2.0 * math.pi
@@ -57,41 +65,10 @@ N_PHI = 7200
 PHI_GRID = np.linspace(-PI, PI, N_PHI, endpoint=False)
 PHI_STEP = TAU / N_PHI
 
-SETTINGS = settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
 
 # ======================================================================================
 # Helpers (independent of the solver's internals)
 # ======================================================================================
-
-
-def tf(
-    rot: np.ndarray | None = None, t: tuple[float, ...] | np.ndarray = (0.0, 0.0, 0.0)
-) -> np.ndarray:
-    m = np.eye(4)
-    if rot is not None:
-        m[:3, :3] = rot
-    m[:3, 3] = t
-    return m
-
-
-def rand_rot(rng: np.random.Generator, size: int | None = None) -> np.ndarray:
-    return quat_to_matrix(rng.normal(size=(4,) if size is None else (size, 4)))
-
-
-def wrap(a: np.ndarray | float) -> np.ndarray | float:
-    """Into [-π, π)."""
-    return (np.asarray(a) + PI) % TAU - PI
-
-
-def circ_dist(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
-    return np.abs(wrap(np.asarray(a) - np.asarray(b)))
 
 
 def rot_angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -103,24 +80,6 @@ def rot_angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     )
     tr = np.trace(d, axis1=-2, axis2=-1)
     return np.arctan2(0.5 * np.linalg.norm(skew, axis=-1), 0.5 * (tr - 1.0))
-
-
-def unit(v: np.ndarray) -> np.ndarray:
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
-
-
-@contextmanager
-def no_warnings() -> Iterator[None]:
-    """Any warning (RuntimeWarning from NaN/0-division, …) becomes an error."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        yield
-
-
-def assert_finite(sol: LimbSolution) -> None:
-    for name in ("shoulder", "elbow", "wrist", "swivel", "position_error", "orientation_error"):
-        value = np.asarray(getattr(sol, name), dtype=np.float64)
-        assert np.all(np.isfinite(value)), f"{name} is not finite: {value}"
 
 
 def is_rotation(r: np.ndarray, tol: float = 1e-12) -> bool:

@@ -10,13 +10,10 @@ are checked by extracting both Euler families ourselves.
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core import (
@@ -34,19 +31,12 @@ from core import (
     solve_limb,
 )
 from core.rotations import EULER_ORDERS, matrix_to_euler_families, quat_to_matrix
-from tests.core.limb_test_helpers import circ_dist, rand_rot, tf, unit
+from tests.core.limb_test_helpers import SETTINGS, angle, circ_dist, no_warnings, rand_rot, tf, unit
+from tests.core.limb_test_helpers import assert_finite as _assert_finite
 
 PI = math.pi
 TAU = 2.0 * PI
 EXACT = 1e-10
-
-SETTINGS = settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
 
 
 # ======================================================================================
@@ -54,21 +44,10 @@ SETTINGS = settings(
 # ======================================================================================
 
 
-def angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.sum(a * b, axis=-1))
-
-
-@contextmanager
-def no_warnings() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        yield
-
-
 def assert_finite(sol: LimbSolution) -> None:
-    for name in ("shoulder", "elbow", "wrist", "swivel", "orientation_error", "aim_error"):
-        value = np.asarray(getattr(sol, name), dtype=np.float64)
-        assert np.all(np.isfinite(value)), f"{name} is not finite: {value}"
+    _assert_finite(
+        sol, ("shoulder", "elbow", "wrist", "swivel", "orientation_error", "aim_error")
+    )
 
 
 def ray(limb: Limb, r1: np.ndarray, theta: np.ndarray | float, w: np.ndarray, goal: AimGoal):

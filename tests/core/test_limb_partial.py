@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core import (
@@ -37,7 +34,17 @@ from core import (
     solve_limb,
 )
 from core.rotations import EULER_ORDERS, matrix_to_euler_families, quat_to_matrix
-from tests.core.limb_test_helpers import circ_dist, rand_rot, tf, unit
+from tests.core.limb_test_helpers import (
+    SETTINGS,
+    SOLUTION_FIELDS,
+    angle,
+    circ_dist,
+    no_warnings,
+    rand_rot,
+    tf,
+    unit,
+)
+from tests.core.limb_test_helpers import assert_finite as _assert_finite
 
 PI = math.pi
 TAU = 2.0 * PI
@@ -46,44 +53,14 @@ N_PSI = 3600
 PSI_GRID = np.linspace(-PI, PI, N_PSI, endpoint=False)
 PSI_STEP = TAU / N_PSI
 
-SETTINGS = settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
 
 # ======================================================================================
 # Independent helpers
 # ======================================================================================
 
 
-def angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Angle between vectors (..., 3), robust near 0."""
-    return np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.sum(a * b, axis=-1))
-
-
-@contextmanager
-def no_warnings() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        yield
-
-
 def assert_finite(sol: LimbSolution) -> None:
-    for name in (
-        "shoulder",
-        "elbow",
-        "wrist",
-        "swivel",
-        "position_error",
-        "orientation_error",
-        "psi",
-    ):
-        value = np.asarray(getattr(sol, name), dtype=np.float64)
-        assert np.all(np.isfinite(value)), f"{name} is not finite: {value}"
+    _assert_finite(sol, (*SOLUTION_FIELDS, "psi"))
 
 
 def fk_partial_errors(
