@@ -20,6 +20,7 @@ from core.ik import (
     solve,
 )
 from core.ik_methods import step_once
+from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single
 
 IMPLEMENTED = [
     Method.JACOBIAN_TRANSPOSE,
@@ -28,7 +29,6 @@ IMPLEMENTED = [
     Method.DLS_CLAMPED,
     Method.SDLS,
 ]
-FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}
 
 #: Iteration budgets to reach every goal within 1e-6 (m / rad) from q0 for ALL 8 reachable
 #: targets per fixture (FK of q0 + U(−0.5, 0.5) per DOF, seed 42), default settings. Arm:
@@ -56,28 +56,6 @@ BUDGETS = {
     (Method.SDLS, "Y"): (15, False),  # 9
     (Method.SDLS, "double-Y"): (40, False),  # 25
 }
-
-
-def reachable_goals(fx, batch=8, seed=42, scale=0.5, position_only=False):
-    """Goals at FK of random configurations near the fixture's q0 (always reachable)."""
-    sk = fx.skeleton
-    rng = np.random.default_rng(seed)
-    qs = fx.q0 + rng.uniform(-scale, scale, size=(batch, sk.n_dofs))
-    F = sk.forward(qs)
-    out = []
-    for g in fx.goals:
-        j = sk.joint_index(g.joint)
-        if isinstance(g, PoseGoal) and not position_only:
-            out.append(PoseGoal(F[:, j, :3, 3], F[:, j, :3, :3], joint=g.joint))
-        else:
-            out.append(PositionGoal(F[:, j, :3, 3], joint=g.joint))
-    return out, np.tile(fx.q0, (batch, 1)), qs
-
-
-def single(goal, b):
-    if isinstance(goal, PoseGoal):
-        return PoseGoal(goal.position[b], goal.rotation[b], joint=goal.joint)
-    return PositionGoal(goal.position[b], joint=goal.joint)
 
 
 @pytest.mark.parametrize(("method", "name"), list(BUDGETS), ids=lambda x: getattr(x, "name", x))

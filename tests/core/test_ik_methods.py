@@ -19,32 +19,10 @@ from core.fixtures import (
 from core.goals import DirectionGoal, OrientationGoal, PoseGoal, PositionGoal
 from core.ik import STEP_CLASSES, Method, SolveSettings, StopReason, solve
 from core.ik_methods import _budget, basic_elements, element_jacobian, step_once
+from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single
 
 NEW = [Method.CCD, Method.LBFGSB, Method.TASK_PRIORITY, Method.EXTENDED_JACOBIAN]
-FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}
 EJ_FAST = {"extended_weight": 0.1}
-
-
-def reachable_goals(fx, batch=8, seed=42, scale=0.5, position_only=False):
-    """Goals at FK of random configurations near q0 (the same problems as test_ik.py)."""
-    sk = fx.skeleton
-    rng = np.random.default_rng(seed)
-    qs = fx.q0 + rng.uniform(-scale, scale, size=(batch, sk.n_dofs))
-    F = sk.forward(qs)
-    out = []
-    for g in fx.goals:
-        j = sk.joint_index(g.joint)
-        if isinstance(g, PoseGoal) and not position_only:
-            out.append(PoseGoal(F[:, j, :3, 3], F[:, j, :3, :3], joint=g.joint))
-        else:
-            out.append(PositionGoal(F[:, j, :3, 3], joint=g.joint))
-    return out, np.tile(fx.q0, (batch, 1)), qs
-
-
-def single(goal, b):
-    if isinstance(goal, PoseGoal):
-        return PoseGoal(goal.position[b], goal.rotation[b], joint=goal.joint)
-    return PositionGoal(goal.position[b], joint=goal.joint)
 
 
 #: (method, fixture) → (iteration budget, position_only, extra settings). Budgets to

@@ -1,0 +1,35 @@
+"""Problems shared by the numeric-IK test modules (test_ik.py, test_ik_methods.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.fixtures import buss_double_y, buss_y, human_arm
+from core.goals import PoseGoal, PositionGoal
+
+#: The fixtures the iteration budgets are stated for.
+FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}
+
+
+def reachable_goals(fx, batch=8, seed=42, scale=0.5, position_only=False):
+    """Goals at FK of random configurations near the fixture's q0 (always reachable):
+    (goals, q0 tiled to the batch, the configurations)."""
+    sk = fx.skeleton
+    rng = np.random.default_rng(seed)
+    qs = fx.q0 + rng.uniform(-scale, scale, size=(batch, sk.n_dofs))
+    F = sk.forward(qs)
+    out = []
+    for g in fx.goals:
+        j = sk.joint_index(g.joint)
+        if isinstance(g, PoseGoal) and not position_only:
+            out.append(PoseGoal(F[:, j, :3, 3], F[:, j, :3, :3], joint=g.joint))
+        else:
+            out.append(PositionGoal(F[:, j, :3, 3], joint=g.joint))
+    return out, np.tile(fx.q0, (batch, 1)), qs
+
+
+def single(goal, b):
+    """Row ``b`` of a batched position or pose goal."""
+    if isinstance(goal, PoseGoal):
+        return PoseGoal(goal.position[b], goal.rotation[b], joint=goal.joint)
+    return PositionGoal(goal.position[b], joint=goal.joint)
