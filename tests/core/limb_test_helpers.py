@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, settings
 
-from core.rotations import quat_to_matrix
+from core import LIMIT_TOLERANCE, EulerLimits, Limb
+from core.rotations import matrix_to_euler_families, quat_to_matrix
 
 PI = np.pi
 TAU = 2.0 * np.pi
@@ -69,3 +70,54 @@ def assert_finite(sol: Any, names: tuple[str, ...] = SOLUTION_FIELDS) -> None:
     for name in names:
         value = np.asarray(getattr(sol, name), dtype=np.float64)
         assert np.all(np.isfinite(value)), f"{name} is not finite: {value}"
+
+
+def in_range(a: np.ndarray, lo: float, hi: float, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
+    """Some a + 2πk in [lo − tol, hi + tol] (our own implementation)."""
+    a = np.asarray(a, dtype=np.float64)
+    if hi - lo >= TAU:
+        return np.ones(a.shape, dtype=bool)
+    k = np.ceil((lo - tol - a) / TAU)
+    return a + TAU * k <= hi + tol
+
+
+def euler_ok(r: np.ndarray, lim: EulerLimits | None, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
+    """Whether either Euler family of rotations r (..., 3, 3) lies within ``lim``."""
+    if lim is None:
+        return np.ones(r.shape[:-2], dtype=bool)
+    fam = matrix_to_euler_families(r, lim.order)  # (..., 2, 3)
+    ok = np.ones(fam.shape[:-1], dtype=bool)
+    lo, hi = lim.bounds()
+    for i in range(3):
+        ok &= in_range(fam[..., i], lo[i], hi[i], tol)
+    return np.asarray(ok.any(axis=-1))
+
+
+def joints_within(
+    limb: Limb, r1: np.ndarray, theta: np.ndarray, w: np.ndarray, tol: float = LIMIT_TOLERANCE
+) -> np.ndarray:
+    """Whether shoulder r1, elbow θ and wrist w lie within the limb's limits."""
+    lim = limb.limits
+    if lim is None:
+        return np.ones(np.shape(theta), dtype=bool)
+    el = np.ones(np.shape(theta), dtype=bool)
+    if lim.elbow is not None:
+        el = in_range(np.asarray(theta), lim.elbow[0], lim.elbow[1], tol)
+    return el & euler_ok(r1, lim.shoulder, tol) & euler_ok(w, lim.wrist, tol)
+
+
+def pose_within(limb: Limb, sol: Any, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
+    """Whether a LimbSolution's joints lie within the limb's limits."""
+    return joints_within(limb, sol.shoulder, np.asarray(sol.elbow), sol.wrist, tol)
+
+
+def relimit(limb: Limb, limits: Any) -> Limb:
+    """The same limb (geometry, swivel reference) with other limits (LimbLimits or None)."""
+    return Limb(
+        limb.a,
+        limb.b,
+        elbow_axis=limb.elbow_axis,
+        effector=limb.effector,
+        limits=limits,
+        swivel_reference=limb.swivel_reference,
+    )

@@ -49,7 +49,10 @@ from tests.core.limb_test_helpers import (
     SETTINGS,
     assert_finite,
     circ_dist,
+    euler_ok,
+    in_range,
     no_warnings,
+    pose_within,
     rand_rot,
     tf,
     unit,
@@ -120,28 +123,6 @@ def assert_exact(limb: Limb, sol: LimbSolution, goal: PositionGoal | PoseGoal) -
     assert np.all(sol.reachable)
 
 
-def in_range(a: np.ndarray, lo: float, hi: float, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    """Some a + 2πk in [lo − tol, hi + tol] (our own implementation)."""
-    a = np.asarray(a, dtype=np.float64)
-    if hi - lo >= TAU:
-        return np.ones(a.shape, dtype=bool)
-    k = np.ceil((lo - tol - a) / TAU)
-    return a + TAU * k <= hi + tol
-
-
-def euler_ok(r: np.ndarray, lim: EulerLimits | None, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    """Whether either Euler family of rotations r (..., 3, 3) lies within ``lim``."""
-    if lim is None:
-        return np.ones(r.shape[:-2], dtype=bool)
-    fam = matrix_to_euler_families(r, lim.order)  # (..., 2, 3)
-    ok = np.ones(fam.shape[:-1], dtype=bool)
-    lo, hi = lim.lower, lim.upper
-    assert isinstance(lo, tuple) and isinstance(hi, tuple)
-    for i in range(3):
-        ok &= in_range(fam[..., i], lo[i], hi[i], tol)
-    return np.asarray(ok.any(axis=-1))
-
-
 def elbow_ok(
     theta: np.ndarray, limits: LimbLimits | None, tol: float = LIMIT_TOLERANCE
 ) -> np.ndarray:
@@ -150,15 +131,6 @@ def elbow_ok(
     return in_range(theta, limits.elbow[0], limits.elbow[1], tol)
 
 
-def pose_within(limb: Limb, sol: LimbSolution, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    lim = limb.limits
-    if lim is None:
-        return np.ones(np.shape(sol.elbow), dtype=bool)
-    return (
-        elbow_ok(np.asarray(sol.elbow), lim, tol)
-        & euler_ok(sol.shoulder, lim.shoulder, tol)
-        & euler_ok(sol.wrist, lim.wrist, tol)
-    )
 
 
 def batch_goal(goal: PositionGoal | PoseGoal, n: int) -> PositionGoal | PoseGoal:

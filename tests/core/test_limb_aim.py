@@ -17,7 +17,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core import (
-    LIMIT_TOLERANCE,
     AimGoal,
     EulerLimits,
     InvalidGoalError,
@@ -31,7 +30,18 @@ from core import (
     solve_limb,
 )
 from core.rotations import EULER_ORDERS, matrix_to_euler_families, quat_to_matrix
-from tests.core.limb_test_helpers import SETTINGS, angle, circ_dist, no_warnings, rand_rot, tf, unit
+from tests.core.limb_test_helpers import (
+    SETTINGS,
+    angle,
+    circ_dist,
+    joints_within,
+    no_warnings,
+    pose_within,
+    rand_rot,
+    relimit,
+    tf,
+    unit,
+)
 from tests.core.limb_test_helpers import assert_finite as _assert_finite
 
 PI = math.pi
@@ -96,52 +106,6 @@ def solvable(
     disc = b * b - np.sum(o * o, axis=-1) + t2
     lam = -b + np.sqrt(np.maximum(disc, 0.0))
     return (disc >= margin * margin) & (lam >= margin)
-
-
-def in_range(a: np.ndarray, lo: float, hi: float, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
-    if hi - lo >= TAU:
-        return np.ones(a.shape, dtype=bool)
-    k = np.ceil((lo - tol - a) / TAU)
-    return a + TAU * k <= hi + tol
-
-
-def euler_ok(r: np.ndarray, lim: EulerLimits | None, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    if lim is None:
-        return np.ones(r.shape[:-2], dtype=bool)
-    fam = matrix_to_euler_families(r, lim.order)
-    ok = np.ones(fam.shape[:-1], dtype=bool)
-    lo, hi = lim.bounds()
-    for i in range(3):
-        ok &= in_range(fam[..., i], lo[i], hi[i], tol)
-    return np.asarray(ok.any(axis=-1))
-
-
-def joints_within(
-    limb: Limb, r1: np.ndarray, theta: np.ndarray, w: np.ndarray, tol: float = LIMIT_TOLERANCE
-) -> np.ndarray:
-    lim = limb.limits
-    if lim is None:
-        return np.ones(np.shape(theta), dtype=bool)
-    el = np.ones(np.shape(theta), dtype=bool)
-    if lim.elbow is not None:
-        el = in_range(np.asarray(theta), lim.elbow[0], lim.elbow[1], tol)
-    return el & euler_ok(r1, lim.shoulder, tol) & euler_ok(w, lim.wrist, tol)
-
-
-def pose_within(limb: Limb, sol: LimbSolution, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    return joints_within(limb, sol.shoulder, np.asarray(sol.elbow), sol.wrist, tol)
-
-
-def relimit(limb: Limb, limits: LimbLimits | None) -> Limb:
-    return Limb(
-        limb.a,
-        limb.b,
-        elbow_axis=limb.elbow_axis,
-        effector=limb.effector,
-        limits=limits,
-        swivel_reference=limb.swivel_reference,
-    )
 
 
 def batch(goal: AimGoal, n: int) -> AimGoal:

@@ -18,7 +18,6 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core import (
-    LIMIT_TOLERANCE,
     EulerLimits,
     InvalidGoalError,
     Limb,
@@ -40,7 +39,9 @@ from tests.core.limb_test_helpers import (
     angle,
     circ_dist,
     no_warnings,
+    pose_within,
     rand_rot,
+    relimit,
     tf,
     unit,
 )
@@ -149,46 +150,6 @@ def wrist_reach(limb: Limb) -> tuple[float, float]:
     r = math.hypot(float(tal @ tb - c0), float(tal @ np.cross(k, tb)))
     base = ta @ ta + tb @ tb + 2 * c0
     return math.sqrt(max(base - 2 * r, 0.0)), math.sqrt(base + 2 * r)
-
-
-def in_range(a: np.ndarray, lo: float, hi: float, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
-    if hi - lo >= TAU:
-        return np.ones(a.shape, dtype=bool)
-    k = np.ceil((lo - tol - a) / TAU)
-    return a + TAU * k <= hi + tol
-
-
-def euler_ok(r: np.ndarray, lim: EulerLimits | None, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    if lim is None:
-        return np.ones(r.shape[:-2], dtype=bool)
-    fam = matrix_to_euler_families(r, lim.order)
-    ok = np.ones(fam.shape[:-1], dtype=bool)
-    lo, hi = lim.bounds()
-    for i in range(3):
-        ok &= in_range(fam[..., i], lo[i], hi[i], tol)
-    return np.asarray(ok.any(axis=-1))
-
-
-def pose_within(limb: Limb, sol: LimbSolution, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
-    lim = limb.limits
-    if lim is None:
-        return np.ones(np.shape(sol.elbow), dtype=bool)
-    el = np.ones(np.shape(sol.elbow), dtype=bool)
-    if lim.elbow is not None:
-        el = in_range(np.asarray(sol.elbow), lim.elbow[0], lim.elbow[1], tol)
-    return el & euler_ok(sol.shoulder, lim.shoulder, tol) & euler_ok(sol.wrist, lim.wrist, tol)
-
-
-def relimit(limb: Limb, limits: LimbLimits | None) -> Limb:
-    return Limb(
-        limb.a,
-        limb.b,
-        elbow_axis=limb.elbow_axis,
-        effector=limb.effector,
-        limits=limits,
-        swivel_reference=limb.swivel_reference,
-    )
 
 
 def keep_elbow_only(limb: Limb) -> Limb:
