@@ -52,7 +52,6 @@ from tools.sample_arm import (
     random_unlimited_goals,
     sample_within_limits,
     split_goals,
-    with_limits,
 )
 
 Goal = PoseGoal | PositionGoal
@@ -408,7 +407,7 @@ def _aim_solvable(limb: Limb, goal: AimGoal, theta: NDArray, wrist: NDArray) -> 
 def tolani_cases(sizes: Sizes, seed: int) -> list[tuple[TolaniCase, int]]:
     """The cases of the Tolani table and their batch sizes (goals built here, untimed)."""
     arm = human_arm(limits=True)
-    free = with_limits(arm, None)
+    free = arm.with_limits(None)
     n_fast = max(sizes.tolani_batch, sizes.tolani_single)
     n_lim = max(sizes.tolani_limited_batch, sizes.tolani_single)
     n_slow = max(sizes.tolani_slow_batch, sizes.tolani_slow_single)
@@ -558,7 +557,7 @@ def run(sizes: Sizes, seed: int = SEED, log: Callable[[str], None] | None = None
     """Run every case and return the markdown report."""
     say = log or (lambda _msg: None)
     arm = human_arm(limits=True)
-    free = with_limits(arm, None)
+    free = arm.with_limits(None)
     cases: list[tuple[str, Limb, Goal, Goal, int]] = []
     for name, limb, position_only in (
         (CASES[0], free, True),

@@ -25,7 +25,7 @@ from benchmarks._report import Spread, Suite, fmt_num, fmt_pct, md_table
 from benchmarks.tolani import Q0, arm_skeleton, numeric_goal
 from core import Limb, PoseGoal, PositionGoal, solve_limb
 from core.ik import Method, SolveSettings, solve
-from tools.sample_arm import human_arm, random_reachable_goals, random_unlimited_goals, with_limits
+from tools.sample_arm import human_arm, random_reachable_goals, random_unlimited_goals
 
 SEED = 20261123
 ANALYTIC_CASES: tuple[str, ...] = (
@@ -78,7 +78,7 @@ def _goals(case: str, n: int, seed: int) -> tuple[Limb, PoseGoal | PositionGoal]
     arm = human_arm(limits=True)
     if case.endswith("limits on"):
         return arm, random_reachable_goals(arm, n, seed, position_only=case.startswith("position"))
-    free = with_limits(arm, None)
+    free = arm.with_limits(None)
     return free, random_unlimited_goals(free, n, seed, position_only=case.startswith("position"))
 
 

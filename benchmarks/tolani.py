@@ -50,7 +50,6 @@ from tools.sample_arm import (
     human_arm,
     random_reachable_goals,
     random_unlimited_goals,
-    with_limits,
 )
 
 FloatArray = NDArray[np.float64]
@@ -302,7 +301,7 @@ def _far_positions(limb: Limb, n: int, seed: int) -> PositionGoal:
 def cases(sizes: Sizes, seed: int = SEED) -> list[Case]:
     """The 12 rows (goals generated here, untimed)."""
     arm = human_arm(limits=True)
-    free = with_limits(arm, None)
+    free = arm.with_limits(None)
     n, s, m = sizes.goals, sizes.single, sizes.numeric
     out = [
         Case(

@@ -259,14 +259,7 @@ def _limited_joints(limits: LimbLimits) -> list[str]:
 
 
 def _empty(limb: Limb, limits: LimbLimits, goal: Any, wrist: Any, psi: Any, elbow: Any) -> bool:
-    trial = Limb(
-        a=limb.a,
-        b=limb.b,
-        elbow_axis=limb.elbow_axis,
-        effector=limb.effector,
-        limits=limits,
-        swivel_reference=limb.swivel_reference,
-    )
+    trial = limb.with_limits(limits)
     kw: dict[str, Any] = {}
     if isinstance(goal, PositionGoal | AimGoal) and wrist is not None:
         kw["wrist"] = wrist

@@ -454,6 +454,11 @@ class Limb:
         object.__setattr__(self, "swivel_reference", ref)
         c.aref = V.vec_of(ref)
 
+    def with_limits(self, limits: LimbLimits | None) -> Limb:
+        """The same limb — geometry and swivel reference, so a swivel angle names the same
+        elbow — with other ``limits`` (None: no limits). Raises as the constructor does."""
+        return Limb(self.a, self.b, self.elbow_axis, self.effector, limits, self.swivel_reference)
+
     # -- forward kinematics ------------------------------------------------------------
 
     @property

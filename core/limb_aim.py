@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _vec as V
 from .errors import InvalidGoalError, ShapeMismatchError
 from .goals import AimGoal
-from .limb_partial import _central_cost_grad, _cross, _free, _middle_cost, _unit
+from .limb_partial import _central_cost_grad, _cross, _middle_cost, _unit
 
 if TYPE_CHECKING:
     from .limb import Limb, LimbSolution
@@ -353,7 +353,7 @@ def _minimise_f(
     the optimum only if it still aims exactly and keeps every limit."""
 
     g1 = AimGoal(np.asarray(goal.target)[i], np.asarray(goal.axis)[i], np.asarray(goal.origin)[i])
-    free_limb = _free(limb)
+    free_limb = limb.with_limits(None)
 
     def pose(x: FloatArray) -> Any:
         gb = AimGoal(

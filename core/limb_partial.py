@@ -223,13 +223,6 @@ def _central_cost_grad(cost: Any, h: float = 1e-6) -> Any:
     return fg
 
 
-def _free(limb: Limb) -> Limb:
-    """The same limb without limits (exact closed-form poses for any φ, ψ)."""
-    from .limb import Limb as LimbCls
-
-    return LimbCls(limb.a, limb.b, limb.elbow_axis, limb.effector, None, limb.swivel_reference)
-
-
 def _validate_point(value: Any, name: str, n: int | None) -> FloatArray | None:
     if value is None:
         return None
@@ -314,7 +307,7 @@ def solve_partial(
             return _pose_solution(limb, goal, psi_r, ref, pose_kwargs)
         return _limited_element(limb, goal, float(psi_r), reach, ref)
     has = ~np.isnan(np.asarray(fs)[:, 0, 0]) & reach.any
-    sol = _pose_solution(_free(limb), goal, psi_r, ref, pose_kwargs)
+    sol = _pose_solution(limb.with_limits(None), goal, psi_r, ref, pose_kwargs)
     rows: dict[int, LimbSolution] = {}
     idx = np.nonzero(has)[0]
     if len(idx):
@@ -618,7 +611,7 @@ def _limited_element(
 
     limits = limb.limits
     assert limits is not None
-    free = _free(limb)
+    free = limb.with_limits(None)
     # The root of Eq. (5) nearest the elbow range's middle: the one inside the range when
     # only one is (every angle outside is farther from the middle than the half-width).
     near = None if limits.elbow is None else 0.5 * (limits.elbow[0] + limits.elbow[1])
@@ -771,7 +764,7 @@ def _least_violating(
             limb.swivel_reference,
         )
     else:
-        el = _free(limb)
+        el = limb.with_limits(None)
     pg = _pose_at(goal, psi, ref)
 
     def cost(phis: FloatArray) -> tuple[FloatArray, LimbSolution]:
@@ -909,7 +902,7 @@ def _pose_and_derivatives(
     a_eff = np.asarray(gb.axis)
     dg = both[m:] - d[:, :, None] * a_eff[:, None, :]  # dG/dψ = G(ψ + π/2) − d·aᵀ
     pos = np.asarray(gb.position)
-    free = _free(limb) if free is None else free  # ``limb`` without limits, if given
+    free = limb.with_limits(None) if free is None else free  # ``limb`` without limits, if given
     sol = L.solve_limb(free, PoseGoal(pos, gr), swivel=phi, elbow_near=near)
     c = limb._c
     f64 = np.float64

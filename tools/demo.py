@@ -66,7 +66,6 @@ from tools.sample_arm import (  # noqa: E402
     WRIST_LIMITS_DEG,
     human_arm,
     random_reachable_goals,
-    with_limits,
 )
 
 FloatArray = NDArray[np.float64]
@@ -537,8 +536,8 @@ def run(out_dir: Path) -> dict[str, Any]:
     arm = human_arm(limits=True)
     limits = arm.limits
     assert limits is not None
-    elbow_only = with_limits(arm, LimbLimits(elbow=limits.elbow))
-    free = with_limits(arm, None)
+    elbow_only = arm.with_limits(LimbLimits(elbow=limits.elbow))
+    free = arm.with_limits(None)
     goals = demo_goals()
     results = [solve_goal(i, g, arm, elbow_only, limits) for i, g in enumerate(goals)]
     timing = measure_timing(arm, free, goals)

@@ -38,7 +38,6 @@ What it does, with nothing but the repository and the venv:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import json
 import math
@@ -663,7 +662,7 @@ def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
     for lb in sc.rig.limber.limbs:
         rec = raw[lb.name]
         limb = solve.rig_for(sc.rig, lb).limb
-        free = dataclasses.replace(limb, limits=None, swivel_reference=limb.swivel_reference)
+        free = limb.with_limits(None)
         goal_p = np.array([g for g, _ in wish_in[lb.name]])
         pole_p = np.array([p for _, p in wish_in[lb.name]])
         wish = core.solve_limb(free, core.PositionGoal(goal_p), elbow_target=pole_p).swivel

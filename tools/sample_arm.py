@@ -112,18 +112,6 @@ def human_arm(limits: bool = True) -> Limb:
     )
 
 
-def with_limits(limb: Limb, limits: LimbLimits | None) -> Limb:
-    """The same geometry and swivel reference as ``limb`` with other limits."""
-    return Limb(
-        a=limb.a,
-        b=limb.b,
-        elbow_axis=limb.elbow_axis,
-        effector=limb.effector,
-        limits=limits,
-        swivel_reference=limb.swivel_reference,
-    )
-
-
 @dataclass(frozen=True)
 class JointSample:
     """Joint values drawn by the goal generators (radians / rotation matrices)."""

@@ -109,15 +109,3 @@ def joints_within(
 def pose_within(limb: Limb, sol: Any, tol: float = LIMIT_TOLERANCE) -> np.ndarray:
     """Whether a LimbSolution's joints lie within the limb's limits."""
     return joints_within(limb, sol.shoulder, np.asarray(sol.elbow), sol.wrist, tol)
-
-
-def relimit(limb: Limb, limits: Any) -> Limb:
-    """The same limb (geometry, swivel reference) with other limits (LimbLimits or None)."""
-    return Limb(
-        limb.a,
-        limb.b,
-        elbow_axis=limb.elbow_axis,
-        effector=limb.effector,
-        limits=limits,
-        swivel_reference=limb.swivel_reference,
-    )

@@ -149,25 +149,7 @@ def unlimited(limb: Limb, keep_elbow: bool = True) -> Limb:
     """
     lim = limb.limits
     elbow = lim.elbow if (keep_elbow and lim is not None) else None
-    return Limb(
-        limb.a,
-        limb.b,
-        elbow_axis=limb.elbow_axis,
-        effector=limb.effector,
-        limits=None if elbow is None else LimbLimits(elbow=elbow),
-        swivel_reference=limb.swivel_reference,
-    )
-
-
-def with_limits(limb: Limb, limits: LimbLimits | None, reference: bool = True) -> Limb:
-    return Limb(
-        limb.a,
-        limb.b,
-        elbow_axis=limb.elbow_axis,
-        effector=limb.effector,
-        limits=limits,
-        swivel_reference=limb.swivel_reference if reference else None,
-    )
+    return limb.with_limits(None if elbow is None else LimbLimits(elbow=elbow))
 
 
 def sweep(
@@ -833,7 +815,7 @@ def random_limits_case(seed: int) -> LimitsCase:
         elbow=elbow,
         wrist=random_euler_limits(rng, r2, centred),
     )
-    limb = with_limits(base, limits, reference=False)
+    limb = Limb(base.a, base.b, base.elbow_axis, base.effector, limits)  # own reference
     g = limb.forward(r1, theta, r2)
     if seed % 3 == 2:
         return LimitsCase(limb, PositionGoal(g[:3, 3]), r2)
@@ -1136,7 +1118,7 @@ def test_objective_strategy_minimal_human_arm(arm: Limb) -> None:
     """Minimal case: the objective −trace(R1(φ_t)ᵀ R1) has its unique minimum at φ_t = 0.4,
     well inside the feasible set (shoulder limits only)."""
     limits = LimbLimits(shoulder=EulerLimits("XYZ", (-3.0, -1.5, -3.0), (3.0, 1.5, 3.0)))
-    limb = with_limits(arm, limits)
+    limb = arm.with_limits(limits)
     rng = np.random.default_rng(1)
     r1, r2 = rand_rot(rng), rand_rot(rng)
     g = limb.forward(r1, 1.0, r2)
@@ -1155,7 +1137,7 @@ def test_objective_strategy_receives_joint_angles(arm: Limb) -> None:
         elbow=(0.0, 2.6),
         wrist=EulerLimits("ZXY", (-1.5, -1.0, -1.5), (1.5, 1.0, 1.5)),
     )
-    limb = with_limits(arm, limits)
+    limb = arm.with_limits(limits)
     g = limb.forward(euler_to_matrix(np.array([0.2, 0.3, -0.1]), "YXZ"), 1.0, np.eye(3))
     goal = PoseGoal(g[:3, 3], g[:3, :3])
     seen: list[np.ndarray] = []
@@ -1203,7 +1185,7 @@ def test_elbow_target_minimises_elbow_distance(seed: int) -> None:
 
 def test_elbow_target_with_limits_takes_closest_feasible(arm: Limb) -> None:
     limits = LimbLimits(shoulder=EulerLimits("XYZ", (-1.0, -1.0, -1.0), (1.0, 1.0, 1.0)))
-    limb = with_limits(arm, limits)
+    limb = arm.with_limits(limits)
     g = limb.forward(euler_to_matrix(np.array([0.3, 0.2, -0.1]), "XYZ"), 1.2, np.eye(3))
     goal = PoseGoal(g[:3, 3], g[:3, :3])
     intervals = feasible_swivel(limb, goal)
@@ -1243,7 +1225,7 @@ def _unsolvable_wrist_case(arm: Limb, wrist_order: str = "XYZ") -> tuple[Limb, P
         elbow=(0.0, 2.6),
         wrist=EulerLimits(wrist_order, (-0.05, -0.05, -0.05), (0.05, 0.05, 0.05)),
     )
-    limb = with_limits(arm, limits)
+    limb = arm.with_limits(limits)
     r1 = euler_to_matrix(np.array([0.4, 0.3, 0.2]), "XYZ")
     r2 = euler_to_matrix(np.array([1.5, 1.0, -2.0]), wrist_order)  # far outside the wrist box
     g = limb.forward(r1, 1.2, r2)
@@ -1310,7 +1292,7 @@ def test_unsolvable_pose_goal_minimises_orientation_error(order: str) -> None:
 def test_unsolvable_shoulder_set_empty_no_nan(arm: Limb) -> None:
     """No φ satisfies the shoulder: errors still truthful and within_limits honest."""
     limits = LimbLimits(shoulder=EulerLimits("XYZ", (-0.01, -0.01, -0.01), (0.01, 0.01, 0.01)))
-    limb = with_limits(arm, limits)
+    limb = arm.with_limits(limits)
     g = limb.forward(euler_to_matrix(np.array([2.0, 1.0, -2.0]), "XYZ"), 1.0, np.eye(3))
     for goal in (PoseGoal(g[:3, 3], g[:3, :3]), PositionGoal(g[:3, 3])):
         assert feasible_swivel(limb, goal) == ()
@@ -1327,7 +1309,7 @@ def test_unsolvable_shoulder_set_empty_no_nan(arm: Limb) -> None:
 
 
 def test_elbow_root_rule_keeps_elbow_within_limits(arm: Limb) -> None:
-    limb = with_limits(arm, LimbLimits(elbow=(0.0, 2.6)))
+    limb = arm.with_limits(LimbLimits(elbow=(0.0, 2.6)))
     rng = np.random.default_rng(31)
     n = 3000
     pts = unit(rng.normal(size=(n, 3))) * rng.uniform(0.0, 0.7, size=(n, 1))
@@ -1351,7 +1333,7 @@ def test_elbow_root_rule_keeps_elbow_within_limits(arm: Limb) -> None:
 def test_elbow_root_rule_clamps_when_neither_root_inside(arm: Limb) -> None:
     rng = np.random.default_rng(32)
     for lo, hi in ((0.5, 0.6), (-0.6, -0.5), (2.0, 2.2), (3.0, 3.5), (-4.0, -3.0)):
-        limb = with_limits(arm, LimbLimits(elbow=(lo, hi)))
+        limb = arm.with_limits(LimbLimits(elbow=(lo, hi)))
         for beta in (1.5, 0.1, 2.8):
             g = arm.forward(rand_rot(rng), beta, np.eye(3))  # roots ±β
             roots = np.array([beta, -beta])
@@ -1374,12 +1356,12 @@ def test_elbow_root_rule_clamps_when_neither_root_inside(arm: Limb) -> None:
 def test_elbow_root_rule_both_inside_prefers_middle(arm: Limb) -> None:
     """Both roots inside the limits: the one nearer the limits' middle."""
     rng = np.random.default_rng(33)
-    limb = with_limits(arm, LimbLimits(elbow=(-1.0, 2.0)))  # middle 0.5
+    limb = arm.with_limits(LimbLimits(elbow=(-1.0, 2.0)))  # middle 0.5
     for beta, want in ((0.8, 0.8), (0.2, 0.2)):
         g = arm.forward(rand_rot(rng), -beta, np.eye(3))
         sol = solve_limb(limb, PoseGoal(g[:3, 3], g[:3, :3]))
         assert sol.elbow == pytest.approx(want, abs=1e-9)
-    limb = with_limits(arm, LimbLimits(elbow=(-2.0, 1.0)))  # middle -0.5
+    limb = arm.with_limits(LimbLimits(elbow=(-2.0, 1.0)))  # middle -0.5
     g = arm.forward(rand_rot(rng), 0.8, np.eye(3))
     sol = solve_limb(limb, PoseGoal(g[:3, 3], g[:3, :3]))
     assert sol.elbow == pytest.approx(-0.8, abs=1e-9)
@@ -1414,7 +1396,7 @@ def test_closed_loop_returns_to_same_joint_angles(arm: Limb, limited: bool) -> N
     limits = LimbLimits(
         shoulder=EulerLimits("XYZ", (-2.0, -1.2, -2.0), (2.0, 1.2, 2.0)), elbow=(0.0, 2.6)
     )
-    limb = with_limits(arm, limits) if limited else arm
+    limb = arm.with_limits(limits) if limited else arm
     t = np.linspace(0.0, TAU, 65)  # closed loop: last == first
     pos = np.stack([0.2 * np.cos(t), 0.35 + 0.1 * np.sin(t), 0.15 * np.sin(2 * t)], axis=-1)
     rot = axis_angle_to_matrix(np.array([0.0, 0.0, 1.0]), 0.5 * np.sin(t))
@@ -1466,7 +1448,7 @@ def test_batched_and_single_agree(limited: bool, kind: str, mode: str) -> None:
         elbow=(-2.0, 2.0),
         wrist=EulerLimits("YZX", (2.5, -1.0, -1.0), (4.0, 1.0, 1.0)),
     )
-    limb = with_limits(base, limits if limited else None)
+    limb = base.with_limits(limits if limited else None)
     n = 12
     r1, r2 = rand_rot(rng, n), rand_rot(rng, n)
     theta = rng.uniform(-2.0, 2.0, n)
@@ -1519,7 +1501,7 @@ def test_batched_and_single_agree_unsolvable_pose_goals() -> None:
         elbow=(-2.0, 2.0),
         wrist=EulerLimits("YZX", (2.5, -1.0, -1.0), (4.0, 1.0, 1.0)),
     )
-    limb = with_limits(base, limits)
+    limb = base.with_limits(limits)
     g = limb.forward(rand_rot(rng, 12), rng.uniform(-2.0, 2.0, 12), rand_rot(rng, 12))
     goals = [PoseGoal(g[i, :3, 3], g[i, :3, :3]) for i in range(11)]
     goals = [gl for gl in goals if feasible_swivel(limb, gl) == ()]
@@ -1619,6 +1601,20 @@ def _bad_rot(eps: float) -> np.ndarray:
 def test_invalid_limb_raises(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(InvalidLimbError, match=match):
         Limb(**_limb_kwargs(**kwargs))  # type: ignore[arg-type]
+
+
+def test_with_limits_keeps_geometry_and_swivel_reference() -> None:
+    """``Limb.with_limits`` swaps the limits only: the default swivel reference depends on
+    the limits, so it must carry the original one over (φ names the same elbow)."""
+    base = Limb(**_limb_kwargs())  # type: ignore[arg-type]
+    limits = LimbLimits(elbow=(0.1, 2.0))
+    limited = base.with_limits(limits)
+    assert limited.limits is limits
+    for name in ("a", "b", "elbow_axis", "effector", "swivel_reference"):
+        np.testing.assert_array_equal(getattr(limited, name), getattr(base, name))
+    assert limited.with_limits(None).limits is None
+    with pytest.raises(InvalidLimitsError):
+        base.with_limits((0.1, 2.0))  # type: ignore[arg-type]
 
 
 def test_nearly_orthonormal_rotations_accepted() -> None:
@@ -1831,12 +1827,12 @@ def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
     assert fast(arm, goal, elbow_target=(0.0, math.inf, 0.0)) is None
     assert fast(arm, goal, swivel=0.1, elbow_target=(0.0, 0.0, 1.0)) is None
     lim = LimbLimits(shoulder=EulerLimits("XYZ", (-1.0, None, None), (1.0, None, None)))
-    assert fast(with_limits(arm, lim), goal) is None
+    assert fast(arm.with_limits(lim), goal) is None
     assert fast(arm, PositionGoal((0.0, 0.63, 0.0))) is None  # straight: bend fallback
     assert fast(arm, PositionGoal((0.0, 0.0, 0.0))) is None  # goal at the shoulder
     # Full-turn limits do not restrict: the fast path applies.
     free = LimbLimits(shoulder=EulerLimits("XYZ", (-4.0, None, None), (4.0, None, None)))
-    assert fast(with_limits(arm, free), goal) is not None
+    assert fast(arm.with_limits(free), goal) is not None
 
 
 @pytest.mark.parametrize("order", EULER_ORDERS)

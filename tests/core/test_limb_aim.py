@@ -38,7 +38,6 @@ from tests.core.limb_test_helpers import (
     no_warnings,
     pose_within,
     rand_rot,
-    relimit,
     tf,
     unit,
 )
@@ -268,7 +267,7 @@ def test_round_trip_batched_matches_singles() -> None:
         limb = random_limb(rng)
         if limits:
             box = EulerLimits("XYZ", (-1.5, -1.0, -2.0), (1.5, 1.0, 2.0))
-            limb = relimit(limb, LimbLimits(shoulder=box, elbow=(-2.0, 2.0), wrist=box))
+            limb = limb.with_limits(LimbLimits(shoulder=box, elbow=(-2.0, 2.0), wrist=box))
         r1, th, w = rand_rot(rng, n), rng.uniform(-2, 2, n), rand_rot(rng, n)
         ax = unit(rng.normal(size=(n, 3)))
         org = rng.normal(size=(n, 3)) * 0.05
@@ -503,7 +502,7 @@ def limited_case(seed: int) -> tuple[Limb, AimGoal, float, np.ndarray]:
 
     ew = rng.uniform(0.1, 1.0, size=2)
     limits = LimbLimits(shoulder=euler(r1), elbow=(theta - ew[0], theta + ew[1]), wrist=euler(w))
-    limb = relimit(base, limits)
+    limb = base.with_limits(limits)
     ax = unit(rng.normal(size=3))
     org = rng.normal(size=3) * 0.05
     o, d = ray(limb, r1, theta, w, AimGoal((0, 0, 0), ax, org))
@@ -512,7 +511,7 @@ def limited_case(seed: int) -> tuple[Limb, AimGoal, float, np.ndarray]:
 
 
 def free_limb(limb: Limb) -> Limb:
-    return relimit(limb, None)
+    return limb.with_limits(None)
 
 
 def rot_about(axis: np.ndarray, ang: np.ndarray) -> np.ndarray:

@@ -41,7 +41,6 @@ from tests.core.limb_test_helpers import (
     no_warnings,
     pose_within,
     rand_rot,
-    relimit,
     tf,
     unit,
 )
@@ -157,7 +156,7 @@ def keep_elbow_only(limb: Limb) -> Limb:
     shoulder/wrist limits: the closed-form pose at any (φ, ψ)."""
     lim = limb.limits
     elbow = None if lim is None else lim.elbow
-    return relimit(limb, None if elbow is None else LimbLimits(elbow=elbow))
+    return limb.with_limits(None if elbow is None else LimbLimits(elbow=elbow))
 
 
 def broadcast(goal: PartialOrientationGoal, n: int) -> PartialOrientationGoal:
@@ -545,7 +544,7 @@ def test_flat_criteria_keep_given_psi(strategy: PsiStrategy, kw: str) -> None:
     limb = arm()
     ax = np.array([0.0, 1.0, 0.0])
     if kw == "no-offset":
-        limb = relimit(Limb(limb.a, limb.b, elbow_axis=limb.elbow_axis), None)
+        limb = Limb(limb.a, limb.b, elbow_axis=limb.elbow_axis).with_limits(None)
     if kw == "offset-along-axis":
         limb = Limb(limb.a, limb.b, elbow_axis=limb.elbow_axis, effector=tf(t=(0.0, 0.08, 0.0)))
     goal, _ = goal_from(limb, (rand_rot(rng), 1.0, rand_rot(rng)), ax)
@@ -654,7 +653,7 @@ def limits_case(seed: int) -> tuple[Limb, PartialOrientationGoal, float]:
     rng = np.random.default_rng(500 + seed)
     base = arm() if seed % 6 == 0 else random_limb(rng)
     r1, r2, theta = rand_rot(rng), rand_rot(rng), float(rng.uniform(-PI, PI))
-    limb = relimit(base, centred_limits(rng, r1, theta, r2))
+    limb = base.with_limits(centred_limits(rng, r1, theta, r2))
     ax = off_axis(rng, limb)
     goal, _ = goal_from(limb, (r1, theta, r2), ax)
     return limb, goal, float(rng.uniform(-PI, PI))
@@ -800,7 +799,6 @@ def test_limits_gradient_matches_finite_differences() -> None:
     """§3.3's analytic gradient of F(φ, ψ) (plus the violation penalty) agrees with central
     differences of the closed-form cost wherever the wrist is within reach."""
     from core.limb_partial import (
-        _free,
         _limits_cost,
         _limits_cost_grad,
         _pose_and_derivatives,
@@ -826,7 +824,7 @@ def test_limits_gradient_matches_finite_differences() -> None:
         def cost(xx: np.ndarray, limb: Limb = limb, goal=goal, ref=ref, near=near, lim=lim):
             gb = broadcast(goal, len(xx))
             pg = PoseGoal(gb.position, partial_rotation(gb, xx[:, 1], ref))
-            s = solve_limb(_free(limb), pg, swivel=xx[:, 0], elbow_near=near)
+            s = solve_limb(limb.with_limits(None), pg, swivel=xx[:, 0], elbow_near=near)
             return _limits_cost(lim, s.shoulder, np.asarray(s.elbow), s.wrist)
 
         steps = np.array([[h, 0.0], [-h, 0.0], [0.0, h], [0.0, -h]])
