@@ -1,0 +1,281 @@
+"""Issue 4, the Method bullets: each step equals the formula the issue (and the paper)
+states, computed here independently with plain numpy on one problem at a time
+(``step_once`` with the per-step clamp and the limits switched off):
+
+* PSEUDOINVERSE — J⁺e by SVD with singular values ≤ svd_cutoff · σ_max cut;
+* DLS — Jᵀ(JJᵀ + λ²I)⁻¹e with a fixed λ (both the m ≤ n and the m > n branch) and the
+  documented adaptive λ² = λ_max²(1 − (σ_min/ε)²) for σ_min < ε, else 0;
+* SDLS — Buss & Kim's selectively damped least squares, the issue's formula term by term;
+* EXTENDED_JACOBIAN — the least-squares solution of [J; w·J_elements] Δq = [e; 0];
+* TASK_PRIORITY (exact, c = 0) — a conflicting lower level ends at its least-squares best
+  in the null space of the higher one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
+from core.goals import PoseGoal, PositionGoal
+from core.ik import Method, SolveSettings, solve
+from core.ik_methods import element_jacobian, step_once
+from tests.core.ik_test_helpers import reachable_goals, single
+
+RAW = {"max_step": math.inf, "use_limits": False}
+
+
+def _raw_step(sk, goals, q, method, **kw):
+    """One unclamped, unclipped update Δq of ``method`` from q (n,)."""
+    return step_once(sk, goals, q, method, SolveSettings(**RAW, **kw)) - q
+
+
+def _problems():
+    """(skeleton, goals, q) on the Y, the double-Y (far targets: Buss's) and the arm."""
+    out = []
+    for fx, batch_goals in ((buss_y(), True), (buss_double_y(), False), (human_arm(), True)):
+        if batch_goals:
+            goals, q0, _ = reachable_goals(fx, batch=1, scale=0.6)
+            goals = [single(g, 0) for g in goals]
+        else:
+            goals = list(fx.goals)
+        q = fx.q0 + np.random.default_rng(5).uniform(-0.3, 0.3, fx.skeleton.n_dofs)
+        out.append((fx.skeleton, goals, q))
+    return out
+
+
+# ------------------------------------------------------------------ PSEUDOINVERSE
+
+
+def test_pseudoinverse_cuts_singular_values_below_the_relative_threshold():
+    for sk, goals, q in _problems():
+        J = sk.jacobian(q, goals)
+        e = sk.errors(q, goals)
+        s = np.linalg.svd(J, compute_uv=False)
+        # a threshold between the two smallest relative singular values cuts exactly one
+        cut = math.sqrt(s[-1] * s[-2]) / s[0]
+        for cutoff, rank in ((1e-6, len(s)), (cut, len(s) - 1)):
+            u, sv, vt = np.linalg.svd(J, full_matrices=False)
+            inv = np.zeros_like(sv)
+            inv[:rank] = 1.0 / sv[:rank]
+            expect = vt.T @ (inv * (u.T @ e))
+            dq = _raw_step(sk, goals, q, Method.PSEUDOINVERSE, svd_cutoff=cutoff)
+            np.testing.assert_allclose(dq, expect, atol=1e-9 * np.abs(expect).max())
+
+
+def test_pseudoinverse_at_an_exact_singularity_is_finite_and_minimal():
+    """Šoch & Lórencz's stretched chain at q = 0: J (3×6) has rank 1. The cut leaves the
+    minimum-norm least-squares step (numpy's pinv with the same relative cutoff)."""
+    fx = soch_chain()
+    sk, q = fx.skeleton, fx.skeleton.zero()
+    J = sk.jacobian(q, fx.goals)
+    e = sk.errors(q, fx.goals)
+    assert np.linalg.matrix_rank(J) == 1
+    dq = _raw_step(sk, fx.goals, q, Method.PSEUDOINVERSE)
+    np.testing.assert_allclose(dq, np.linalg.pinv(J, rcond=1e-6) @ e, atol=1e-12)
+    assert np.all(np.isfinite(dq)) and np.abs(dq).max() < 1.0
+
+
+# ------------------------------------------------------------------ DLS
+
+
+def _dls_reference(J, e, lam):
+    return J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(len(e)), e)
+
+
+@pytest.mark.parametrize("lam", [0.01, 0.3, 2.0])
+def test_dls_fixed_damping_is_busss_equation_11(lam):
+    fx = human_arm()
+    sk = fx.skeleton
+    rng = np.random.default_rng(2)
+    q = rng.uniform(-1, 1, sk.n_dofs)
+    F = sk.forward(rng.uniform(-1, 1, sk.n_dofs))
+    few = [PoseGoal(F[3, :3, 3], F[3, :3, :3], joint="hand")]  # m = 6 ≤ n = 7
+    many = few + [PoseGoal(F[2, :3, 3], F[2, :3, :3], joint="wrist")]  # m = 12 > n = 7
+    for goals in (few, many):
+        J = sk.jacobian(q, goals)
+        e = sk.errors(q, goals)
+        dq = _raw_step(sk, goals, q, Method.DLS, damping=lam)
+        np.testing.assert_allclose(dq, _dls_reference(J, e, lam), rtol=1e-9, atol=1e-12)
+
+
+def test_dls_adaptive_damping_follows_the_documented_rule():
+    """λ² = λ_max²(1 − (σ_min/ε)²) when σ_min < ε, else 0 (Gauss–Newton, = J⁺e for a
+    full-row-rank J)."""
+    lam_max = 0.5
+    for sk, goals, q in _problems():
+        J = sk.jacobian(q, goals)
+        e = sk.errors(q, goals)
+        smin = np.linalg.svd(J, compute_uv=False)[-1]
+        # ε below σ_min: no damping at all
+        eps = 0.5 * smin
+        dq = _raw_step(
+            sk, goals, q, Method.DLS, adaptive_damping=True, damping=lam_max, damping_threshold=eps
+        )
+        np.testing.assert_allclose(dq, np.linalg.pinv(J) @ e, rtol=1e-7, atol=1e-10)
+        # ε above σ_min: the rule's λ
+        for eps in (2.0 * smin, 10.0 * smin):
+            lam = lam_max * math.sqrt(1.0 - (smin / eps) ** 2)
+            dq = _raw_step(
+                sk,
+                goals,
+                q,
+                Method.DLS,
+                adaptive_damping=True,
+                damping=lam_max,
+                damping_threshold=eps,
+            )
+            np.testing.assert_allclose(dq, _dls_reference(J, e, lam), rtol=1e-9, atol=1e-12)
+    # at an exact singularity (σ_min = 0) the full λ_max
+    fx = soch_chain()
+    sk, q = fx.skeleton, fx.skeleton.zero()
+    J, e = sk.jacobian(q, fx.goals), sk.errors(q, fx.goals)
+    dq = _raw_step(sk, fx.goals, q, Method.DLS, adaptive_damping=True, damping=lam_max)
+    np.testing.assert_allclose(dq, _dls_reference(J, e, lam_max), rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ SDLS
+
+
+def _sdls_reference(J, e, gamma_max, cutoff):
+    """Buss & Kim's SDLS, literally as issue 4 states it (loops, one problem)."""
+
+    def clamp_max_abs(w, d):
+        m = np.abs(w).max()
+        return w if m <= d else w * (d / m)
+
+    u, s, vt = np.linalg.svd(J, full_matrices=False)
+    n_blocks = J.shape[0] // 3
+    rho = np.array(
+        [
+            sum(np.linalg.norm(J[3 * lb : 3 * lb + 3, j]) for lb in range(n_blocks))
+            for j in range(J.shape[1])
+        ]
+    )
+    total = np.zeros(J.shape[1])
+    for i, sigma in enumerate(s):
+        if sigma <= cutoff * s[0] or sigma <= 0.0:
+            continue
+        alpha = u[:, i] @ e
+        n_i = sum(np.linalg.norm(u[3 * lb : 3 * lb + 3, i]) for lb in range(n_blocks))
+        m_i = np.sum(np.abs(vt[i]) * rho) / sigma
+        gamma = min(1.0, n_i / m_i) * gamma_max
+        total += clamp_max_abs(alpha / sigma * vt[i], gamma)
+    return clamp_max_abs(total, gamma_max)
+
+
+@pytest.mark.parametrize("gamma_max", [math.pi / 4, 0.05])
+def test_sdls_step_is_buss_and_kims_formula(gamma_max):
+    clamped = 0
+    for sk, goals, q in _problems():
+        J = sk.jacobian(q, goals)
+        e = sk.errors(q, goals)
+        expect = _sdls_reference(J, e, gamma_max, 1e-6)
+        dq = _raw_step(sk, goals, q, Method.SDLS, gamma_max=gamma_max)
+        np.testing.assert_allclose(dq, expect, rtol=1e-9, atol=1e-13)
+        clamped += np.abs(dq).max() >= gamma_max - 1e-12
+    if gamma_max < 0.1:
+        assert clamped  # the final ClampMaxAbs was exercised
+
+
+def test_sdls_batched_step_equals_single_steps():
+    fx = buss_double_y()
+    sk = fx.skeleton
+    goals, _, qs = reachable_goals(fx, batch=4, scale=0.8)
+    q = np.zeros_like(qs)
+    s = SolveSettings(**RAW)
+    batched = step_once(sk, goals, q, Method.SDLS, s)
+    for b in range(4):
+        one = step_once(sk, [single(g, b) for g in goals], q[b], Method.SDLS, s)
+        np.testing.assert_allclose(batched[b], one, atol=1e-13, rtol=0)
+
+
+# ------------------------------------------------------------------ EXTENDED_JACOBIAN
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.1])
+def test_extended_jacobian_step_is_the_stacked_least_squares_solution(weight):
+    """Normal equations + LU give the least-squares solution of [J; w J_x] Δq = [e; 0]
+    (Šoch & Lórencz: element rows with desired change 0): on their planar chain (full
+    column rank, their method) and on the double-Y (3-D tree generalisation). The
+    implementation adds the documented guard μ = 1e-12 · max diag(AᵀA) to the normal
+    matrix: exact agreement with the ridge included, and within 1e-4 (relative) without
+    it (the guard moves the step by ~5e-6 relative on the double-Y with w = 0.1, where
+    cond(A)² ≈ 3e6)."""
+    fx = soch_chain(target=(350.0, 40.0, 0.0))
+    cases = [(fx.skeleton, list(fx.goals), np.full(6, 0.2))]
+    dy = buss_double_y()
+    cases.append((dy.skeleton, list(dy.goals), np.full(dy.skeleton.n_dofs, 0.1)))
+    for sk, goals, q in cases:
+        n = sk.n_dofs
+        J = sk.jacobian(q, goals)
+        e = sk.errors(q, goals)
+        Jx = weight * element_jacobian(sk, q[None])[0]
+        A = np.vstack([J, Jx])
+        assert np.linalg.matrix_rank(A) == n  # over-determined, full column rank
+        rhs = np.concatenate([e, np.zeros(len(Jx))])
+        plain = np.linalg.lstsq(A, rhs, rcond=None)[0]
+        mu = 1e-12 * np.max(np.diag(A.T @ A))
+        ridge = np.linalg.lstsq(
+            np.vstack([A, math.sqrt(mu) * np.eye(n)]),
+            np.concatenate([rhs, np.zeros(n)]),
+            rcond=None,
+        )[0]
+        dq = _raw_step(sk, goals, q, Method.EXTENDED_JACOBIAN, extended_weight=weight)
+        scale = np.abs(plain).max()
+        np.testing.assert_allclose(dq, ridge, rtol=0, atol=1e-8 * scale)
+        np.testing.assert_allclose(dq, plain, rtol=0, atol=1e-4 * scale)
+
+
+# ------------------------------------------------------------------ TASK_PRIORITY
+
+
+def _ki_sheen_conflict(offset):
+    """Ki & Sheen's 2-effector chain: tip2 at priority 0 (reachable), tip1 at priority 1
+    pulled by ``offset`` to a point it cannot reach while tip2 is held."""
+    fx = ki_sheen_chain(2)
+    tip1_goal, tip2_goal = fx.goals
+    high = PositionGoal(tip2_goal.position, joint="tip2", priority=0)
+    low = PositionGoal(np.asarray(tip1_goal.position) + offset, joint="tip1", priority=1)
+    return fx.skeleton, high, low, fx.q0
+
+
+def _null_space_gradient(sk, high, low, q):
+    """‖Nᵀ J₁ᵀ e₁‖ with N a basis of the null space of the priority-0 rows at q: zero at
+    the least-squares best of the lower goal within that null space (first order)."""
+    J0 = sk.jacobian(q, [high])
+    J1 = sk.jacobian(q, [low])
+    e1 = sk.errors(q, [low])
+    _, sv, vt = np.linalg.svd(J0)
+    null = vt[np.sum(sv > 1e-9 * sv[0]) :].T
+    assert null.shape[1] == sk.n_dofs - 2  # planar: tip2 fixes 2 of the 9 DOFs
+    return float(np.linalg.norm(null.T @ J1.T @ e1)), float(np.linalg.norm(J1.T @ e1))
+
+
+def test_task_priority_damped_keeps_priority_zero_against_an_unreachable_lower_goal():
+    """The damped variant (§7, c = 1): tip2 met to 1e-6, tip1 at its least-squares best
+    within tip2's null space, while weighted DLS compromises tip2."""
+    sk, high, low, q0 = _ki_sheen_conflict((0.0, 2.0, 0.0))
+    s = SolveSettings(max_iterations=1000, priority_damping=1.0)
+    r = solve(sk, [high, low], q0, Method.TASK_PRIORITY, s)
+    assert r.per_goal_error[0] <= 1e-6
+    assert r.per_goal_error[1] > 0.4  # genuinely in conflict
+    projected, full = _null_space_gradient(sk, high, low, r.q)
+    assert projected < 1e-5 and full > 1.0
+    d = solve(sk, [high, PositionGoal(low.position, joint="tip1")], q0, Method.DLS)
+    assert d.per_goal_error[0] > 1e-3
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="audit finding (issue 4): with c = 0 (and c = 0.3) the lower level oscillates "
+    "with period 2 at full max_step and its second-order drift keeps tip2 ~0.1 off "
+    "(STALLED after 28 iterations); priority 0 is not met",
+)
+@pytest.mark.parametrize("offset", [(2.0, 3.0, 0.0), (0.0, 2.0, 0.0)])
+def test_task_priority_exact_keeps_priority_zero_against_an_unreachable_lower_goal(offset):
+    sk, high, low, q0 = _ki_sheen_conflict(offset)
+    r = solve(sk, [high, low], q0, Method.TASK_PRIORITY, SolveSettings(max_iterations=1000))
+    assert r.per_goal_error[0] <= 1e-6
