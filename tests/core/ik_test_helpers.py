@@ -6,6 +6,7 @@ import numpy as np
 
 from core.fixtures import buss_double_y, buss_y, human_arm
 from core.goals import PoseGoal, PositionGoal
+from core.ik import SolveSettings, StepState
 
 #: The fixtures the iteration budgets are stated for.
 FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}
@@ -33,3 +34,25 @@ def single(goal, b):
     if isinstance(goal, PoseGoal):
         return PoseGoal(goal.position[b], goal.rotation[b], joint=goal.joint)
     return PositionGoal(goal.position[b], joint=goal.joint)
+
+
+def step_state(sk, goals, q, settings=None):
+    """The StepState the loop would hand a step at batched q (b, n) on its first
+    iteration (previous_e NaN); ``evaluate`` returns the evaluation at q whatever it is
+    given (for steps that do not re-evaluate)."""
+    settings = SolveSettings() if settings is None else settings
+    ev = sk.evaluate(q, goals, target_based=settings.target_jacobian)
+    return StepState(
+        q=q,
+        e=ev.e,
+        J=ev.J,
+        goal_error=ev.goal_error,
+        previous_e=np.full_like(ev.e, np.nan),
+        blocks=ev.blocks,
+        rows=np.arange(q.shape[0]),
+        iteration=0,
+        skeleton=sk,
+        goals=tuple(goals),
+        settings=settings,
+        evaluate=lambda x: (ev.e, ev.J, ev.goal_error),
+    )

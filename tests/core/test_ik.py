@@ -20,7 +20,7 @@ from core.ik import (
     solve,
 )
 from core.ik_methods import step_once
-from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single
+from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
 
 IMPLEMENTED = [
     Method.JACOBIAN_TRANSPOSE,
@@ -162,21 +162,7 @@ def test_dls_stalls_on_unreachable_targets():
 
 
 def _state(sk, goals, q, settings):
-    ev = sk.evaluate(q[None], goals)
-    return StepState(
-        q=q[None],
-        e=ev.e,
-        J=ev.J,
-        goal_error=ev.goal_error,
-        previous_e=np.full_like(ev.e, np.nan),
-        blocks=ev.blocks,
-        rows=np.zeros(1, dtype=np.intp),
-        iteration=0,
-        skeleton=sk,
-        goals=tuple(goals),
-        settings=settings,
-        evaluate=lambda x: (ev.e, ev.J, ev.goal_error),
-    )
+    return step_state(sk, goals, q[None], settings)
 
 
 def test_null_space_rest_pose_moves_towards_rest_without_changing_primary_error():

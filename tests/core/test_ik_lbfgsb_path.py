@@ -12,26 +12,8 @@ import numpy as np
 
 from core.fixtures import buss_y, human_arm
 from core.goals import PoseGoal, PositionGoal
-from core.ik import SolveSettings, StepState
 from core.ik_methods import _subdivided_offsets
-
-
-def _state(sk, goals, q):
-    ev = sk.evaluate(q, goals)
-    return StepState(
-        q=q,
-        e=ev.e,
-        J=ev.J,
-        goal_error=ev.goal_error,
-        previous_e=np.full_like(ev.e, np.nan),
-        blocks=ev.blocks,
-        rows=np.arange(q.shape[0]),
-        iteration=0,
-        skeleton=sk,
-        goals=tuple(goals),
-        settings=SolveSettings(),
-        evaluate=lambda x: (x, x, x),  # not used
-    )
+from tests.core.ik_test_helpers import step_state
 
 
 def _angle(a, b):
@@ -40,7 +22,7 @@ def _angle(a, b):
 
 
 def _check(sk, goals, q, origin, m):
-    st = _state(sk, goals, q)
+    st = step_state(sk, goals, q)
     offs = _subdivided_offsets(st, m)
     assert len(offs) == m
     moved = 0

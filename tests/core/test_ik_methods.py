@@ -19,7 +19,7 @@ from core.fixtures import (
 from core.goals import DirectionGoal, OrientationGoal, PoseGoal, PositionGoal
 from core.ik import STEP_CLASSES, Method, SolveSettings, StopReason, solve
 from core.ik_methods import _budget, basic_elements, element_jacobian, step_once
-from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single
+from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
 
 NEW = [Method.CCD, Method.LBFGSB, Method.TASK_PRIORITY, Method.EXTENDED_JACOBIAN]
 EJ_FAST = {"extended_weight": 0.1}
@@ -484,27 +484,12 @@ def test_task_priority_budget_keeps_every_component_within_max_step():
 
 def _ccd_sweeps(sk, goals, q0, s):
     """(fast, general) CCD updates of one sweep from q0 (b, n)."""
-    from core.ik import StepState
     from core.ik_methods import CCDStep, _bounds, _goal_joints
 
-    ev = sk.evaluate(q0, goals, target_based=s.target_jacobian)
-    st = StepState(
-        q=q0,
-        e=ev.e,
-        J=ev.J,
-        goal_error=ev.goal_error,
-        previous_e=np.full_like(ev.e, np.nan),
-        blocks=ev.blocks,
-        rows=np.arange(q0.shape[0]),
-        iteration=0,
-        skeleton=sk,
-        goals=tuple(goals),
-        settings=s,
-        evaluate=lambda x: (x, x, x),  # not used by CCD
-    )
+    st = step_state(sk, goals, q0, s)
     lo, hi = _bounds(st)
     gj = _goal_joints(sk, st.goals)
-    active = [b for b in ev.blocks if b.weight > 0]
+    active = [b for b in st.blocks if b.weight > 0]
     return CCDStep._fast_sweep(st, active, gj, lo, hi), CCDStep._general_sweep(st, gj, lo, hi)
 
 
