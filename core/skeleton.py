@@ -131,6 +131,8 @@ _NEXT2 = np.array([2, 0, 1], dtype=np.intp)
 #: components i+1 and i+2 (views, not copies).
 _CYC = np.array([0, 1, 2, 0, 1], dtype=np.intp)
 _AXES = {"X": 0, "Y": 1, "Z": 2}
+#: From this many rows on, forward kinematics runs batch-last (see _KinematicPlan).
+BATCH_LAST_ROWS = 64
 
 
 # --------------------------------------------------------------------------------------
@@ -544,6 +546,12 @@ class _KinematicPlan:
         self.tt = np.ascontiguousarray(
             np.stack([t.reshape(count, 20) for t in (t0 + t2, t1, -t2)], axis=1)
         )
+        #: (N, 15, 3) the same coefficients for the batch-last layout: local 3×5 blocks
+        #: [rotation | translation | C·a] (the constant bottom row dropped)
+        self.tt_last = np.ascontiguousarray(
+            self.tt.reshape(count, 3, 4, 5)[:, :, :3].reshape(count, 3, 15).transpose(0, 2, 1)
+        )
+        self.max_level = max((stop - start for start, stop, _ in levels), default=1)
         self.node_q = node_q
         self.dof_node = dof_node
         #: (n_dofs, 1): dof_node broadcast against _CYC (one fancy index for p and w)
@@ -552,6 +560,83 @@ class _KinematicPlan:
         self.n_dofs = n_dofs
 
     def workspace(self, b: int) -> tuple[Any, ...]:
+        """Preallocated buffers of :meth:`frames` for ``b`` rows: ``(b, batch_last,
+        buffers)`` (built once per solver run and row count, see
+        :meth:`Skeleton.evaluate`'s ``memo``)."""
+        if b >= BATCH_LAST_ROWS and self.n_dofs:
+            return (b, True, self._workspace_last(b))
+        return (b, False, self._workspace_first(b))
+
+    def frames(self, q: FloatArray, ws: tuple[Any, ...] | None = None) -> FloatArray:
+        """(B, N, ≥3, 5) global node frames [R | t | R·a] (rows 0–2; a fourth row, if
+        present, is not part of the contract) for batched q (B, n_dofs): a view of
+        node-major batch-first storage below :data:`BATCH_LAST_ROWS` rows, of the
+        batch-last (N, 3, 5, B) array of :meth:`frames_last` from there on. ``ws``: this
+        plan's :meth:`workspace` for B rows (the result is then overwritten by the next
+        call with ``ws``)."""
+        if ws is None:
+            ws = self.workspace(q.shape[0])
+        if ws[1]:
+            out: FloatArray = self.frames_last(q, ws[2]).transpose(3, 0, 1, 2)
+            return out
+        return self._frames_first(q, ws[2])
+
+    def _workspace_last(self, b: int) -> tuple[Any, ...]:
+        count = self.n_nodes
+        r = self.n_roots
+        coef = np.empty((count, 3, b))
+        coef[:, 0] = 1.0
+        frames = np.empty((count, 3, 5, b))
+        widest = max(self.max_level, r)
+        local = np.empty((widest, 3, 5, b))  # one level's local blocks (stays in cache)
+        tmp = np.empty((widest, 3, 5, b))
+
+        def level(start: int, stop: int, sel: slice | IntArray | None) -> tuple[Any, ...]:
+            k = stop - start
+            par = None if sel is None else frames[sel] if isinstance(sel, slice) else sel
+            return (
+                par,
+                self.tt_last[start:stop],
+                coef[start:stop],
+                local[:k],
+                local[:k].reshape(k, 15, b),
+                frames[start:stop],
+                tmp[:k],
+            )
+
+        levels = (level(0, r, None),) + tuple(level(*lv) for lv in self.levels)
+        return (np.empty((count, b)), coef, frames, levels)
+
+    def frames_last(self, q: FloatArray, ws: tuple[Any, ...]) -> FloatArray:
+        """(N, 3, 5, B) global node frames [R | t | R·a], batch-last, for q (B, n_dofs)
+        with ``ws`` the batch-last part of :meth:`workspace` (≥ :data:`BATCH_LAST_ROWS`
+        rows). Every quantity of one node is a contiguous row of B values, so each tree
+        level is a handful of long element-wise products (child = R_parent · local, its
+        translation column plus t_parent) instead of B tiny matrix products; a level's
+        local blocks are one BLAS product per node into a buffer that stays in cache.
+        Per row the arithmetic differs from the batch-first path only in rounding order
+        (≤ 1 ulp per product)."""
+        theta, coef, frames, levels = ws
+        np.take(q.T, self.node_q, 0, out=theta)
+        np.sin(theta, coef[:, 1])
+        np.cos(theta, coef[:, 2])
+        for par, tt, cf, loc, loc15, out_v, t in levels:
+            if par is None:  # the roots
+                np.matmul(tt, cf, out_v.reshape(loc15.shape))
+                continue
+            np.matmul(tt, cf, loc15)
+            if par.ndim == 1:  # parents by index: gathered
+                par = frames[par]
+            np.multiply(par[:, :, 0, None], loc[:, None, 0], out=out_v)
+            np.multiply(par[:, :, 1, None], loc[:, None, 1], out=t)
+            out_v += t
+            np.multiply(par[:, :, 2, None], loc[:, None, 2], out=t)
+            out_v += t
+            out_v[:, :, 3] += par[:, :, 3]
+        out: FloatArray = frames
+        return out
+
+    def _workspace_first(self, b: int) -> tuple[Any, ...]:
         """Preallocated buffers of :meth:`frames` for ``b`` rows and the views each tree
         level writes through (built once per solver run and row count, see
         :meth:`Skeleton.evaluate`'s ``memo``): (theta (b, N), coef (N, max(b, 2), 3) with
@@ -574,7 +659,7 @@ class _KinematicPlan:
         )
         return (theta, coef, coef[..., 1], coef[..., 2], local_full, g, g[:r], local[:r], levels)
 
-    def frames(self, q: FloatArray, ws: tuple[Any, ...] | None = None) -> FloatArray:
+    def _frames_first(self, q: FloatArray, ws: tuple[Any, ...] | None = None) -> FloatArray:
         """(B, N, 4, 5) global node frames [R | t | R·a] for batched q (B, n_dofs).
 
         The local transforms are one BLAS product per node over the whole batch
@@ -596,7 +681,7 @@ class _KinematicPlan:
                 np.matmul(g0[parent], self.tt[child, None, 0].reshape(-1, 1, 4, 5), out=g0[child])
             return g0.swapaxes(0, 1)
         if ws is None:
-            ws = self.workspace(b)
+            ws = self._workspace_first(b)
         theta, coef, sin_v, cos_v, local_full, g, g_roots, local_roots, levels = ws
         q.take(self.node_q, 1, theta)  # (the method: several times cheaper than np.take)
         # one row is computed twice (coef has max(b, 2) rows): BLAS then multiplies
@@ -911,12 +996,25 @@ class Skeleton:
                 else np.array(gb, dtype=np.intp)
             )
             sws = np.array([per[gi][3] for gi in gg])
+            gmask = np.stack([per[gi][4] for gi in gg])  # (Gp, n)
+            # the structurally non-zero (goal, DOF) pairs of these rows, for the batch-last
+            # evaluation: DOF and goal nodes, their flat (row · n + DOF) positions in J
+            # component by component, and the masks' weights (None if all 1)
+            pg, pd = np.nonzero(gmask)
+            rows = 3 * np.asarray(gb, dtype=np.intp)[pg][None, :] + np.arange(3)[:, None]
+            pw = gmask[pg, pd]
             pos = (
                 sel,
                 tuple(gg),
                 np.array([per[gi][1] for gi in gg], dtype=np.intp)[:, None],
                 None if np.all(sws == 1.0) else sws[:, None],
-                np.stack([per[gi][4] for gi in gg])[:, None, :],
+                gmask[:, None, :],
+                (
+                    pg,
+                    self._kin.dof_node[pd],
+                    (rows * self.n_dofs + pd[None, :]).ravel(),
+                    None if np.all(pw == 1.0) else pw[:, None],
+                ),
             )
         skip = [bool(grouped[st : st + len(per[gi][2])].all()) for gi, st in enumerate(starts)]
         # p_d × w_d (mt in evaluate) is needed only by ungrouped POSITION and AIM blocks
@@ -958,16 +1056,20 @@ class Skeleton:
         b = q.shape[0]
         n = self.n_dofs
         kin = self._kin
-        ws = None
-        if memo is not None:
-            ws = memo.get("frames")
-            if ws is None or ws[0].shape[0] != b:
-                ws = memo["frames"] = kin.workspace(b)
+        ws = None if memo is None else memo.get("frames")
+        if ws is None or ws[0] != b:
+            ws = kin.workspace(b)
+            if memo is not None:
+                memo["frames"] = ws
+        pos, grouped, starts, skip, all_skip, need_mt = per[-1]
+        if ws[1] and all_skip:
+            return self._evaluate_last(
+                q, goals, blocks, pos, ws[2], rows, jacobian, target_based, memo
+            )
         g = kin.frames(q, ws)
         m = 3 * len(blocks)
         e = np.empty((b, m))
         jac = np.empty((b, m, n)) if jacobian else None
-        pos, grouped, starts, skip, all_skip, need_mt = per[-1]
         wt: FloatArray | None = None
         mt: FloatArray | None = None
         if jacobian:
@@ -1002,7 +1104,7 @@ class Skeleton:
         nb = len(blocks)
         bn = np.empty((b, nb))  # per-block error norms
         if pos is not None:
-            sel, gg, gnodes, gsw, gmask = pos
+            sel, gg, gnodes, gsw, gmask, _ = pos
             s5 = g[:, gnodes, _CYC, 3]  # (b, Gp, 5) joint origins, x y z x y
             s_all = s5[..., :3]
             tgt_all = None if memo is None else memo.get("position")
@@ -1093,6 +1195,69 @@ class Skeleton:
                 bi += 1
         gerr = bn if nb == len(goals) else np.maximum.reduceat(bn, starts, axis=1)
         return Evaluation(e, jac, gerr, blocks, g)
+
+    def _evaluate_last(
+        self,
+        q: FloatArray,
+        goals: Sequence[Goal],
+        blocks: tuple[RowBlock, ...],
+        pos: tuple[Any, ...],
+        ws: tuple[Any, ...],
+        rows: IntArray | None,
+        jacobian: bool,
+        target_based: bool,
+        memo: dict[str, Any] | None,
+    ) -> Evaluation:
+        """:meth:`evaluate` for many rows when every goal is a position goal at a joint
+        origin (one 3-row block per goal), batch-last: the same residual, Jacobian
+        (w_d × (x − p_d), x the effector or, target-based, the target) and errors from
+        the (N, 3, 5, B) frames of :meth:`_KinematicPlan.frames_last`, computing only
+        the structurally non-zero (goal, DOF) columns and scattering them into J."""
+        b = q.shape[0]
+        n = self.n_dofs
+        f = self._kin.frames_last(q, ws)
+        _, gg, gnodes, gsw, _, (pg, pnode, flat, pw) = pos
+        ng = len(gg)
+        m = 3 * ng
+        tgt = None if memo is None else memo.get("position_last")
+        if tgt is None:
+            tgt = np.empty((ng, 3, b))
+            for i, gi in enumerate(gg):
+                goal = goals[gi]
+                arr = np.asarray(goal.position)
+                if goal._n is None or arr.ndim == 1:
+                    tgt[i] = arr[:, None]
+                    continue
+                sel = arr if rows is None else arr[rows]
+                if sel.shape[0] != b:
+                    raise ShapeMismatchError(
+                        f"{type(goal).__name__} is batched with N = {goal._n} but q has "
+                        f"{b} rows; they must agree"
+                    )
+                tgt[i] = sel.T
+            if memo is not None:
+                memo["position_last"] = tgt
+        s = f[gnodes[:, 0], :, 3]  # (G, 3, b) effector positions
+        err = tgt - s
+        gerr = np.ascontiguousarray(np.sqrt(np.add.reduce(err * err, axis=1)).T)
+        e = np.empty((b, m))
+        e[...] = (err if gsw is None else gsw[:, :, None] * err).reshape(m, b).T
+        jac = None
+        if jacobian:
+            ref = (tgt if target_based else s)[pg]  # (P, 3, b)
+            pw6 = f[pnode, :, 3:]  # (P, 3, 2, b): DOF origins and world axes
+            d = np.subtract(ref, pw6[:, :, 0], out=ref)
+            w = pw6[:, :, 1]
+            cols = np.empty((3, pg.size, b))
+            for i, i1, i2 in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):  # w × d by components
+                np.multiply(w[:, i1], d[:, i2], out=cols[i])
+                cols[i] -= w[:, i2] * d[:, i1]
+            if pw is not None:
+                cols *= pw
+            flat_j = np.zeros((b, m * n))
+            flat_j[:, flat] = cols.reshape(-1, b).T
+            jac = flat_j.reshape(b, m, n)
+        return Evaluation(e, jac, gerr, blocks, f.transpose(3, 0, 1, 2))
 
     def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
         qb, batched = self.check_q(q)

@@ -1,0 +1,223 @@
+"""Large batches: the batch-last forward kinematics / position-goal evaluation, the
+batched SPD solve and threaded solves give the rows of the small-batch code paths.
+
+Concerns: frames (every DOF type, Ball orders, locked components, trees whose levels
+gather parents by index), residual / Jacobian / errors of all-position goal lists
+(weights, shared and batched targets, target-based Jacobian, row selection), mixed goal
+lists on batch-last frames, the Cholesky solve and its LU fallback, threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import core.skeleton as skeleton_module
+from core import (
+    Ball,
+    Fixed,
+    Hinge,
+    Joint,
+    Method,
+    PoseGoal,
+    PositionGoal,
+    Skeleton,
+    SolveSettings,
+    solve,
+)
+from core.fixtures import buss_double_y, buss_y, human_arm, translation
+from core.ik import _spd_solve
+from tests.core.ik_test_helpers import reachable_goals, single
+
+B = 2 * skeleton_module.BATCH_LAST_ROWS + 3  # batch-last, and not a multiple of anything
+
+
+def _tree() -> Skeleton:
+    """Every DOF type and Ball order, locked components, a Fixed branch point whose
+    children are not contiguous in level order (parents gathered by index)."""
+    rng = np.random.default_rng(0)
+
+    def off() -> np.ndarray:
+        q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        return translation(rng.uniform(-0.3, 0.3, 3), q * np.sign(np.linalg.det(q)))
+
+    joints = [
+        Joint("root", -1, off(), Ball("ZXY")),
+        Joint("a", 0, off(), Hinge((0.3, -0.2, 0.9))),
+        Joint("b", 0, off(), Ball("YZX", locked=(False, True, False))),
+        Joint("fork", 1, off(), Fixed()),
+        Joint("c", 2, off(), Ball("XZY")),
+        Joint("d", 3, off(), Hinge((0.0, 1.0, 0.0))),
+        Joint("e", 4, off(), Ball("ZYX", locked=(True, False, False))),
+        Joint("f", 3, off(), Ball("YXZ")),
+        Joint("g", 5, off(), Fixed()),
+        Joint("h", 6, off(), Ball("XYZ")),
+        Joint("i", 7, off(), Fixed()),
+    ]
+    return Skeleton(joints)
+
+
+SKELETONS = {
+    "tree": _tree,
+    "double-Y": lambda: buss_double_y().skeleton,
+    "Y": lambda: buss_y().skeleton,
+    "arm": lambda: human_arm().skeleton,
+}
+
+
+@pytest.fixture
+def batch_first(monkeypatch):
+    """Call the small-batch (batch-first) code paths at any batch size."""
+
+    def use() -> None:
+        monkeypatch.setattr(skeleton_module, "BATCH_LAST_ROWS", 10**9)
+
+    return use
+
+
+def _fresh(sk: Skeleton) -> Skeleton:
+    """The same skeleton without cached goal plans."""
+    return Skeleton(sk.joints)
+
+
+@pytest.mark.parametrize("name", list(SKELETONS))
+def test_batch_last_frames_equal_batch_first(name, batch_first):
+    sk = SKELETONS[name]()
+    q = np.random.default_rng(1).uniform(-3, 3, (B, sk.n_dofs))
+    last = sk.forward(q)
+    batch_first()
+    first = _fresh(sk).forward(q)
+    np.testing.assert_allclose(last, first, rtol=0, atol=1e-14)
+
+
+def _position_goals(sk: Skeleton, rng, *, weights: bool, shared: bool) -> list[PositionGoal]:
+    leaves = [i for i in range(len(sk.joints)) if i not in {j.parent for j in sk.joints}]
+    goals = []
+    for k, j in enumerate(leaves):
+        target = rng.uniform(-1, 1, 3) if shared and k == 0 else rng.uniform(-1, 1, (B, 3))
+        goals.append(PositionGoal(target, joint=j, weight=0.25 + k if weights else 1.0))
+    return goals
+
+
+@pytest.mark.parametrize("name", list(SKELETONS))
+@pytest.mark.parametrize(
+    ("weights", "shared", "target_based"),
+    [(False, False, False), (True, False, False), (False, True, False), (True, True, True)],
+)
+def test_batch_last_position_evaluation_equals_batch_first(
+    name, weights, shared, target_based, batch_first
+):
+    sk = SKELETONS[name]()
+    rng = np.random.default_rng(2)
+    goals = _position_goals(sk, rng, weights=weights, shared=shared)
+    q = rng.uniform(-2, 2, (B, sk.n_dofs))
+    memo: dict = {}
+    last = sk.evaluate(q, goals, target_based=target_based, memo=memo)
+    again = sk.evaluate(q + 0.1, goals, target_based=target_based, memo=memo)  # reused memo
+    batch_first()
+    ref = _fresh(sk)
+    for ev, qq in ((last, q), (again, q + 0.1)):
+        r = ref.evaluate(qq, goals, target_based=target_based)
+        np.testing.assert_allclose(ev.e, r.e, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(ev.J, r.J, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(ev.goal_error, r.goal_error, rtol=0, atol=1e-13)
+
+
+def test_batch_last_rows_select_batched_targets(batch_first):
+    sk = buss_double_y().skeleton
+    rng = np.random.default_rng(3)
+    goals = _position_goals(sk, rng, weights=False, shared=False)
+    rows = np.arange(B)[::-1][: B - 5].copy()
+    q = rng.uniform(-2, 2, (rows.size, sk.n_dofs))
+    ev = sk.evaluate(q, goals, rows=rows, memo={})
+    batch_first()
+    r = _fresh(sk).evaluate(q, goals, rows=rows)
+    np.testing.assert_allclose(ev.e, r.e, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(ev.J, r.J, rtol=0, atol=1e-13)
+
+
+def test_mixed_goals_on_batch_last_frames_equal_batch_first(batch_first):
+    """Pose goals (rotation rows) take the general evaluation on batch-last frames."""
+    fx = human_arm()
+    sk = fx.skeleton
+    goals, _, qs = reachable_goals(fx, batch=B)
+    goals.append(PositionGoal(qs[:, :3], joint="wrist", weight=0.3))
+    q = np.random.default_rng(4).uniform(-1, 1, (B, sk.n_dofs))
+    ev = sk.evaluate(q, goals)
+    batch_first()
+    r = _fresh(sk).evaluate(q, goals)
+    np.testing.assert_allclose(ev.e, r.e, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(ev.J, r.J, rtol=0, atol=1e-13)
+
+
+def test_spd_solve_cholesky_matches_lu_and_falls_back():
+    rng = np.random.default_rng(5)
+    j = rng.normal(size=(B, 12, 25)) * (rng.random((1, 12, 25)) < 0.4)
+    a = j @ j.swapaxes(-1, -2)
+    a.reshape(B, 144)[:, ::13] += 1e-4
+    r = rng.normal(size=(B, 12))
+    x = _spd_solve(a, r)
+    np.testing.assert_allclose(a @ x[..., None], r[..., None], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(x, np.linalg.solve(a, r[..., None])[..., 0], rtol=1e-9)
+    # one indefinite matrix: Cholesky fails, LU solves the whole batch
+    a[7] = np.diag(np.r_[-1.0, np.ones(11)])
+    x = _spd_solve(a, r)
+    np.testing.assert_allclose(a @ x[..., None], r[..., None], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "method", [Method.DLS, Method.SDLS, Method.CCD, Method.TASK_PRIORITY], ids=lambda m: m.name
+)
+def test_threaded_solve_equals_one_thread(method):
+    fx = buss_double_y()
+    goals, q0, _ = reachable_goals(fx, batch=B)
+    base = SolveSettings(max_iterations=30)
+    one = solve(fx.skeleton, goals, q0, method, SolveSettings(max_iterations=30, threads=1))
+    for threads in (2, 3):
+        s = SolveSettings(max_iterations=30, threads=threads)
+        r = solve(fx.skeleton, goals, q0, method, s)
+        # chunks of other sizes round differently (BLAS blocking, the batch-first path
+        # below BATCH_LAST_ROWS rows): equal to rounding, like batched vs one-by-one
+        np.testing.assert_allclose(r.q, one.q, rtol=0, atol=1e-8)  # redundant: drift
+        np.testing.assert_array_equal(r.iterations, one.iterations)
+        np.testing.assert_allclose(r.per_goal_error, one.per_goal_error, rtol=0, atol=1e-10)
+        assert list(r.reason) == list(one.reason)
+        again = solve(fx.skeleton, goals, q0, method, s)  # deterministic per setting
+        np.testing.assert_array_equal(again.q, r.q)
+    auto = solve(fx.skeleton, goals, q0, method, base)
+    np.testing.assert_allclose(auto.q, one.q, rtol=0, atol=1e-8)
+
+
+def test_large_batch_agrees_with_one_by_one():
+    """Rows of a batch-last, threaded DLS solve = the same problems solved alone (which
+    take the batch-first path)."""
+    fx = buss_double_y()
+    goals, q0, _ = reachable_goals(fx, batch=B, scale=0.8)
+    s = SolveSettings(max_iterations=60, threads=2)
+    r = solve(fx.skeleton, goals, q0, Method.DLS, s)
+    assert r.reached.mean() > 0.9
+    for b in (0, 1, B // 2, B - 1):
+        rb = solve(fx.skeleton, [single(g, b) for g in goals], q0[b], Method.DLS, s)
+        np.testing.assert_allclose(rb.q, r.q[b], rtol=0, atol=1e-9)
+        assert rb.iterations == r.iterations[b] and rb.reason is r.reason[b]
+
+
+def test_threads_setting_is_validated():
+    with pytest.raises(Exception, match="threads"):
+        SolveSettings(threads=0)
+    with pytest.raises(Exception, match="threads"):
+        SolveSettings(threads=1.5)  # type: ignore[arg-type]
+
+
+def test_pose_goal_batch_uses_batch_last_frames():
+    """Sanity: the frames an Evaluation hands to the solvers are (B, N, ≥3, 5) views
+    whose joint rotations and origins are those of forward()."""
+    fx = human_arm()
+    sk = fx.skeleton
+    q = np.random.default_rng(6).uniform(-1, 1, (B, sk.n_dofs))
+    goal = PoseGoal(np.zeros((B, 3)), np.tile(np.eye(3), (B, 1, 1)), joint="hand")
+    ev = sk.evaluate(q, [goal])
+    rot, org, _, _ = sk.kinematics_of(ev.frames)
+    f = sk.forward(q)
+    np.testing.assert_allclose(rot, f[..., :3, :3], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(org, f[..., :3, 3], rtol=0, atol=1e-15)
