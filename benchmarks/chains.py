@@ -12,10 +12,11 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
   iterations with the stopping tests disabled, median of repeats), µs per solve (≤ 500
   iterations; rows below 100 % reached are capped, not converged solves)
   (reachable targets, single, median over problems) with the mean iteration count, and
-  batched µs per problem-iteration (B = 1,000 independent problems in one call; LBFGSB
-  loops over rows in Python, so it is run with B = 20 and reported per problem-iteration
-  too). Beside them Buss's C++ runtimes (µs per update) and the targets of issue 4 with
-  'met'/'missed' as measured in the run: DLS ≤ 50 µs/iteration on the Y, ≤ 100 µs on
+  batched µs per problem-iteration (B = 1,000 independent problems in one call, with the
+  default threads and with one thread; LBFGSB loops over rows in Python, so its batched
+  timing runs 3 outer iterations) and µs per problem of one batched solve to
+  convergence. Beside them Buss's C++ runtimes (µs per update) and the targets of issue 4
+  with 'met'/'missed' as measured in the run: DLS ≤ 50 µs/iteration on the Y, ≤ 100 µs on
   the double-Y, batched ≤ 2 µs per problem-iteration.
 * Table 2, Buss's tracking test: targets moving sinusoidally (Buss & Kim's
   ``UpdateTargets``, time step 0.01), one ``step_once`` update per frame, 500 frames (50
@@ -98,12 +99,17 @@ def settings_for(method: Method, **kw: object) -> SolveSettings:
     return SolveSettings(**extra)  # type: ignore[arg-type]
 
 
-def per_iteration(method: Method, fx: Fixture, batch: int, iters: int, repeats: int) -> float:
+def per_iteration(
+    method: Method, fx: Fixture, batch: int, iters: int, repeats: int, threads: int | None = None
+) -> float:
     """µs per (problem-)iteration with the stopping tests disabled (tolerance 0, no stall
     test; a row whose error becomes exactly 0 still stops, so the time is divided by the
-    iterations actually taken, summed over the rows)."""
+    iterations actually taken, summed over the rows). ``threads``: SolveSettings.threads
+    (None: automatic)."""
     goals, q0 = reachable(fx, batch)
-    s = settings_for(method, max_iterations=iters, tolerance=0.0, stall_iterations=10**6)
+    s = settings_for(
+        method, max_iterations=iters, tolerance=0.0, stall_iterations=10**6, threads=threads
+    )
     per = []
     for _ in range(repeats):
         t = time.perf_counter()
@@ -114,6 +120,19 @@ def per_iteration(method: Method, fx: Fixture, batch: int, iters: int, repeats: 
         elapsed = time.perf_counter() - t
         per.append(elapsed / max(int(np.sum(r.iterations)), 1))
     return statistics.median(per) * 1e6
+
+
+def per_solve_batched(
+    method: Method, fx: Fixture, batch: int, budget: int
+) -> tuple[float, float, float]:
+    """One batched solve of ``batch`` reachable problems (default threads): µs per
+    problem (wall time / batch), mean iterations, fraction reached."""
+    goals, q0 = reachable(fx, batch, seed=7)
+    s = settings_for(method, max_iterations=budget)
+    t = time.perf_counter()
+    r = solve(fx.skeleton, goals, q0, method, s)
+    elapsed = time.perf_counter() - t
+    return elapsed / batch * 1e6, float(np.mean(r.iterations)), float(np.mean(r.reached))
 
 
 def per_solve(method: Method, fx: Fixture, n: int, budget: int) -> tuple[float, float, float]:
@@ -162,8 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     quick = args.quick
     big = 20 if quick else 1000
-    big_lbfgsb = 3 if quick else 20
     iters = 3 if quick else 20
+    iters_lbfgsb = 2 if quick else 3  # batched LBFGSB loops over its rows in Python
     repeats = 1 if quick else 5
     n_solve = 2 if quick else 5
     frames = 20 if quick else 500
@@ -176,32 +195,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'--quick' if quick else 'full run'}, {os.cpu_count()} CPUs, load average "
         f"{os.getloadavg()[0]:.1f} at the start. EXTENDED_JACOBIAN "
         "with extended_weight 0.1, LBFGSB with 20 L-BFGS-B iterations per outer iteration "
-        "(batched LBFGSB loops over its rows in Python, hence B = "
-        f"{big_lbfgsb}). Buss's runtimes: µs per update, custom C++ on a 2.8 GHz Pentium, "
+        f"(batched LBFGSB loops over its rows in Python: {iters_lbfgsb} outer iterations "
+        "per batched timing). Batched: B = "
+        f"{big} independent problems in one call, with the default threads (automatic: one "
+        "thread per 256 rows, at most the CPUs) and with threads = 1; 'µs/solve batched' "
+        "is the wall time of one batched solve of B reachable problems (≤ 500 iterations) "
+        "divided by B. Buss's runtimes: µs per update, custom C++ on a 2.8 GHz Pentium, "
         "Jacobian 6×7 on the Y and 12×16 on his double-Y (ours: 12×25). Targets of issue 4: "
         "DLS ≤ 50 µs/iteration single on the Y, ≤ 100 on the double-Y, ≤ 2 µs per "
-        "problem-iteration batched; 'met'/'missed' as measured in this run (timings are "
-        "noisy on a shared machine).",
+        "problem-iteration batched (judged on the default threads); 'met'/'missed' as "
+        "measured in this run (timings are noisy on a shared machine).",
         "",
         "## Iteration and solve cost",
         "",
         "| method | fixture | µs/iter single | target | Buss C++ µs/iter | µs/solve single "
-        "| mean iters | reached | µs/problem-iter batched | B | target |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| mean iters | reached | µs/problem-iter batched | 1 thread | target "
+        "| µs/solve batched | mean iters | reached |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for method in Method:
         for name, make in FIXTURES.items():
             fx = make()
             it1 = per_iteration(method, fx, 1, iters, repeats)
             us, mean_it, ok = per_solve(method, fx, n_solve, budget)
-            b = big_lbfgsb if method is Method.LBFGSB else big
-            itb = per_iteration(method, fx, b, iters, 1 if b > 100 else repeats)
+            bit = iters_lbfgsb if method is Method.LBFGSB else iters
+            reps = 1 if method is Method.LBFGSB else min(repeats, 3)
+            itb = per_iteration(method, fx, big, bit, reps)
+            itb1 = per_iteration(method, fx, big, bit, reps, threads=1)
+            usb, mean_itb, okb = per_solve_batched(method, fx, big, budget)
             tgt1 = verdict(it1, SINGLE_TARGETS.get((method.name, name)))
             tgtb = verdict(itb, BATCHED_TARGET if method is Method.DLS else None)
             buss = BUSS.get((method.name, name), "")
             lines.append(
                 f"| {method.name} | {name} | {it1:.0f} | {tgt1} | {buss} | {us:.0f} | "
-                f"{mean_it:.1f} | {ok:.0%} | {itb:.1f} | {b} | {tgtb} |"
+                f"{mean_it:.1f} | {ok:.0%} | {itb:.1f} | {itb1:.1f} | {tgtb} | {usb:.0f} | "
+                f"{mean_itb:.1f} | {okb:.0%} |"
             )
             print(lines[-1], flush=True)
     lines += [
