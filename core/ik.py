@@ -420,6 +420,9 @@ class IKSolver(ABC):
     #: a new best objective before a row is STALLED. Methods whose objective is not
     #: monotone along the iteration need a longer one.
     stall_window: ClassVar[int] = 20
+    #: Set by :meth:`run`: True while the batch's chunks run side by side on threads (a
+    #: step may then prefer fewer, larger numpy calls, which hold the GIL less).
+    parallel: bool = False
 
     @abstractmethod
     def step(self, state: StepState) -> FloatArray:
@@ -468,6 +471,7 @@ class IKSolver(ABC):
         out_gerr = np.zeros((big, n_goals))
         out = (iterations, reasons, out_q, out_gerr)
         workers = _workers(settings.threads, big)
+        self.parallel = workers > 1
         args = (skeleton, goals, settings, q, blocks, active_goals)
         if workers == 1:
             self._iterate(*args, 0, big, out)
@@ -739,17 +743,21 @@ def _null_space_objective(state: StepState) -> FloatArray | None:
     return out
 
 
-def _spd_solve(a: FloatArray, r: FloatArray) -> FloatArray:
+def _spd_solve(a: FloatArray, r: FloatArray, parallel: bool = False) -> FloatArray:
     """x with a x = r for symmetric positive definite a (b, k, k), r (b, k).
 
-    Below :data:`~core.skeleton.BATCH_LAST_ROWS` rows: LAPACK LU (``numpy.linalg.solve``).
-    From there on: LAPACK Cholesky (``numpy.linalg.cholesky``, batched) and the two
-    triangular substitutions batch-last (k steps each over rows of b values; numpy has
-    no batched triangular solve), about 1.3× faster for the 12×12 systems of a 4-effector
-    tree. A factor that is not positive definite to working precision (LinAlgError: a
-    zero-damped, rank-deficient JJᵀ) falls back to LU for the whole batch."""
+    Below :data:`~core.skeleton.BATCH_LAST_ROWS` rows, and in a solve whose chunks run
+    side by side on threads (``parallel``): LAPACK LU (``numpy.linalg.solve``, one call
+    that releases the GIL). Otherwise LAPACK Cholesky (``numpy.linalg.cholesky``,
+    batched) and the two triangular substitutions batch-last (k steps each over rows of b
+    values; numpy has no batched triangular solve): about 1.3× faster than LU on one
+    thread for the 12×12 systems of a 4-effector tree, but its 4k small calls hold the
+    GIL, so with two threads LU is faster (measured on the double-Y, B = 1,000: 2.2 vs
+    2.35 µs per problem-iteration). A factor that is not positive definite to working
+    precision (LinAlgError: a zero-damped, rank-deficient JJᵀ) falls back to LU for the
+    whole batch."""
     b, k = r.shape
-    if b >= BATCH_LAST_ROWS:
+    if b >= BATCH_LAST_ROWS and not parallel:
         try:
             low = np.linalg.cholesky(a).transpose(1, 2, 0).copy()  # (k, k, b)
         except np.linalg.LinAlgError:
@@ -769,7 +777,9 @@ def _spd_solve(a: FloatArray, r: FloatArray) -> FloatArray:
     return out
 
 
-def _dls(j: FloatArray, e: FloatArray, lam2: float | FloatArray) -> FloatArray:
+def _dls(
+    j: FloatArray, e: FloatArray, lam2: float | FloatArray, parallel: bool = False
+) -> FloatArray:
     """Δq = Jᵀ(JJᵀ + λ²I)⁻¹e (Buss Eq. 11) when m ≤ n, else the equal (JᵀJ + λ²I)⁻¹Jᵀe
     (Eq. 10): always the smaller system, solved (not inverted; :func:`_spd_solve`).
     ``lam2``: λ², a float or one per row (b,)."""
@@ -779,11 +789,11 @@ def _dls(j: FloatArray, e: FloatArray, lam2: float | FloatArray) -> FloatArray:
     if m <= n:
         a = j @ jt
         a.reshape(b, m * m)[:, :: m + 1] += lam  # + λ²I
-        out: FloatArray = _mv(jt, _spd_solve(a, e))
+        out: FloatArray = _mv(jt, _spd_solve(a, e, parallel))
         return out
     a = jt @ j
     a.reshape(b, n * n)[:, :: n + 1] += lam
-    out = _spd_solve(a, _mv(jt, e))
+    out = _spd_solve(a, _mv(jt, e), parallel)
     return out
 
 
@@ -799,13 +809,13 @@ def _damping(state: StepState) -> float | FloatArray:
     return lam2
 
 
-def _solve_dls(state: StepState, e: FloatArray) -> FloatArray:
+def _solve_dls(state: StepState, e: FloatArray, parallel: bool = False) -> FloatArray:
     # λ = 0 (fixed damping 0, or the adaptive rule away from singularities, where the
     # smaller system is regular): still guard exact zeros of a degenerate J with the
     # tiniest damping.
     lam2 = _damping(state)
     lam2 = max(lam2, 1e-300) if isinstance(lam2, float) else np.maximum(lam2, 1e-300)
-    return _dls(state.J, e, lam2)
+    return _dls(state.J, e, lam2, parallel)
 
 
 @register
@@ -815,7 +825,7 @@ class DLSStep(IKSolver):
     method = Method.DLS
 
     def step(self, state: StepState) -> FloatArray:
-        return _solve_dls(state, state.e)
+        return _solve_dls(state, state.e, self.parallel)
 
 
 @register
@@ -842,7 +852,7 @@ class DLSClampedStep(IKSolver):
             over = norm > limit
             scale = np.where(over, limit / np.where(over, norm, 1.0), 1.0)
             e[:, blk.rows] = ei * scale[:, None]
-        return _solve_dls(state, e)
+        return _solve_dls(state, e, self.parallel)
 
 
 @register
