@@ -198,13 +198,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(batched LBFGSB loops over its rows in Python: {iters_lbfgsb} outer iterations "
         "per batched timing). Batched: B = "
         f"{big} independent problems in one call, with the default threads (automatic: one "
-        "thread per 256 rows, at most the CPUs) and with threads = 1; 'µs/solve batched' "
-        "is the wall time of one batched solve of B reachable problems (≤ 500 iterations) "
-        "divided by B. Buss's runtimes: µs per update, custom C++ on a 2.8 GHz Pentium, "
-        "Jacobian 6×7 on the Y and 12×16 on his double-Y (ours: 12×25). Targets of issue 4: "
-        "DLS ≤ 50 µs/iteration single on the Y, ≤ 100 on the double-Y, ≤ 2 µs per "
-        "problem-iteration batched (judged on the default threads); 'met'/'missed' as "
-        "measured in this run (timings are noisy on a shared machine).",
+        "thread per 10,000 rows × skeleton nodes, at most the CPUs) and with threads = 1; "
+        "'µs/solve batched' is the wall time of one batched solve of B reachable problems "
+        "(≤ 500 iterations) divided by B. Buss's runtimes: µs per update, custom C++ on a "
+        "2.8 GHz Pentium, Jacobian 6×7 on the Y and 12×16 on his double-Y (ours: 12×25). "
+        "Targets of issue 4: DLS ≤ 50 µs/iteration single on the Y, ≤ 100 on the "
+        "double-Y, ≤ 2 µs per problem-iteration batched (judged on the default threads); "
+        "'met'/'missed' as measured in this run (timings are noisy on a shared machine).",
         "",
         "## Iteration and solve cost",
         "",

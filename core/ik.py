@@ -195,8 +195,9 @@ class SolveSettings:
             rounding (≈ 1e-15 relative per step: chunks of other sizes round differently,
             as a batched solve does against one-by-one solves) and results are
             repeatable for a given setting. None uses one thread per
-            :data:`ROWS_PER_THREAD` rows, at most the CPUs this process may run on; 1
-            never starts a thread (single problems never do).
+            :data:`WORK_PER_THREAD` rows × skeleton nodes (e.g. 1,000 rows of Buss's
+            double-Y: 2), at most the CPUs this process may run on; 1 never starts a
+            thread (single problems never do).
     """
 
     max_iterations: int = 200
@@ -378,20 +379,26 @@ class StepState:
     evaluate: Callable[[FloatArray], tuple[FloatArray, FloatArray, FloatArray]] = field(repr=False)
 
 
-#: Automatic threading (``SolveSettings.threads=None``) starts one thread per this many
-#: batch rows: below it the per-call overhead of the loop, which holds the GIL, dominates
-#: and a second thread gains little.
-ROWS_PER_THREAD = 256
+#: Automatic threading (``SolveSettings.threads=None``) starts one thread per this much
+#: work, counted as batch rows × forward-kinematics nodes of the skeleton (one per
+#: unlocked DOF or Fixed joint): below it the numpy calls are short, the loop's Python
+#: between them (which holds the GIL) dominates and a second thread gains nothing or
+#: loses. Measured with DLS on two CPUs (µs per problem-iteration, 1 → 2 threads):
+#: double-Y (29 nodes) 500 rows 3.03 → 2.96, 700 rows 2.99 → 2.45, 1,000 rows 3.3 →
+#: 2.15; Y (9 nodes) 1,500 rows 1.09 → 1.15, 3,000 rows 1.18 → 0.84; 7-DOF arm (8 nodes)
+#: 1,000 rows 1.42 → 1.55, 3,000 rows 1.62 → 1.10.
+WORK_PER_THREAD = 10_000
 
 
-def _workers(threads: int | None, rows: int) -> int:
-    """Threads for a solve of ``rows`` rows (``SolveSettings.threads``)."""
+def _workers(threads: int | None, rows: int, nodes: int) -> int:
+    """Threads for a solve of ``rows`` rows on a skeleton of ``nodes`` forward-kinematics
+    nodes (``SolveSettings.threads``)."""
     if threads is None:
         try:
             cpus = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             cpus = os.cpu_count() or 1
-        threads = min(cpus, rows // ROWS_PER_THREAD)
+        threads = min(cpus, rows * nodes // WORK_PER_THREAD)
     return max(1, min(threads, rows))
 
 
@@ -470,7 +477,7 @@ class IKSolver(ABC):
         out_q = q.copy()
         out_gerr = np.zeros((big, n_goals))
         out = (iterations, reasons, out_q, out_gerr)
-        workers = _workers(settings.threads, big)
+        workers = _workers(settings.threads, big, skeleton._kin.n_nodes)
         self.parallel = workers > 1
         args = (skeleton, goals, settings, q, blocks, active_goals)
         if workers == 1:

@@ -221,3 +221,16 @@ def test_pose_goal_batch_uses_batch_last_frames():
     f = sk.forward(q)
     np.testing.assert_allclose(rot, f[..., :3, :3], rtol=0, atol=1e-15)
     np.testing.assert_allclose(org, f[..., :3, 3], rtol=0, atol=1e-15)
+
+
+def test_automatic_threads_follow_the_work(monkeypatch):
+    import core.ik as ik
+
+    monkeypatch.setattr(ik.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
+    w = ik.WORK_PER_THREAD
+    assert ik._workers(None, 1, 29) == 1  # single problems never start a thread
+    assert ik._workers(None, w // 29, 29) == 1  # too little work for a second thread
+    assert ik._workers(None, 2 * w // 29 + 1, 29) == 2
+    assert ik._workers(None, 100 * w, 29) == 4  # at most the CPUs
+    assert ik._workers(3, 2, 29) == 2  # never more threads than rows
+    assert ik._workers(1, 10**6, 29) == 1
