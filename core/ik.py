@@ -143,7 +143,9 @@ class SolveSettings:
             positions, ≈ rad for rotations/directions; unweighted) is ≤ this.
         max_step: > 0 (rad), default 0.5: per-step clamp on max |Δq_j| (direction kept);
             ``math.inf`` disables it.
-        use_limits: default True: clip q0 and every iterate to the skeleton's limits.
+        use_limits: default True: clip q0 and every iterate to the skeleton's limits
+            (TASK_PRIORITY also holds DOFs at their limits inside its step, level by
+            level, so the clipping cannot undo priority 0).
         damping: λ ≥ 0 of DLS / DLS_CLAMPED (units of J: length per rad for position
             rows), default 0.01. With ``adaptive_damping`` it is λ_max.
         adaptive_damping: default False. Rule (Nakamura & Hanafusa 1986, Chiaverini
@@ -181,9 +183,13 @@ class SolveSettings:
             intermediate targets (angle about the chain's root interpolated uniformly,
             distance linearly — their smoothed Ỹ_i), each minimised in turn.
         priority_damping: c ≥ 0 of TASK_PRIORITY (Ki & Sheen §7, Eq. 7.2; units of J),
-            default 0 (exact pseudo-inverses): every level's (J_k P_{k−1})⁺ becomes the
-            damped Σ σ/(σ² + c²) v uᵀ. Failure mode: c > 0 leaves a residual
-            ≈ c²/(σ² + c²) per step, so convergence becomes linear (slower).
+            default 0: priority 0's (J_0)⁺ becomes the damped Σ σ/(σ² + c²) v uᵀ (c = 0:
+            the exact pseudo-inverse). Lower levels always use c_k² = c² + κ‖r_k‖σ_max
+            (their residual-scaled Levenberg–Marquardt damping, κ =
+            ``TaskPriorityStep.RESIDUAL_DAMPING``), so c = 0 still damps a conflicting
+            lower goal and vanishes for a consistent one (see
+            :class:`~core.ik_methods.TaskPriorityStep`). Failure mode: c > 0 leaves a
+            residual ≈ c²/(σ² + c²) per step, so convergence becomes linear (slower).
         extended_weight: w > 0 of EXTENDED_JACOBIAN (Šoch & Lórencz §3), default 1.0:
             multiplies the added "basic element" rows (dimensionless: both the goal rows
             and the element rows scale with segment length). Failure mode: w → 0 gives
