@@ -433,6 +433,10 @@ class IKSolver(ABC):
     #: a new best objective before a row is STALLED. Methods whose objective is not
     #: monotone along the iteration need a longer one.
     stall_window: ClassVar[int] = 20
+    #: Whether automatic threading (``SolveSettings.threads=None``) may split this
+    #: method's batches: False for steps that loop over rows in Python (they hold the
+    #: GIL; a second thread only adds contention). An explicit ``threads`` is honoured.
+    auto_threads: ClassVar[bool] = True
     #: Set by :meth:`run`: True while the batch's chunks run side by side on threads (a
     #: step may then prefer fewer, larger numpy calls, which hold the GIL less).
     parallel: bool = False
@@ -483,7 +487,10 @@ class IKSolver(ABC):
         out_q = q.copy()
         out_gerr = np.zeros((big, n_goals))
         out = (iterations, reasons, out_q, out_gerr)
-        workers = _workers(settings.threads, big, skeleton._kin.n_nodes)
+        threads = settings.threads
+        if threads is None and not self.auto_threads:
+            threads = 1
+        workers = _workers(threads, big, skeleton._kin.n_nodes)
         self.parallel = workers > 1
         args = (skeleton, goals, settings, q, blocks, active_goals)
         if workers == 1:

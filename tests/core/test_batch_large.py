@@ -234,3 +234,23 @@ def test_automatic_threads_follow_the_work(monkeypatch):
     assert ik._workers(None, 100 * w, 29) == 4  # at most the CPUs
     assert ik._workers(3, 2, 29) == 2  # never more threads than rows
     assert ik._workers(1, 10**6, 29) == 1
+
+
+def test_lbfgsb_is_not_threaded_automatically(monkeypatch):
+    """Python-driven per-row steps opt out of automatic threads; explicit ones apply."""
+    import core.ik as ik
+
+    seen = []
+    real = ik._workers
+
+    def spy(threads, rows, nodes):
+        seen.append(threads)
+        return real(threads, rows, nodes)
+
+    monkeypatch.setattr(ik, "_workers", spy)
+    fx = buss_y()
+    goals, q0, _ = reachable_goals(fx, batch=4)
+    solve(fx.skeleton, goals, q0, Method.LBFGSB, SolveSettings(max_iterations=1))
+    solve(fx.skeleton, goals, q0, Method.LBFGSB, SolveSettings(max_iterations=1, threads=2))
+    solve(fx.skeleton, goals, q0, Method.DLS, SolveSettings(max_iterations=1))
+    assert seen == [1, 2, None]
