@@ -165,17 +165,30 @@ def test_spd_solve_cholesky_matches_lu_and_falls_back():
     np.testing.assert_allclose(a @ x[..., None], r[..., None], rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize(
-    "method", [Method.DLS, Method.SDLS, Method.CCD, Method.TASK_PRIORITY], ids=lambda m: m.name
-)
+@pytest.mark.parametrize("method", list(Method), ids=lambda m: m.name)
 def test_threaded_solve_equals_one_thread(method):
+    """Every method, threads 2 and 3 against 1 (LBFGSB's scipy minimiser included).
+    EXTENDED_JACOBIAN runs with w = 0.1 to convergence: with w = 1 it is still in its
+    non-monotone transient after 30 iterations, where last-bit differences (3 threads put
+    44-row chunks on the batch-first path) grow to 0.3 rad in a few rows — the same
+    amplification as between a batched and a one-by-one solve, not a threading effect."""
     fx = buss_double_y()
-    goals, q0, _ = reachable_goals(fx, batch=B)
-    base = SolveSettings(max_iterations=30)
-    one = solve(fx.skeleton, goals, q0, method, SolveSettings(max_iterations=30, threads=1))
+    # LBFGSB minimises row by row in Python: 12 rows (chunks of 6 and 4) are enough
+    goals, q0, _ = reachable_goals(fx, batch=12 if method is Method.LBFGSB else B)
+    its: dict[str, object] = {
+        Method.LBFGSB: {"max_iterations": 2, "lbfgsb_iterations": 10},
+        Method.EXTENDED_JACOBIAN: {"max_iterations": 100, "extended_weight": 0.1},
+    }.get(method, {})
+    kw = {"max_iterations": 30, **its}
+    base = SolveSettings(**kw)
+    one = solve(fx.skeleton, goals, q0, method, SolveSettings(**kw, threads=1))
     for threads in (2, 3):
-        s = SolveSettings(max_iterations=30, threads=threads)
+        s = SolveSettings(**kw, threads=threads)
         r = solve(fx.skeleton, goals, q0, method, s)
+        if method is Method.EXTENDED_JACOBIAN:  # same outcome; q drifts in the null space
+            np.testing.assert_array_equal(r.reached, one.reached)
+            assert r.reached.all() and r.error.max() <= 1e-6
+            continue
         # chunks of other sizes round differently (BLAS blocking, the batch-first path
         # below BATCH_LAST_ROWS rows): equal to rounding, like batched vs one-by-one
         np.testing.assert_allclose(r.q, one.q, rtol=0, atol=1e-8)  # redundant: drift
@@ -185,7 +198,7 @@ def test_threaded_solve_equals_one_thread(method):
         again = solve(fx.skeleton, goals, q0, method, s)  # deterministic per setting
         np.testing.assert_array_equal(again.q, r.q)
     auto = solve(fx.skeleton, goals, q0, method, base)
-    np.testing.assert_allclose(auto.q, one.q, rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(auto.reached, one.reached)
 
 
 def test_large_batch_agrees_with_one_by_one():
@@ -250,7 +263,8 @@ def test_lbfgsb_is_not_threaded_automatically(monkeypatch):
     monkeypatch.setattr(ik, "_workers", spy)
     fx = buss_y()
     goals, q0, _ = reachable_goals(fx, batch=4)
-    solve(fx.skeleton, goals, q0, Method.LBFGSB, SolveSettings(max_iterations=1))
-    solve(fx.skeleton, goals, q0, Method.LBFGSB, SolveSettings(max_iterations=1, threads=2))
+    quick = {"max_iterations": 1, "lbfgsb_iterations": 5}
+    solve(fx.skeleton, goals, q0, Method.LBFGSB, SolveSettings(**quick))
+    solve(fx.skeleton, goals, q0, Method.LBFGSB, SolveSettings(**quick, threads=2))
     solve(fx.skeleton, goals, q0, Method.DLS, SolveSettings(max_iterations=1))
     assert seen == [1, 2, None]
