@@ -1610,10 +1610,19 @@ def solve_limb(
             + root without limits, the limits' middle with them.
 
     Returns:
-        :class:`LimbSolution`. Never NaN: unreachable goals give the stretched/folded pose
-        aimed at the goal with ``reachable=False``; when no φ satisfies every limit the
-        position stays exact and the orientation error is minimised within the limits
-        (``within_limits`` and the errors tell the truth).
+        :class:`LimbSolution`. Never NaN. Goals out of reach (no elbow angle within the
+        elbow limits brings the effector point — for pose goals the wrist centre, goal
+        tG − R_G·R_Eᵀ·tE — to the goal's distance; §3.2.1) give ``reachable=False`` and
+        the stretched / folded limb (the elbow limit nearest the needed bend) aimed at the
+        goal, φ chosen as for reachable goals (so ``swivel`` is honoured where feasible).
+        With limits, where that pose breaks one, the pose *within every limit* nearest the
+        goal instead: the terminal point's distance minimised first, then the orientation
+        error (pose goals), by bounded SLSQP over the joint angles (see
+        :mod:`core.limb_reach`); ``within_limits`` is then True unless a given ``wrist``
+        (position goals, never moved) is outside the wrist limits. Reachable goals where
+        no φ satisfies every limit keep the position exact and minimise the orientation
+        error within the limits (§3.2.4 "Unsolvable problems"). ``within_limits`` and the
+        errors (from forward kinematics of the returned pose) tell the truth.
 
     Raises:
         InvalidLimbError, InvalidGoalError, ShapeMismatchError: bad input.
@@ -1706,8 +1715,13 @@ def _solve(
     n: int | None,
     limits: LimbLimits | None,
     near: Any = None,
+    reach: bool = True,
 ) -> LimbSolution:
-    """The solve: scalar kernel when ``n`` is None, vectorised over N otherwise."""
+    """The solve: scalar kernel when ``n`` is None, vectorised over N otherwise.
+
+    ``reach``: with limits, re-solve goals out of reach whose shell pose breaks a limit (or,
+    pose goals with an effector offset, all goals out of reach) by :func:`_reach_rows`.
+    """
     single = n is None
     ops: V.Ops = V.ScalarOps if single else V.ArrayOps
     c = limb._c
@@ -1756,6 +1770,10 @@ def _solve(
                 phi_b[i] = override[i][0]
         phi = float(phi_b[0]) if single else phi_b
     r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
+    if limits is not None and reach:
+        override.update(
+            _reach_rows(limb, limits, goal, w, sw, et, strategy, near, ci, r1, r2, override, n)
+        )
     tol = REACH_TOLERANCE
     if single:
         shoulder: FloatArray = np.array(r1)
@@ -1763,9 +1781,8 @@ def _solve(
         elbow = ci.theta
         if override:
             phi, elbow, shoulder, wrist_m = override[0]
-            fk = limb.forward(shoulder, elbow, wrist_m)
-            pe = float(np.linalg.norm(fk[:3, 3] - np.asarray(goal.position)))
-            oe = float(_angle_between(fk[:3, :3], np.asarray(goal.rotation)))  # type: ignore[union-attr]
+            pe_a, oe_a = _fk_errors(limb, goal, shoulder[None], np.array([elbow]), wrist_m[None])
+            pe, oe = float(pe_a[0]), float(oe_a[0])
         within = limits is None or (
             bool(limits.elbow_contains(elbow))
             and _euler_ok_one(shoulder.tolist(), limits.shoulder)
@@ -1798,9 +1815,7 @@ def _solve(
         idx = np.array(sorted(override))
         for i in idx:
             phi[i], theta[i], shoulder[i], wrist_m[i] = override[int(i)]
-        fk = limb.forward(shoulder[idx], theta[idx], wrist_m[idx])
-        pe[idx] = np.linalg.norm(fk[:, :3, 3] - np.asarray(goal.position)[idx], axis=-1)
-        oe[idx] = _angle_between(fk[:, :3, :3], np.asarray(goal.rotation)[idx])  # type: ignore[union-attr]
+        pe[idx], oe[idx] = _fk_errors(limb, goal, shoulder[idx], theta[idx], wrist_m[idx], idx)
     return LimbSolution(
         shoulder=shoulder,
         elbow=theta,
@@ -1812,6 +1827,124 @@ def _solve(
         orientation_error=oe,
         feasible_swivel=intervals,
     )
+
+
+def _fk_errors(
+    limb: Limb,
+    goal: LimbGoal,
+    shoulder: FloatArray,
+    elbow: FloatArray,
+    wrist: FloatArray,
+    rows: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """(position, orientation) errors (K,) of poses (K, …) by forward kinematics against
+    the goal (its rows ``rows`` when batched)."""
+    fk = limb.forward(shoulder, elbow, wrist)
+    pos = np.asarray(goal.position, dtype=np.float64)
+    pos = pos[None] if rows is None else pos[rows]
+    if isinstance(goal, PoseGoal):
+        rot = np.asarray(goal.rotation, dtype=np.float64)
+        rot = rot[None] if rows is None else rot[rows]
+        return np.linalg.norm(fk[:, :3, 3] - pos, axis=-1), _angle_between(fk[:, :3, :3], rot)
+    p = fk[:, :3, 3] + fk[:, :3, :3] @ np.asarray(goal.point, dtype=np.float64)
+    return np.linalg.norm(p - pos, axis=-1), np.zeros(len(p))
+
+
+def _reach_rows(
+    limb: Limb,
+    limits: LimbLimits,
+    goal: LimbGoal,
+    w: Any,
+    sw: Any,
+    et: Any,
+    strategy: SwivelStrategy | Objective,
+    near: Any,
+    ci: _Circle,
+    r1: V.Mat,
+    r2: V.Mat,
+    override: dict[int, tuple[float, float, FloatArray, FloatArray]],
+    n: int | None,
+) -> dict[int, tuple[float, float, FloatArray, FloatArray]]:
+    """Goals out of reach with limits: the pose within every limit nearest the goal.
+
+    A row is out of reach when no θ4 within the elbow limits puts the chain's terminal
+    point — the effector point (position goals) or the wrist centre, goal tG − R_G·R_Eᵀ·tE
+    (pose goals) — at its goal distance (Eq. 5 has no admissible root, §3.2.1). The shell
+    pose (elbow at the limit extreme nearest the needed bend, terminal point on the shell
+    nearest its goal, φ as for reachable goals) is then already the nearest pose when it
+    is within the limits, and is kept. Otherwise — or when the unsolvable-goal fallback
+    re-aimed the wrist centre off the shell — :func:`core.limb_reach.reach_toward`
+    minimises the terminal point's distance, then the orientation error, over the joint
+    angles within their limits, and its pose replaces the shell pose unless that is
+    within the limits and no worse. Each such row is solved alone through the N = 1
+    array kernel, so single and batched solves agree exactly. Returns row → (φ, θ4, R1,
+    R2)."""
+    c = limb._c
+    nb = 1 if n is None else n
+    gap = np.abs(np.atleast_1d(np.asarray(ci.rw0, dtype=np.float64) - ci.rg))
+    oor = np.nonzero(np.broadcast_to(gap, (nb,)) > REACH_TOLERANCE * c.length)[0]
+    if len(oor) == 0:
+        return {}
+    pose = isinstance(goal, PoseGoal)
+    sh_c = V.mat_array(r1, n) if n is not None else np.array(r1)[None]
+    wr_c = np.broadcast_to(
+        V.mat_array(r2, n) if n is not None and np.ndim(r2[0][0]) else np.array(r2), (nb, 3, 3)
+    ).copy()
+    th_c = np.broadcast_to(np.asarray(ci.theta, dtype=np.float64), (nb,)).copy()
+    for i, (_, th_i, r1_i, r2_i) in override.items():
+        sh_c[i], th_c[i], wr_c[i] = r1_i, th_i, r2_i
+    redo = ~_within_limits(limits, sh_c[oor], th_c[oor], wr_c[oor])
+    redo |= np.isin(oor, list(override))  # (re-aimed for the effector point, not the wrist)
+    oor = oor[redo]
+    from .limb_reach import reach_toward, swivel_of
+
+    def row(v: Any, i: int, core_ndim: int) -> Any:
+        if v is None:
+            return None
+        a = np.asarray(v, dtype=np.float64)
+        return (a if a.ndim == core_ndim else a[i])[None]
+
+    out: dict[int, tuple[float, float, FloatArray, FloatArray]] = {}
+    pos = np.asarray(goal.position, dtype=np.float64)
+    te = np.asarray(limb.effector)[:3, 3]
+    for i in oor.tolist():
+        if pose:
+            rot_i = row(goal.rotation, i, 2)  # type: ignore[union-attr]
+            goal_i: LimbGoal = PoseGoal(row(pos, i, 1), rot_i)
+        else:
+            goal_i = PositionGoal(row(pos, i, 1), point=goal.point)  # type: ignore[union-attr]
+        w_i = None if pose else row(w, i, 2)
+        cand = _solve(
+            limb, goal_i, w_i, row(sw, i, 0), row(et, i, 1), strategy, 1, limits,
+            row(near, i, 0), reach=False,
+        )  # fmt: skip
+        start = (cand.shoulder[0], float(cand.elbow[0]), cand.wrist[0])
+        target: FloatArray = pos if pos.ndim == 1 else pos[i]
+        rot_g: FloatArray | None = None
+        if pose:  # the wrist centre's goal, tG − R_G·R_Eᵀ·tE (as in _problem)
+            rot_g = rot_i[0]
+            target = target - rot_g @ np.asarray(limb.effector)[:3, :3].T @ te
+        point = np.zeros(3) if pose else np.asarray(goal.point, dtype=np.float64)  # type: ignore[union-attr]
+        r1_o, th_o, r2_o, d_o, oe_o = reach_toward(
+            limb, limits, target, rot_g, None if w_i is None else w_i[0],
+            None if pose else point, start,
+        )  # fmt: skip
+        if pose:
+            d_c = float(np.linalg.norm(limb.wrist_position(start[0], start[1]) - target))
+        else:
+            d_c = float(cand.position_error[0])
+        oe_c = float(cand.orientation_error[0])
+        slack = 1e-12 * c.length
+        if bool(cand.within_limits[0]) and (
+            d_c < d_o - slack or (d_c <= d_o + slack and oe_c <= oe_o)
+        ):
+            out[i] = (float(cand.swivel[0]), start[1], start[0], start[2])
+            continue
+        fk = limb.forward(r1_o, th_o, r2_o)
+        terminal = limb.wrist_position(r1_o, th_o) if pose else fk[:3, 3] + fk[:3, :3] @ point
+        phi_o = swivel_of(limb, r1_o, terminal)
+        out[i] = (float(cand.swivel[0]) if phi_o is None else phi_o, th_o, r1_o, r2_o)
+    return out
 
 
 # A full-circle feasible set (no limits, or elbow limits only).

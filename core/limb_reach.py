@@ -1,0 +1,200 @@
+"""Goals out of reach of a limb with joint limits: reach toward them within the limits.
+
+Tolani, Goswami & Badler (2000) §3.2.1 put an unreachable goal's wrist on the reachable
+shell (the limb fully stretched or folded, aimed at the goal); §3.2.4 ("Unsolvable
+problems") then minimises the violation numerically. With joint limits the stretched pose
+aimed at the goal may break a limit, so :func:`reach_toward` returns instead the pose
+*within every limit* whose end-effector point is nearest the goal position — for pose
+goals, position distance first and the orientation error second — by bounded SLSQP over
+the joint angles (shoulder Euler angles, θ4 and, for pose goals, the wrist Euler angles;
+each limited angle boxed by its limits), multi-started from the analytic candidate (the
+solver's shell pose, clipped into the limits) and a few fixed points of the box.
+
+Frames and units as in :mod:`core.limb`: the shoulder frame, metres, radians.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .limb import EulerLimits, Limb, LimbLimits, _angle_between, _bounded_min
+from .rotations import euler_to_matrix, matrix_to_euler_families
+
+FloatArray = NDArray[np.float64]
+Box = list[tuple[float | None, float | None]]
+
+_TAU = 2.0 * math.pi
+# Central-difference step (rad) of the objective's gradient: truncation error ~1e-12.
+_STEP = 1e-6
+# Fixed extra starts per unit box (deterministic: the same for single and batched solves).
+_EXTRA_STARTS = np.random.default_rng(20000601).uniform(0.0, 1.0, (4, 7))
+
+
+def _joint_box(lim: EulerLimits | None) -> tuple[str, Box]:
+    if lim is None:
+        return "XYZ", [(None, None)] * 3
+    lo, hi = lim.bounds()
+    return lim.order, [(lo[i], hi[i]) if lim.limited[i] else (None, None) for i in range(3)]
+
+
+def _into(a: float, lo: float | None, hi: float | None) -> tuple[float, float]:
+    """Angle ``a`` shifted by 2πk into [lo, hi], else clipped to the circularly nearer
+    bound; returns (angle, how far it was moved)."""
+    if lo is None or hi is None:
+        return a, 0.0
+    d = (a - lo) % _TAU
+    if d <= hi - lo:
+        return lo + d, 0.0
+    over, under = d - (hi - lo), _TAU - d
+    return (hi, over) if over <= under else (lo, under)
+
+
+def _start_angles(rot: FloatArray, order: str, box: Box) -> list[float]:
+    """The Euler angles of ``rot`` (the family needing the least clipping) inside ``box``."""
+    best: list[float] = []
+    best_moved = math.inf
+    for fam in matrix_to_euler_families(rot, order, check=False):
+        moved = 0.0
+        out = []
+        for a, (lo, hi) in zip(fam.tolist(), box, strict=True):
+            v, m = _into(a, lo, hi)
+            out.append(v)
+            moved += m
+        if moved < best_moved:
+            best, best_moved = out, moved
+    return best
+
+
+def swivel_of(limb: Limb, shoulder: FloatArray, terminal: FloatArray) -> float | None:
+    """φ (rad) of a pose per Eq. (6)–(7): the elbow's direction off the shoulder→terminal
+    axis, measured from the swivel reference; None when the elbow is on the axis."""
+    tn = float(np.linalg.norm(terminal))
+    if tn < 1e-12 * limb.length:
+        return None
+    n = terminal / tn
+    e = shoulder @ np.asarray(limb.a)[:3, 3]
+    ep = e - (e @ n) * n
+    aref = np.asarray(limb.swivel_reference)
+    u = aref - (aref @ n) * n
+    un = float(np.linalg.norm(u))
+    if float(np.linalg.norm(ep)) < 1e-9 * limb.length or un < 1e-9:
+        return None
+    u /= un
+    return math.atan2(float(ep @ np.cross(n, u)), float(ep @ u))
+
+
+def reach_toward(
+    limb: Limb,
+    limits: LimbLimits,
+    position: FloatArray,
+    rotation: FloatArray | None,
+    wrist: FloatArray | None,
+    point: FloatArray | None,
+    start: tuple[FloatArray, float, FloatArray],
+) -> tuple[FloatArray, float, FloatArray, float, float]:
+    """The pose within ``limits`` whose effector point is nearest ``position``.
+
+    Args:
+        position: (3,) m, shoulder frame: the goal of the chain's terminal point — the
+            effector point for a position goal, the wrist centre (tG − R_G·R_Eᵀ·tE, as in
+            §3.2's decomposition) for a pose goal. rotation: the goal's effector rotation
+            (3, 3) for a pose goal (its error minimised second), None for a position goal.
+            wrist: R2 held fixed for a position goal (not moved: a given wrist outside the
+            wrist limits stays outside). point: the effector-frame point (3,) m of a
+            position goal; None for a pose goal (the terminal point is the wrist centre).
+        start: (R1, θ4, R2) of the analytic candidate.
+
+    Returns:
+        (R1, θ4, R2, terminal-point distance m, orientation error rad) from forward
+        kinematics; every shoulder / elbow (/ wrist, pose goals) angle within its limits.
+    """
+    pose = rotation is not None
+    so, sbox = _joint_box(limits.shoulder)
+    wo, wbox = _joint_box(limits.wrist)
+    ebox: Box = [limits.elbow if limits.elbow is not None else (None, None)]
+    box = sbox + ebox + (wbox if pose else [])
+    nv = len(box)
+    r1s, ths, r2s = start
+    x0 = np.array(
+        _start_angles(r1s, so, sbox)
+        + [_into(float(ths), *ebox[0])[0]]
+        + (_start_angles(r2s, wo, wbox) if pose else [])
+    )
+    scale = limb.length
+    g = np.asarray(position, dtype=np.float64)
+
+    rgoal = np.eye(3) if rotation is None else np.asarray(rotation, dtype=np.float64)
+    held = np.eye(3) if wrist is None else np.asarray(wrist, dtype=np.float64)
+
+    def evaluate(xs: FloatArray) -> tuple[FloatArray, FloatArray]:
+        r1 = euler_to_matrix(xs[:, 0:3], so)
+        r2 = euler_to_matrix(xs[:, 4:7], wo) if pose else held
+        f = limb.forward(r1, xs[:, 3], r2)
+        rot = f[:, :3, :3]
+        if point is None:
+            return limb.wrist_position(r1, xs[:, 3]), rot
+        return f[:, :3, 3] + rot @ point, rot
+
+    def distance2(xs: FloatArray) -> FloatArray:
+        p, _ = evaluate(xs)
+        out: FloatArray = np.sum((p - g) ** 2, axis=-1) / (scale * scale)
+        return out
+
+    def with_gradient(
+        func: Callable[[FloatArray], FloatArray], m: int = nv
+    ) -> Callable[[FloatArray], tuple[float, FloatArray]]:
+        eye = np.eye(m)
+
+        def fg(x: FloatArray) -> tuple[float, FloatArray]:
+            v = func(np.vstack([x, x + _STEP * eye, x - _STEP * eye]))
+            return float(v[0]), (v[1 : 1 + m] - v[1 + m :]) / (2.0 * _STEP)
+
+        return fg
+
+    lo = np.array([-math.pi if b[0] is None else b[0] for b in box])
+    hi = np.array([math.pi if b[1] is None else b[1] for b in box])
+    starts = [x0] + [lo + u[:nv] * (hi - lo) for u in _EXTRA_STARTS]
+    fg1 = with_gradient(distance2)
+    best_x, best_f = x0, float(distance2(x0[None])[0])
+    for s in starts:
+        x, f = _bounded_min(fg1, s, box)
+        if f < best_f:
+            best_x, best_f = x, f
+    if pose:  # the wrist does not move the wrist centre: orientation over its box alone
+        fixed = best_x[:4]
+        # The wrist giving the goal's orientation exactly (maybe outside its limits):
+        # R1·M·R2·R_E = R_G with F0 = R1·M·R_E (R2 = I) gives R2 = R_E·F0ᵀ·R_G·R_Eᵀ.
+        f0 = limb.forward(euler_to_matrix(fixed[:3], so), fixed[3], np.eye(3))[:3, :3]
+        re = np.asarray(limb.effector)[:3, :3]
+        exact = re @ f0.T @ rgoal @ re.T
+        wstarts = [np.array(_start_angles(exact, wo, wbox)), x0[4:7]]
+        wstarts += [lo[4:7] + u[:3] * (hi[4:7] - lo[4:7]) for u in _EXTRA_STARTS]
+
+        def orientation(xs: FloatArray) -> FloatArray:
+            _, rot = evaluate(np.hstack([np.broadcast_to(fixed, (len(xs), 4)), xs]))
+            out: FloatArray = 3.0 - np.sum(rot * rgoal, axis=(-2, -1))  # 3 − tr(R_Gᵀ R)
+            return out
+
+        fgw = with_gradient(orientation, 3)
+        best_w, best_o = x0[4:7], math.inf
+        for s in wstarts:
+            xw, fw = _bounded_min(fgw, s, wbox)
+            if fw < best_o:
+                best_w, best_o = xw, fw
+        best_x = np.concatenate([fixed, best_w])
+    best_x = np.clip(
+        best_x,
+        [-math.inf if b[0] is None else b[0] for b in box],
+        [math.inf if b[1] is None else b[1] for b in box],
+    )
+    r1 = euler_to_matrix(best_x[0:3], so)
+    r2 = euler_to_matrix(best_x[4:7], wo) if pose else held
+    th = float(best_x[3])
+    p, rot = evaluate(best_x[None])
+    pe = float(np.linalg.norm(p[0] - g))
+    oe = 0.0 if rotation is None else float(_angle_between(rot[0], rotation))
+    return r1, th, r2, pe, oe
