@@ -1770,7 +1770,15 @@ def _solve(
                 phi_b[i] = override[i][0]
         phi = float(phi_b[0]) if single else phi_b
     r1, r2, pe, oe = _pose(ops, c, pr, ci, phi)
-    if limits is not None and reach:
+    if (
+        limits is not None
+        and reach
+        and (
+            abs(ci.rw0 - ci.rg) > REACH_TOLERANCE * c.length
+            if single
+            else bool(np.any(np.abs(ci.rw0 - ci.rg) > REACH_TOLERANCE * c.length))
+        )
+    ):  # some goal out of reach
         override.update(
             _reach_rows(limb, limits, goal, w, sw, et, strategy, near, ci, r1, r2, override, n)
         )

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .limb import EulerLimits, Limb, LimbLimits, _angle_between, _bounded_min
-from .rotations import euler_to_matrix, matrix_to_euler_families
+from .rotations import euler_spec, euler_to_matrix, matrix_to_euler_families
 
 FloatArray = NDArray[np.float64]
 Box = list[tuple[float | None, float | None]]
@@ -30,6 +30,10 @@ Box = list[tuple[float | None, float | None]]
 _TAU = 2.0 * math.pi
 # Central-difference step (rad) of the objective's gradient: truncation error ~1e-12.
 _STEP = 1e-6
+# Distance (rad) kept between a middle Euler angle and gimbal lock in returned poses: the
+# outer angles are then recovered from the matrix to ~1e-16 / 5e-7 = 2e-10 rad (within
+# LIMIT_TOLERANCE); costs at most 5e-7 × limb length in distance.
+_GIMBAL_OFFSET = 5e-7
 # Fixed extra starts per unit box (deterministic: the same for single and batched solves).
 _EXTRA_STARTS = np.random.default_rng(20000601).uniform(0.0, 1.0, (4, 7))
 
@@ -67,6 +71,24 @@ def _start_angles(rot: FloatArray, order: str, box: Box) -> list[float]:
         if moved < best_moved:
             best, best_moved = out, moved
     return best
+
+
+def _off_gimbal(x: FloatArray, first: int, order: str, box: Box) -> None:
+    """Move a joint's middle Euler angle (in place) off gimbal lock (±π/2) by
+    :data:`_GIMBAL_OFFSET`, inside its box: at the lock only a sum or difference of the
+    outer angles is defined, and a limits check that decomposes the matrix (both Euler
+    families, first angle 0) may then put the outer angles outside limits they met."""
+    m = euler_spec(order).middle
+    y = float(x[first + m])
+    lock = 0.5 * math.pi + math.pi * round((y - 0.5 * math.pi) / math.pi)
+    if abs(y - lock) >= _GIMBAL_OFFSET:
+        return
+    lo, hi = box[m]
+    side = 1.0 if y >= lock else -1.0
+    for v in (lock + side * _GIMBAL_OFFSET, lock - side * _GIMBAL_OFFSET):
+        if (lo is None or v >= lo) and (hi is None or v <= hi):
+            x[first + m] = v
+            return
 
 
 def swivel_of(limb: Limb, shoulder: FloatArray, terminal: FloatArray) -> float | None:
@@ -191,6 +213,9 @@ def reach_toward(
         [-math.inf if b[0] is None else b[0] for b in box],
         [math.inf if b[1] is None else b[1] for b in box],
     )
+    for first, order, jbox in ((0, so, sbox), (4, wo, wbox if pose else None)):
+        if jbox is not None:
+            _off_gimbal(best_x, first, order, jbox)
     r1 = euler_to_matrix(best_x[0:3], so)
     r2 = euler_to_matrix(best_x[4:7], wo) if pose else held
     th = float(best_x[3])

@@ -274,3 +274,17 @@ def test_no_limits_out_of_reach_unchanged(kind: str) -> None:
             assert np.linalg.norm(np.cross(unit(w), unit(wg))) < 1e-12
         else:
             assert sol.position_error == pytest.approx(1.3 * limb.length - limb.length, abs=1e-12)
+
+
+def test_out_of_reach_limit_at_gimbal_lock_is_within_limits() -> None:
+    """The sample arm's shoulder limits its middle Euler angle at exactly π/2 (gimbal lock):
+    poses pinned there are still reported, and are, within the limits."""
+    from tools.sample_arm import human_arm as sample_arm
+
+    limb = sample_arm(limits=True)
+    rng = np.random.default_rng(3)
+    d = unit(rng.normal(size=(40, 3))) * limb.length * rng.uniform(1.1, 1.5, (40, 1))
+    for goal in (PositionGoal(d), PoseGoal(d[:8], rand_rot(rng, 8))):
+        sol = solve_limb(limb, goal)
+        assert not np.any(sol.reachable)
+        assert np.all(sol.within_limits) and np.all(pose_within(limb, sol, tol=1e-9))
