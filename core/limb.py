@@ -1732,6 +1732,7 @@ def _solve(
     nb = 1 if n is None else n
     # Rows solved by the unsolvable-goal optimisation: i -> (φ, θ4, R1, R2).
     override: dict[int, tuple[float, float, FloatArray, FloatArray]] = {}
+    deferred: list[int] = []  # rows out of reach left to _reach_rows
     if limits is None:
         phi = phi_d if single else np.broadcast_to(np.asarray(phi_d, dtype=np.float64), (nb,))
         intervals = np.tile(np.array([[[-math.pi, math.pi]]]), (nb, 1, 1))
@@ -1763,6 +1764,11 @@ def _solve(
                         else _least_violating_swivel(_row(sh, i), limits.shoulder)
                     )
                     continue
+                if reach and abs(ci.rw0 - ci.rg if single else ci.rw0[i] - ci.rg[i]) > (
+                    REACH_TOLERANCE * c.length
+                ):  # out of reach: left to _reach_rows, which solves this row alone
+                    deferred.append(int(i))
+                    continue
                 tg = np.asarray(goal.position, dtype=np.float64)
                 rg = np.asarray(goal.rotation, dtype=np.float64)  # type: ignore[union-attr]
                 rw = (rg if single else rg[i]) @ np.asarray(limb.effector)[:3, :3].T
@@ -1780,7 +1786,9 @@ def _solve(
         )
     ):  # some goal out of reach
         override.update(
-            _reach_rows(limb, limits, goal, w, sw, et, strategy, near, ci, r1, r2, override, n)
+            _reach_rows(
+                limb, limits, goal, w, sw, et, strategy, near, ci, r1, r2, override, deferred, n
+            )
         )
     tol = REACH_TOLERANCE
     if single:
@@ -1871,6 +1879,7 @@ def _reach_rows(
     r1: V.Mat,
     r2: V.Mat,
     override: dict[int, tuple[float, float, FloatArray, FloatArray]],
+    deferred: list[int],
     n: int | None,
 ) -> dict[int, tuple[float, float, FloatArray, FloatArray]]:
     """Goals out of reach with limits: the pose within every limit nearest the goal.
@@ -1884,7 +1893,9 @@ def _reach_rows(
     re-aimed the wrist centre off the shell — :func:`core.limb_reach.reach_toward`
     minimises the terminal point's distance, then the orientation error, over the joint
     angles within their limits, and its pose replaces the shell pose unless that is
-    within the limits and no worse. Each such row is solved alone through the N = 1
+    within the limits and no worse. ``deferred``: rows out of reach with no feasible φ
+    whose unsolvable-goal fallback was skipped (the candidate here computes it). Each
+    such row is solved alone through the N = 1
     array kernel, so single and batched solves agree exactly. Returns row → (φ, θ4, R1,
     R2)."""
     c = limb._c
@@ -1902,7 +1913,7 @@ def _reach_rows(
     for i, (_, th_i, r1_i, r2_i) in override.items():
         sh_c[i], th_c[i], wr_c[i] = r1_i, th_i, r2_i
     redo = ~_within_limits(limits, sh_c[oor], th_c[oor], wr_c[oor])
-    redo |= np.isin(oor, list(override))  # (re-aimed for the effector point, not the wrist)
+    redo |= np.isin(oor, list(override) + deferred)  # (no shell pose, or one re-aimed)
     oor = oor[redo]
     from .limb_reach import reach_toward, swivel_of
 

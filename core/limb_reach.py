@@ -162,7 +162,14 @@ def reach_toward(
         return f[:, :3, 3] + rot @ point, rot
 
     def distance2(xs: FloatArray) -> FloatArray:
-        p, _ = evaluate(xs)
+        """Squared terminal-point distance / length² of (shoulder angles, θ4) rows (the
+        wrist is held for position goals and does not move the wrist centre)."""
+        r1 = euler_to_matrix(xs[:, 0:3], so)
+        if point is None:
+            p = limb.wrist_position(r1, xs[:, 3])
+        else:
+            f = limb.forward(r1, xs[:, 3], held)
+            p = f[:, :3, 3] + f[:, :3, :3] @ point
         out: FloatArray = np.sum((p - g) ** 2, axis=-1) / (scale * scale)
         return out
 
@@ -179,13 +186,14 @@ def reach_toward(
 
     lo = np.array([-math.pi if b[0] is None else b[0] for b in box])
     hi = np.array([math.pi if b[1] is None else b[1] for b in box])
-    starts = [x0] + [lo + u[:nv] * (hi - lo) for u in _EXTRA_STARTS]
-    fg1 = with_gradient(distance2)
-    best_x, best_f = x0, float(distance2(x0[None])[0])
+    starts = [x0[:4]] + [lo[:4] + u[:4] * (hi[:4] - lo[:4]) for u in _EXTRA_STARTS]
+    fg1 = with_gradient(distance2, 4)
+    best4, best_f = x0[:4], float(distance2(x0[None, :4])[0])
     for s in starts:
-        x, f = _bounded_min(fg1, s, box)
+        x, f = _bounded_min(fg1, s, box[:4])
         if f < best_f:
-            best_x, best_f = x, f
+            best4, best_f = x, f
+    best_x = np.concatenate([best4, x0[4:]])
     if pose:  # the wrist does not move the wrist centre: orientation over its box alone
         fixed = best_x[:4]
         # The wrist giving the goal's orientation exactly (maybe outside its limits):
