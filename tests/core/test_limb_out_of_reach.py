@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from core import EulerLimits, Limb, LimbLimits, PoseGoal, PositionGoal, solve_limb
+from core import (
+    EulerLimits,
+    Limb,
+    LimbLimits,
+    PoseGoal,
+    PositionGoal,
+    SwivelStrategy,
+    solve_limb,
+)
 from core.rotations import euler_to_matrix
 from tests.core.limb_test_helpers import PI, pose_within, rand_rot, tf, unit
 
@@ -288,3 +296,36 @@ def test_out_of_reach_limit_at_gimbal_lock_is_within_limits() -> None:
         sol = solve_limb(limb, goal)
         assert not np.any(sol.reachable)
         assert np.all(sol.within_limits) and np.all(pose_within(limb, sol, tol=1e-9))
+
+
+@pytest.mark.parametrize("kind", ["position", "point", "pose"])
+@pytest.mark.parametrize("option", ["elbow_target", "elbow_near", "midpoint", "objective"])
+def test_out_of_reach_options_batched_equals_single(kind: str, option: str) -> None:
+    """Every way of choosing φ, and an effector point: batched rows equal single solves,
+    all within the limits."""
+    rng = np.random.default_rng(2)
+    limb = human_arm(readme_limits())
+    n = 4
+    d = unit(rng.normal(size=(n, 3))) * limb.length * 1.3
+    rot = rand_rot(rng, n)
+    kws: dict[str, object] = {
+        "elbow_target": {"elbow_target": rng.normal(size=(n, 3)) * 0.3},
+        "elbow_near": {"elbow_near": rng.uniform(0.0, 2.0, n)},
+        "midpoint": {"strategy": SwivelStrategy.MIDPOINT},
+        "objective": {"strategy": lambda a: np.sum(a**2, axis=1)},
+    }[option]  # type: ignore[assignment]
+
+    def goal(i: int | slice) -> PositionGoal | PoseGoal:
+        if kind == "pose":
+            return PoseGoal(d[i], rot[i])
+        return PositionGoal(d[i], point=(0.0, 0.05, 0.0) if kind == "point" else (0.0, 0.0, 0.0))
+
+    batch = solve_limb(limb, goal(slice(None)), **kws)  # type: ignore[arg-type]
+    assert np.all(batch.within_limits) and not np.any(batch.reachable)
+    for i in range(n):
+        kw = {k: (v[i] if isinstance(v, np.ndarray) else v) for k, v in kws.items()}
+        s = solve_limb(limb, goal(i), **kw)  # type: ignore[arg-type]
+        b = batch[i]
+        np.testing.assert_allclose(b.shoulder, s.shoulder, rtol=0, atol=1e-14)
+        assert abs(b.elbow - s.elbow) <= 1e-14
+        assert abs(b.position_error - s.position_error) <= 1e-14
