@@ -10,7 +10,8 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
 
 * Table 1, per method × fixture: µs per iteration for a single problem (a fixed number of
   iterations with the stopping tests disabled, median of repeats), µs per solve (≤ 500
-  iterations; rows below 100 % reached are capped, not converged solves)
+  iterations, JACOBIAN_TRANSPOSE and CCD up to their test budgets, SOLVE_BUDGETS; rows
+  below 100 % reached are capped, not converged solves)
   (reachable targets, single, median over problems) with the mean iteration count, and
   batched µs per problem-iteration (B = 1,000 independent problems in one call, with the
   default threads and with one thread; LBFGSB loops over rows in Python, so its batched
@@ -54,6 +55,18 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
 #: problem-iteration batched (B = 1,000) on every fixture.
 SINGLE_TARGETS = {("DLS", "Y"): 50.0, ("DLS", "double-Y"): 100.0}
 BATCHED_TARGET = 2.0
+#: Iteration budgets of the single-problem "µs per converged solve" where the default 500
+#: would cap the linearly converging methods before they converge: the budgets stated in
+#: tests/core/test_ik.py / test_ik_methods.py (JT on the double-Y needs ~170,000
+#: iterations); with the arm's pose goal JT and CCD get 50,000 / 20,000 (their tests).
+SOLVE_BUDGETS = {
+    ("JACOBIAN_TRANSPOSE", "Y"): 15_000,
+    ("JACOBIAN_TRANSPOSE", "double-Y"): 200_000,
+    ("JACOBIAN_TRANSPOSE", "arm"): 50_000,
+    ("CCD", "Y"): 1_000,
+    ("CCD", "double-Y"): 5_000,
+    ("CCD", "arm"): 20_000,
+}
 BUSS = {
     ("JACOBIAN_TRANSPOSE", "Y"): 1.1,
     ("DLS", "Y"): 2.2,
@@ -200,9 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{big} independent problems in one call, with the default threads (automatic: one "
         "thread per 10,000 rows × skeleton nodes, at most the CPUs) and with threads = 1; "
         "'µs/solve batched' is the wall time of one batched solve of B reachable problems "
-        "(≤ 500 iterations) divided by B. Buss's runtimes: µs per update, custom C++ on a "
-        "2.8 GHz Pentium, Jacobian 6×7 on the Y and 12×16 on his double-Y (ours: 12×25). "
-        "Targets of issue 4: DLS ≤ 50 µs/iteration single on the Y, ≤ 100 on the "
+        "(≤ 500 iterations) divided by B; 'µs/solve single' allows JACOBIAN_TRANSPOSE and CCD "
+        "their test budgets (up to 200,000 iterations). Buss's runtimes: µs per update, "
+        "custom C++ on a 2.8 GHz Pentium, Jacobian 6×7 on the Y and 12×16 on his double-Y "
+        "(ours: 12×25). Targets of issue 4: DLS ≤ 50 µs/iteration single on the Y, ≤ 100 on the "
         "double-Y, ≤ 2 µs per problem-iteration batched (judged on the default threads); "
         "'met'/'missed' as measured in this run (timings are noisy on a shared machine).",
         "",
@@ -217,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, make in FIXTURES.items():
             fx = make()
             it1 = per_iteration(method, fx, 1, iters, repeats)
-            us, mean_it, ok = per_solve(method, fx, n_solve, budget)
+            sb = budget if quick else SOLVE_BUDGETS.get((method.name, name), budget)
+            us, mean_it, ok = per_solve(method, fx, n_solve, sb)
             bit = iters_lbfgsb if method is Method.LBFGSB else iters
             reps = 1 if method is Method.LBFGSB else min(repeats, 3)
             itb = per_iteration(method, fx, big, bit, reps)
