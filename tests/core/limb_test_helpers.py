@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, settings
 
-from core import LIMIT_TOLERANCE, EulerLimits, Limb
+from core import LIMIT_TOLERANCE, EulerLimits, Limb, LimbLimits
 from core.rotations import matrix_to_euler_families, quat_to_matrix
 
 PI = np.pi
@@ -21,6 +21,28 @@ def tf(rot: np.ndarray | None = None, t: tuple[float, ...] | np.ndarray = (0.0, 
         m[:3, :3] = rot
     m[:3, 3] = t
     return m
+
+
+def human_arm(limits: LimbLimits | None = None, **kw: Any) -> Limb:
+    """The README's arm, a Blender-like bone chain along +Y: upper arm 0.30 m, forearm
+    0.25 m, hand 0.08 m along the wrist's +Y; elbow hinge about X."""
+    return Limb(
+        tf(t=(0.0, 0.30, 0.0)),
+        tf(t=(0.0, 0.25, 0.0)),
+        elbow_axis=(1.0, 0.0, 0.0),
+        effector=tf(t=(0.0, 0.08, 0.0)),
+        limits=limits,
+        **kw,
+    )
+
+
+#: The README's human-arm limits (degrees there): shoulder XYZ (−90, −60, −90)..(160, 60, 90),
+#: elbow 0..150, wrist XYZ (−70, −30, −80)..(70, 30, 80).
+README_LIMITS = LimbLimits(
+    EulerLimits("XYZ", np.radians((-90, -60, -90)), np.radians((160, 60, 90))),
+    (0.0, float(np.radians(150))),
+    EulerLimits("XYZ", np.radians((-70, -30, -80)), np.radians((70, 30, 80))),
+)
 
 
 def unit(v: np.ndarray) -> np.ndarray:

@@ -31,25 +31,7 @@ from core import (
 )
 from core.rotations import euler_to_matrix, matrix_to_euler_families
 
-from .limb_test_helpers import TAU, circ_dist, rand_rot, tf, wrap
-
-R = np.radians
-LIMITS = LimbLimits(
-    shoulder=EulerLimits("XYZ", R((-90, -60, -90)), R((160, 60, 90))),
-    elbow=(0.0, float(R(150))),
-    wrist=EulerLimits("XYZ", R((-70, -30, -80)), R((70, 30, 80))),
-)
-
-
-def human_arm(limits: LimbLimits | None = None) -> Limb:
-    """Upper arm 0.30 m, forearm 0.25 m, hand 0.08 m along +Y; elbow hinge about X."""
-    return Limb(
-        tf(t=(0.0, 0.30, 0.0)),
-        tf(t=(0.0, 0.25, 0.0)),
-        elbow_axis=(1.0, 0.0, 0.0),
-        effector=tf(t=(0.0, 0.08, 0.0)),
-        limits=limits,
-    )
+from .limb_test_helpers import README_LIMITS, TAU, circ_dist, human_arm, rand_rot, wrap
 
 
 def membership(phi: np.ndarray, intervals: tuple[tuple[float, float], ...]) -> np.ndarray:
@@ -100,7 +82,7 @@ GOAL_Q = [
 
 @pytest.mark.parametrize("q", GOAL_Q)
 def test_labels_agree_with_feasible_swivel_intervals(q: np.ndarray) -> None:
-    limb = human_arm(LIMITS)
+    limb = human_arm(README_LIMITS)
     goal = fk_goal(limb, q)
     arcs = swivel_arcs(limb, goal, 360)
     intervals = feasible_swivel(limb, goal)
@@ -112,24 +94,24 @@ def test_labels_agree_with_feasible_swivel_intervals(q: np.ndarray) -> None:
 @pytest.mark.parametrize("q", GOAL_Q)
 def test_feasible_points_are_poses_within_limits(q: np.ndarray) -> None:
     """Away from the interval ends, a point's label is what solving at its φ reports."""
-    limb = human_arm(LIMITS)
+    limb = human_arm(README_LIMITS)
     goal = fk_goal(limb, q)
     arcs = swivel_arcs(limb, goal, 180)
     keep = ~near_endpoint(arcs.phi, arcs.intervals, 1e-6)
     free = human_arm(LimbLimits())  # same geometry, no limits: solves at exactly φ
     sols = solve_limb(free, batch(goal, 180), swivel=arcs.phi)
     fam = matrix_to_euler_families
-    assert LIMITS.shoulder is not None and LIMITS.wrist is not None
+    assert README_LIMITS.shoulder is not None and README_LIMITS.wrist is not None
     ok = (
-        LIMITS.shoulder.contains(fam(sols.shoulder)).any(axis=-1)
-        & LIMITS.wrist.contains(fam(sols.wrist)).any(axis=-1)
-        & LIMITS.elbow_contains(sols.elbow)
+        README_LIMITS.shoulder.contains(fam(sols.shoulder)).any(axis=-1)
+        & README_LIMITS.wrist.contains(fam(sols.wrist)).any(axis=-1)
+        & README_LIMITS.elbow_contains(sols.elbow)
     )
     np.testing.assert_array_equal(arcs.feasible[keep], ok[keep])
 
 
 def test_given_intervals_are_used_as_given() -> None:
-    limb = human_arm(LIMITS)
+    limb = human_arm(README_LIMITS)
     goal = fk_goal(limb, GOAL_Q[0])
     iv = ((0.0, 1.0), (2.5, 4.0))  # through π
     arcs = swivel_arcs(limb, goal, 64, intervals=iv)
@@ -170,7 +152,7 @@ def test_points_are_the_elbows_solve_limb_produces(q: np.ndarray) -> None:
 
 
 def test_position_and_partial_goals() -> None:
-    limb = human_arm(LIMITS)
+    limb = human_arm(README_LIMITS)
     goal = fk_goal(limb, GOAL_Q[0])
     wrist = rand_rot(np.random.default_rng(3))
     pos = PositionGoal(goal.position)
@@ -200,7 +182,7 @@ def test_position_and_partial_goals() -> None:
         (1e-12, 0.0, 0.0),  # next to the shoulder
     ],
 )
-@pytest.mark.parametrize("limits", [None, LIMITS])
+@pytest.mark.parametrize("limits", [None, README_LIMITS])
 def test_degenerate_and_unreachable_goals_are_defined(position, limits) -> None:
     limb = human_arm(limits)
     for goal in (PositionGoal(position), PoseGoal(position, np.eye(3))):
@@ -212,7 +194,7 @@ def test_degenerate_and_unreachable_goals_are_defined(position, limits) -> None:
 
 
 def test_batched_equals_single() -> None:
-    limb = human_arm(LIMITS)
+    limb = human_arm(README_LIMITS)
     goals = [fk_goal(limb, q) for q in GOAL_Q]
     batch = PoseGoal(np.stack([g.position for g in goals]), np.stack([g.rotation for g in goals]))
     sw = np.array([0.1, -2.0, 3.0])
@@ -244,7 +226,7 @@ angles = st.floats(-math.pi, math.pi, allow_nan=False)
     limited=st.booleans(),
 )
 def test_property_on_circle_and_labels_match(q, scale, swivel, limited) -> None:
-    limb = human_arm(LIMITS if limited else None)
+    limb = human_arm(README_LIMITS if limited else None)
     g = fk_goal(limb, np.array(q))
     goal = PoseGoal(g.position * scale, g.rotation)  # toward the shoulder or past reach
     arcs = swivel_arcs(limb, goal, 64, swivel=swivel)
@@ -263,12 +245,12 @@ def test_blocking_limits_names_the_joint_angle() -> None:
     goal = fk_goal(human_arm(), GOAL_Q[0])
     assert feasible_swivel(limb, goal) == ()
     assert blocking_limits(limb, goal) == ("shoulder X",)
-    assert blocking_limits(human_arm(LIMITS), goal) == ()
+    assert blocking_limits(human_arm(README_LIMITS), goal) == ()
     assert blocking_limits(human_arm(), goal) == ()
 
 
 def test_limits_at_bound_reports_the_clamped_joint() -> None:
-    limb = human_arm(LIMITS)
+    limb = human_arm(README_LIMITS)
     goal = fk_goal(limb, GOAL_Q[0])
     iv = feasible_swivel(limb, goal)
     lo, hi = iv[0]

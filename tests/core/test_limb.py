@@ -50,6 +50,7 @@ from tests.core.limb_test_helpers import (
     assert_finite,
     circ_dist,
     euler_ok,
+    human_arm,
     in_range,
     no_warnings,
     pose_within,
@@ -131,8 +132,6 @@ def elbow_ok(
     return in_range(theta, limits.elbow[0], limits.elbow[1], tol)
 
 
-
-
 def batch_goal(goal: PositionGoal | PoseGoal, n: int) -> PositionGoal | PoseGoal:
     if isinstance(goal, PoseGoal):
         return PoseGoal(
@@ -192,18 +191,6 @@ def check_interval_format(intervals: tuple[tuple[float, float], ...]) -> None:
 # --------------------------------------------------------------------------------------
 # Limbs
 # --------------------------------------------------------------------------------------
-
-
-def human_arm(limits: LimbLimits | None = None, **kw: object) -> Limb:
-    """Blender-like bone chain along +Y: upper arm 0.30 m, forearm 0.25 m, hand 0.08 m."""
-    return Limb(
-        tf(t=(0.0, 0.30, 0.0)),
-        tf(t=(0.0, 0.25, 0.0)),
-        elbow_axis=(1.0, 0.0, 0.0),
-        effector=tf(t=(0.0, 0.08, 0.0)),
-        limits=limits,
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 @pytest.fixture

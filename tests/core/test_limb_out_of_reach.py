@@ -20,29 +20,17 @@ from core import (
     solve_limb,
 )
 from core.rotations import euler_to_matrix
-from tests.core.limb_test_helpers import PI, pose_within, rand_rot, tf, unit
+from tests.core.limb_test_helpers import (
+    PI,
+    README_LIMITS,
+    human_arm,
+    pose_within,
+    rand_rot,
+    tf,
+    unit,
+)
 
 ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
-
-
-def human_arm(limits: LimbLimits | None) -> Limb:
-    """Upper arm 0.30 m, forearm 0.25 m, hand 0.08 m along +Y, elbow about X."""
-    return Limb(
-        tf(t=(0.0, 0.30, 0.0)),
-        tf(t=(0.0, 0.25, 0.0)),
-        elbow_axis=(1.0, 0.0, 0.0),
-        effector=tf(t=(0.0, 0.08, 0.0)),
-        limits=limits,
-    )
-
-
-def readme_limits() -> LimbLimits:
-    r = np.radians
-    return LimbLimits(
-        EulerLimits("XYZ", r((-90, -60, -90)), r((160, 60, 90))),
-        (0.0, float(r(150))),
-        EulerLimits("XYZ", r((-70, -30, -80)), r((70, 30, 80))),
-    )
 
 
 def random_euler_limits(rng: np.random.Generator) -> EulerLimits:
@@ -202,7 +190,7 @@ def test_out_of_reach_random_limits_nearest_within_limits(kind: str, far: bool) 
 def test_out_of_reach_human_arm_readme_limits(kind: str) -> None:
     """The README arm, far goals in random directions (behind the shoulder too)."""
     rng = np.random.default_rng(7)
-    limb = human_arm(readme_limits())
+    limb = human_arm(README_LIMITS)
     for _ in range(4):
         check_nearest(limb, out_of_reach_goal(limb, rng, kind, True, None), None)
 
@@ -210,7 +198,7 @@ def test_out_of_reach_human_arm_readme_limits(kind: str) -> None:
 @pytest.mark.parametrize("kind", ["position", "pose"])
 def test_out_of_reach_batched_equals_single(kind: str) -> None:
     rng = np.random.default_rng(5)
-    limb = human_arm(readme_limits())
+    limb = human_arm(README_LIMITS)
     n = 6
     d = unit(rng.normal(size=(n, 3))) * limb.length * rng.uniform(0.0, 1.5, (n, 1))
     d[0] *= 0.02  # too close
@@ -236,7 +224,7 @@ def test_dragging_past_reach_is_continuous(kind: str) -> None:
     """A target dragged from inside reach to 1.4 × the arm's length: the effector and the
     elbow move no more per step than the target step explains (√step near the stretched
     singularity), and every pose is within the limits."""
-    limb = human_arm(readme_limits())
+    limb = human_arm(README_LIMITS)
     start = limb.forward(
         euler_to_matrix(np.array([0.3, 0.2, 0.4]), "XYZ"),
         0.9,
@@ -304,7 +292,7 @@ def test_out_of_reach_options_batched_equals_single(kind: str, option: str) -> N
     """Every way of choosing φ, and an effector point: batched rows equal single solves,
     all within the limits."""
     rng = np.random.default_rng(2)
-    limb = human_arm(readme_limits())
+    limb = human_arm(README_LIMITS)
     n = 4
     d = unit(rng.normal(size=(n, 3))) * limb.length * 1.3
     rot = rand_rot(rng, n)
