@@ -412,6 +412,23 @@ def _inv_right_jacobian(phi: FloatArray) -> FloatArray:
     return out
 
 
+def _goal_rows(goal: Goal, value: object, rows: IntArray | None, b: int, nd: int = 1) -> FloatArray:
+    """A goal's target array for the b rows being evaluated: shared arrays (unbatched
+    ndim ``nd``) as they are, to broadcast against the rows; batched ones at ``rows`` (all
+    N rows when None). ShapeMismatchError when that is not b rows."""
+    arr = np.asarray(value)
+    if goal._n is None or arr.ndim == nd:
+        return arr
+    sel = arr if rows is None else arr[rows]
+    if sel.shape[0] != b:
+        raise ShapeMismatchError(
+            f"{type(goal).__name__} is batched with N = {goal._n} but q has "
+            f"{b} rows; they must agree"
+        )
+    out: FloatArray = sel
+    return out
+
+
 def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
     """a × b over the last axis (broadcast), by components: faster than np.cross on the
     small arrays of the solvers."""
@@ -1109,18 +1126,7 @@ class Skeleton:
                     mt = np.swapaxes((_skew(pw[..., :3, 0]) @ w[..., None])[..., 0], -1, -2)
 
         def target(goal: Goal, value: object, nd: int = 1) -> FloatArray:
-            """A goal array (unbatched ndim ``nd``; shared arrays are returned as they
-            are and broadcast against the b rows)."""
-            arr = np.asarray(value)
-            if goal._n is None or arr.ndim == nd:
-                return arr
-            sel = arr if rows is None else arr[rows]
-            if sel.shape[0] != b:
-                raise ShapeMismatchError(
-                    f"{type(goal).__name__} is batched with N = {goal._n} but q has "
-                    f"{b} rows; they must agree"
-                )
-            return sel
+            return _goal_rows(goal, value, rows, b, nd)
 
         def apply(x: FloatArray, v: FloatArray) -> FloatArray:
             """x (b, 3, 3) times v (3,) or (b, 3)."""
@@ -1249,18 +1255,8 @@ class Skeleton:
         if tgt is None:
             tgt = np.empty((ng, 3, b))
             for i, gi in enumerate(gg):
-                goal = goals[gi]
-                arr = np.asarray(goal.position)
-                if goal._n is None or arr.ndim == 1:
-                    tgt[i] = arr[:, None]
-                    continue
-                sel = arr if rows is None else arr[rows]
-                if sel.shape[0] != b:
-                    raise ShapeMismatchError(
-                        f"{type(goal).__name__} is batched with N = {goal._n} but q has "
-                        f"{b} rows; they must agree"
-                    )
-                tgt[i] = sel.T
+                v = _goal_rows(goals[gi], goals[gi].position, rows, b)
+                tgt[i] = v.T if v.ndim == 2 else v[:, None]
             if memo is not None:
                 memo["position_last"] = tgt
         s = f[gnodes[:, 0], :, 3]  # (G, 3, b) effector positions
