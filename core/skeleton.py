@@ -702,7 +702,7 @@ class _KinematicPlan:
         )
         return (theta, coef, coef[..., 1], coef[..., 2], local_full, g, g[:r], local[:r], levels)
 
-    def _frames_first(self, q: FloatArray, ws: tuple[Any, ...] | None = None) -> FloatArray:
+    def _frames_first(self, q: FloatArray, ws: tuple[Any, ...]) -> FloatArray:
         """(B, N, 4, 5) global node frames [R | t | R·a] for batched q (B, n_dofs).
 
         The local transforms are one BLAS product per node over the whole batch
@@ -712,8 +712,8 @@ class _KinematicPlan:
         a strided buffer (every other column): with a strided operand numpy uses its own
         loop for the many tiny 4×4 products instead of one BLAS call per matrix, which is
         several times faster for large B. The result is a (B, N, …) view of node-major
-        storage. ``ws``: this plan's :meth:`workspace` for B rows — the same arithmetic
-        in reused buffers (the result is then overwritten by the next call with ``ws``)."""
+        storage. ``ws``: the batch-first part of :meth:`workspace` for B rows (reused
+        buffers: the result is overwritten by the next call with ``ws``)."""
         b = q.shape[0]
         if not self.n_dofs:
             count = self.n_nodes
@@ -723,8 +723,6 @@ class _KinematicPlan:
             for parent, child in self.level_index:
                 np.matmul(g0[parent], self.tt[child, None, 0].reshape(-1, 1, 4, 5), out=g0[child])
             return g0.swapaxes(0, 1)
-        if ws is None:
-            ws = self._workspace_first(b)
         theta, coef, sin_v, cos_v, local_full, g, g_roots, local_roots, levels = ws
         q.take(self.node_q, 1, theta)  # (the method: several times cheaper than np.take)
         # one row is computed twice (coef has max(b, 2) rows): BLAS then multiplies
