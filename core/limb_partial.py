@@ -212,13 +212,16 @@ def _middle_cost(
     return f
 
 
-def _central_cost_grad(cost: Any, h: float = 1e-6) -> Any:
-    """(f, ∇f) of a 2-variable batched ``cost`` by central differences, in one batch."""
-    steps = np.array([[0, 0], [h, 0], [-h, 0], [0, h], [0, -h]])
+def _central_cost_grad(cost: Any, h: float = 1e-6, m: int = 2) -> Any:
+    """(f, ∇f) of an ``m``-variable batched ``cost`` (rows → values) by central
+    differences with step ``h``, in one batch of 2m + 1 rows: x, x + h·eᵢ, x − h·eᵢ."""
+    eye = h * np.eye(m)
+    steps = np.vstack([np.zeros(m), eye, -eye])
 
     def fg(x: FloatArray) -> tuple[float, FloatArray]:
         f = cost(x + steps)
-        return float(f[0]), np.array([(f[1] - f[2]) / (2 * h), (f[3] - f[4]) / (2 * h)])
+        grad: FloatArray = (f[1 : 1 + m] - f[1 + m :]) / (2 * h)
+        return float(f[0]), grad
 
     return fg
 

@@ -16,12 +16,12 @@ Frames and units as in :mod:`core.limb`: the shoulder frame, metres, radians.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .limb import EulerLimits, Limb, LimbLimits, _angle_between, _bounded_min
+from .limb_partial import _central_cost_grad
 from .rotations import euler_spec, euler_to_matrix, matrix_to_euler_families
 
 FloatArray = NDArray[np.float64]
@@ -139,7 +139,6 @@ def reach_toward(
     wo, wbox = _joint_box(limits.wrist)
     ebox: Box = [limits.elbow if limits.elbow is not None else (None, None)]
     box = sbox + ebox + (wbox if pose else [])
-    nv = len(box)
     r1s, ths, r2s = start
     x0 = np.array(
         _start_angles(r1s, so, sbox)
@@ -173,21 +172,10 @@ def reach_toward(
         out: FloatArray = np.sum((p - g) ** 2, axis=-1) / (scale * scale)
         return out
 
-    def with_gradient(
-        func: Callable[[FloatArray], FloatArray], m: int = nv
-    ) -> Callable[[FloatArray], tuple[float, FloatArray]]:
-        eye = np.eye(m)
-
-        def fg(x: FloatArray) -> tuple[float, FloatArray]:
-            v = func(np.vstack([x, x + _STEP * eye, x - _STEP * eye]))
-            return float(v[0]), (v[1 : 1 + m] - v[1 + m :]) / (2.0 * _STEP)
-
-        return fg
-
     lo = np.array([-math.pi if b[0] is None else b[0] for b in box])
     hi = np.array([math.pi if b[1] is None else b[1] for b in box])
     starts = [x0[:4]] + [lo[:4] + u[:4] * (hi[:4] - lo[:4]) for u in _EXTRA_STARTS]
-    fg1 = with_gradient(distance2, 4)
+    fg1 = _central_cost_grad(distance2, _STEP, 4)
     best4, best_f = x0[:4], float(distance2(x0[None, :4])[0])
     for s in starts:
         x, f = _bounded_min(fg1, s, box[:4])
@@ -209,7 +197,7 @@ def reach_toward(
             out: FloatArray = 3.0 - np.sum(rot * rgoal, axis=(-2, -1))  # 3 − tr(R_Gᵀ R)
             return out
 
-        fgw = with_gradient(orientation, 3)
+        fgw = _central_cost_grad(orientation, _STEP, 3)
         best_w, best_o = x0[4:7], math.inf
         for s in wstarts:
             xw, fw = _bounded_min(fgw, s, wbox)
