@@ -1287,6 +1287,15 @@ def _least_violating_swivel(sh: _Coeffs, lim: EulerLimits | None) -> float:
     return float(V.wrap(best))
 
 
+def _euler_box(lim: EulerLimits | None) -> tuple[str, list[tuple[float | None, float | None]]]:
+    """A joint's Euler order and per-angle (lower, upper) bounds for :func:`_bounded_min`
+    ((None, None) for an unlimited angle; no limits: XYZ, all free)."""
+    if lim is None:
+        return "XYZ", [(None, None)] * 3
+    lo, hi = lim.bounds()
+    return lim.order, [(lo[i], hi[i]) if lim.limited[i] else (None, None) for i in range(3)]
+
+
 def _bounded_min(
     fg: Callable[[FloatArray], tuple[float, FloatArray]],
     x0: FloatArray,
@@ -1328,12 +1337,7 @@ def _unsolvable_pose(
     multi-start when its φ lies in one of the intervals. Returns (φ, R2, x).
     """
     wlim = limits.wrist
-    order = wlim.order if wlim else "XYZ"
-    wlo, whi = wlim.bounds() if wlim else ((-np.inf,) * 3, (np.inf,) * 3)
-    bounds_w = [
-        (lo_, hi_) if (wlim and wlim.limited[i]) else (None, None)
-        for i, (lo_, hi_) in enumerate(zip(wlo, whi, strict=True))
-    ]
+    order, bounds_w = _euler_box(wlim)
 
     def r1_of(phi: float) -> FloatArray:
         out: FloatArray = sh.at(np.array([[phi]]))[0, 0]
@@ -1385,6 +1389,7 @@ def _unsolvable_pose(
         fam = matrix_to_euler_families(r2, order)
         best = fam[0]
         if wlim is not None:
+            wlo, whi = wlim.bounds()
             cl = [np.clip(f_, np.array(wlo), np.array(whi)) for f_ in fam]
             best = min(cl, key=lambda x: float(np.sum((x - fam[0]) ** 2)))
         return np.asarray(best)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .limb import EulerLimits, Limb, LimbLimits, _angle_between, _bounded_min
+from .limb import Limb, LimbLimits, _angle_between, _bounded_min, _euler_box
 from .limb_partial import _central_cost_grad
 from .rotations import euler_spec, euler_to_matrix, matrix_to_euler_families
 
@@ -36,13 +36,6 @@ _STEP = 1e-6
 _GIMBAL_OFFSET = 5e-7
 # Fixed extra starts per unit box (deterministic: the same for single and batched solves).
 _EXTRA_STARTS = np.random.default_rng(20000601).uniform(0.0, 1.0, (4, 7))
-
-
-def _joint_box(lim: EulerLimits | None) -> tuple[str, Box]:
-    if lim is None:
-        return "XYZ", [(None, None)] * 3
-    lo, hi = lim.bounds()
-    return lim.order, [(lo[i], hi[i]) if lim.limited[i] else (None, None) for i in range(3)]
 
 
 def _into(a: float, lo: float | None, hi: float | None) -> tuple[float, float]:
@@ -135,8 +128,8 @@ def reach_toward(
         kinematics; every shoulder / elbow (/ wrist, pose goals) angle within its limits.
     """
     pose = rotation is not None
-    so, sbox = _joint_box(limits.shoulder)
-    wo, wbox = _joint_box(limits.wrist)
+    so, sbox = _euler_box(limits.shoulder)
+    wo, wbox = _euler_box(limits.wrist)
     ebox: Box = [limits.elbow if limits.elbow is not None else (None, None)]
     box = sbox + ebox + (wbox if pose else [])
     r1s, ths, r2s = start
