@@ -400,6 +400,8 @@ def _workers(threads: int | None, rows: int, nodes: int) -> int:
     """Threads for a solve of ``rows`` rows on a skeleton of ``nodes`` forward-kinematics
     nodes (``SolveSettings.threads``)."""
     if threads is None:
+        if rows * nodes < 2 * WORK_PER_THREAD:  # one thread whatever the CPUs (no syscall)
+            return 1
         try:
             cpus = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
