@@ -71,7 +71,7 @@ goals on unknown joints :class:`~core.errors.InvalidGoalError`, disagreeing batc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -361,14 +361,22 @@ class Evaluation:
         e: (B, m) weighted residual. J: (B, m, n_dofs) weighted Jacobian (None if not
         requested). goal_error: (B, G) unweighted per-goal errors. blocks: row layout.
         frames: the forward kinematics behind them, for the solvers (internal node
-        layout; :meth:`Skeleton.kinematics_of` turns it into joint and DOF frames).
+        layout; :meth:`Skeleton.kinematics_of` turns it into joint and DOF frames). The
+        batch-last position path makes it on first access (from buffers the next
+        evaluation with the same memo overwrites, like the frames themselves).
     """
 
     e: FloatArray
     J: FloatArray | None
     goal_error: FloatArray
     blocks: tuple[RowBlock, ...]
-    frames: FloatArray | None = field(default=None, repr=False)
+    source: FloatArray | Callable[[], FloatArray] | None = field(default=None, repr=False)
+
+    @property
+    def frames(self) -> FloatArray | None:
+        """(B, N, ≥3, 5) node frames (see the class docstring), or None."""
+        src = self.source
+        return src() if callable(src) else src
 
 
 def _goal_kinds(goal: Goal) -> tuple[BlockKind, ...]:
@@ -454,6 +462,39 @@ def _skew(v: FloatArray) -> FloatArray:
     return out
 
 
+def _axis_basis(a: FloatArray) -> FloatArray:
+    """An orthonormal K (3×3, det +1) with K·e_z = a for a unit axis ``a``; the identity
+    for a = e_z or a = 0 (no DOF), a cyclic permutation of the unit vectors for a = e_x or
+    e_y (so that composing axis frames of Euler components stays exact)."""
+    a = np.asarray(a, dtype=np.float64)
+    if not a.any() or (a[0] == 0.0 and a[1] == 0.0 and a[2] == 1.0):
+        return _EYE3.copy()
+    for i in (0, 1):
+        if a[i] == 1.0 and a[1 - i] == 0.0 and a[2] == 0.0:
+            k = np.zeros((3, 3))
+            k[(i + 1) % 3, 0] = 1.0  # x' = e_{i+1}, y' = e_{i+2}, z' = e_i
+            k[(i + 2) % 3, 1] = 1.0
+            k[i, 2] = 1.0
+            return k
+    h = _EYE3[int(np.argmin(np.abs(a)))]
+    x = np.cross(h, a)
+    x /= np.linalg.norm(x)
+    return np.stack([x, np.cross(a, x), a], axis=1)
+
+
+def _rotate(*views: FloatArray) -> None:
+    """Columns (F₀, F₁) of axis frames ← (c F₀ + s F₁, c F₁ − s F₀) in place, from the
+    views (F₀, F₁, sin, cos, scratch, scratch) of one level (nothing if empty)."""
+    if views:
+        f0, f1, s, c, a, b = views
+        np.multiply(f0, s, out=a)
+        np.multiply(f1, s, out=b)
+        f0 *= c
+        f0 += b
+        f1 *= c
+        f1 -= a
+
+
 class _KinematicPlan:
     """Constant arrays of the vectorised forward kinematics of one skeleton.
 
@@ -467,6 +508,15 @@ class _KinematicPlan:
     so each level is a contiguous slice composed with one batched matmul. The local
     transforms are ``T0 + sin θ · T1 + (1 − cos θ) · T2`` (Rodrigues with [a]× and
     [a]×² premultiplied by C).
+
+    The batch-last path (:meth:`frames_last`, from :data:`BATCH_LAST_ROWS` rows) works in
+    *axis frames* ``F_n = R_n · K_n`` instead, with a constant orthonormal ``K_n`` whose
+    third column is ``a_n`` (the identity for a z axis and for nodes without a DOF, a
+    cyclic permutation of the unit vectors for an x or y axis). Since
+    ``Rot(a, θ) = K Rot_z(θ) Kᵀ``, ``F_n = F_parent · (K_parentᵀ C_n K_n) · Rot_z(θ)``:
+    one constant 4×4 per node (:attr:`mt`, acting on the parent's columns [F₀ F₁ F₂ t])
+    and a plane rotation of two columns. ``F_n``'s third column is the DOF's world axis
+    and the joint rotation is ``F_n K_nᵀ``.
     """
 
     def __init__(self, joints: Sequence[Joint], slices: Sequence[slice], n_dofs: int) -> None:
@@ -563,11 +613,24 @@ class _KinematicPlan:
         self.tt = np.ascontiguousarray(
             np.stack([t.reshape(count, 20) for t in (t0 + t2, t1, -t2)], axis=1)
         )
-        #: (N, 15, 3) the same coefficients for the batch-last layout: local 3×5 blocks
-        #: [rotation | translation | C·a] (the constant bottom row dropped)
-        self.tt_last = np.ascontiguousarray(
-            self.tt.reshape(count, 3, 4, 5)[:, :, :3].reshape(count, 3, 15).transpose(0, 2, 1)
-        )
+        # Batch-last axis frames (class docstring): K per node, and per node the 4×4 that
+        # maps the parent's columns [F₀ F₁ F₂ t] to the child's before its rotation:
+        # rows i < 3 the columns of K_pᵀ C K, row 3 the translation K_pᵀ c plus t.
+        kk = np.array([_axis_basis(axis[nd]) for nd in order]).reshape(count, 3, 3)
+        #: (N, 3, 3) K_n of every node (renumbered)
+        self.axis_basis = kk
+        mt = np.zeros((count, 4, 4))
+        for nn, nd in enumerate(order):
+            pn = new[parent[nd]] if parent[nd] >= 0 else -1
+            kp = kk[pn] if pn >= 0 else _EYE3
+            c = const[nd]
+            mt[nn, :3, :3] = (kp.T @ c[:3, :3] @ kk[nn]).T
+            mt[nn, 3, :3] = kp.T @ c[:3, 3]
+            mt[nn, 3, 3] = 1.0
+        #: (N, 4, 4) the constant composition of each node in axis frames
+        self.mt = mt
+        #: nodes without a DOF (their rotation is the identity: sin 0, cos 1)
+        self.fixed_nodes = np.flatnonzero(np.array([dof[nd] < 0 for nd in order], dtype=bool))
         self.max_level = max((stop - start for start, stop, _ in levels), default=1)
         self.node_q = node_q
         self.dof_node = dof_node
@@ -586,98 +649,112 @@ class _KinematicPlan:
 
     def frames(self, q: FloatArray, ws: tuple[Any, ...] | None = None) -> FloatArray:
         """(B, N, ≥3, 5) global node frames [R | t | R·a] (rows 0–2; a fourth row, if
-        present, is not part of the contract) for batched q (B, n_dofs): a view of
-        node-major batch-first storage below :data:`BATCH_LAST_ROWS` rows, of the
-        batch-last (N, 3, 5, B) array of :meth:`frames_last` from there on. ``ws``: this
-        plan's :meth:`workspace` for B rows (the result is then overwritten by the next
-        call with ``ws``)."""
+        present, is not part of the contract; R·a is the DOF's world axis, for nodes
+        with a DOF) for batched q (B, n_dofs): a view of node-major batch-first storage
+        below :data:`BATCH_LAST_ROWS` rows, from there on of a batch-last (N, 5, 3, B)
+        array converted from the axis frames of :meth:`frames_last`. ``ws``: this plan's
+        :meth:`workspace` for B rows (the result is then overwritten by the next call
+        with ``ws``)."""
         if ws is None:
             ws = self.workspace(q.shape[0])
         if ws[1]:
-            out: FloatArray = self.frames_last(q, ws[2]).transpose(3, 0, 1, 2)
-            return out
+            return self.standard_last(self.frames_last(q, ws[2]), ws[2])
         return self._frames_first(q, ws[2])
+
+    def standard_last(self, f: FloatArray, ws: tuple[Any, ...]) -> FloatArray:
+        """The (B, N, 3, 5) [R | t | R·a] view (:meth:`frames`) of the axis frames ``f``
+        (N, 4, 3, B) of :meth:`frames_last`: R = F·Kᵀ, R·a = F₂ (``ws``: the batch-last
+        workspace; its conversion buffer is overwritten)."""
+        count, b = self.n_nodes, f.shape[-1]
+        conv = ws[-1]
+        np.matmul(
+            self.axis_basis,
+            f[:, :3].reshape(count, 3, 3 * b),
+            out=conv[:, :3].reshape(count, 3, 3 * b),
+        )
+        np.copyto(conv[:, 3], f[:, 3])
+        np.copyto(conv[:, 4], f[:, 2])
+        out: FloatArray = conv.transpose(3, 0, 2, 1)
+        return out
 
     def _workspace_last(self, b: int) -> tuple[Any, ...]:
         count = self.n_nodes
         r = self.n_roots
-        coef = np.empty((count, 3, b))
-        coef[:, 0] = 1.0
-        frames = np.empty((count, 3, 5, b))
+        sin = np.empty((count, 1, b))
+        cos = np.empty((count, 1, b))
+        frames = np.empty((count, 4, 3, b))  # axis frames, columns [F₀ F₁ F₂ t]
+        flat = frames.reshape(count, 4, 3 * b)
         widest = max(self.max_level, r)
-        local = np.empty((widest, 3, 5, b))  # one level's local blocks (stays in cache)
-        tmp = np.empty((widest, 3, 5, b))
+        gathered = np.empty((widest, 4, 3 * b))  # parents given by index, gathered
+        scratch = (np.empty((widest, 3, b)), np.empty((widest, 3, b)))
 
-        gathered = np.empty((widest, 3, 5, b))  # parents given by index, gathered
-
-        def level(start: int, stop: int, sel: slice | IntArray | None) -> tuple[Any, ...]:
-            # every view a level uses, made once: (gather index or None, parents' columns
-            # 0, 1, 2 and translation, BLAS operands and output, local rows 0, 1, 2, the
-            # output, its translation column, scratch)
+        def rotation(start: int, stop: int) -> tuple[Any, ...]:
+            # views of the plane rotation of columns 0 and 1 by θ (none if no DOF here)
             k = stop - start
-            take = None if sel is None or isinstance(sel, slice) else sel
-            par = frames[sel] if isinstance(sel, slice) else gathered[:k]
-            loc = local[:k]
+            if np.isin(np.arange(start, stop), self.fixed_nodes).all():
+                return ()
             out = frames[start:stop]
-            return (
-                sel is None,
-                take,
-                par[:, :, 0, None],
-                par[:, :, 1, None],
-                par[:, :, 2, None],
-                par[:, :, 3],
-                self.tt_last[start:stop],
-                coef[start:stop],
-                (out if sel is None else loc).reshape(k, 15, b),
-                loc[:, None, 0],
-                loc[:, None, 1],
-                loc[:, None, 2],
-                out,
-                out[:, :, 3],
-                tmp[:k],
-                gathered[:k],
+            return (out[:, 0], out[:, 1], sin[start:stop], cos[start:stop]) + tuple(
+                x[:k] for x in scratch
             )
 
-        levels = (level(0, r, None),) + tuple(level(*lv) for lv in self.levels)
-        return (np.empty((count, b)), np.empty((count, b)), coef, frames, levels)
+        roots = (frames[:r], self.mt[:r, :, :3, None], rotation(0, r))
+        levels = []
+        for start, stop, sel in self.levels:
+            k = stop - start
+            take = None if isinstance(sel, slice) else sel
+            par = flat[sel] if isinstance(sel, slice) else gathered[:k]
+            levels.append((take, par, self.mt[start:stop], flat[start:stop], rotation(start, stop)))
+        conv = np.empty((count, 5, 3, b))  # frames() in the [R | t | R·a] layout
+        return (
+            np.empty((count, b)),
+            np.empty((count, b)),
+            sin,
+            cos,
+            frames,
+            flat,
+            roots,
+            tuple(levels),
+            conv,
+        )
 
     def frames_last(self, q: FloatArray, ws: tuple[Any, ...]) -> FloatArray:
-        """(N, 3, 5, B) global node frames [R | t | R·a], batch-last, for q (B, n_dofs)
-        with ``ws`` the batch-last part of :meth:`workspace` (≥ :data:`BATCH_LAST_ROWS`
-        rows). Every quantity of one node is a contiguous row of B values, so each tree
-        level is a handful of long element-wise products (child = R_parent · local, its
-        translation column plus t_parent) instead of B tiny matrix products; a level's
-        local blocks are one BLAS product per node into a buffer that stays in cache.
+        """(N, 4, 3, B) global *axis frames* of the nodes, batch-last, for q (B, n_dofs):
+        ``[:, c]`` is column c of F_n = R_n·K_n (c = 0, 1, 2; column 2 is the world axis of
+        the node's DOF) and ``[:, 3]`` its origin (class docstring); ``ws``: the batch-last
+        part of :meth:`workspace` (≥ :data:`BATCH_LAST_ROWS` rows). Every quantity of one
+        node is a contiguous row of B values, so each tree level is one BLAS product per
+        node (the constant 4×4 of :attr:`mt` on the parent's columns) and a plane rotation
+        of two columns by θ (four element-wise products) instead of B tiny matrix products.
         sin θ and cos θ come from t = tan(θ/2) (sin = 2t/(1 + t²), cos = (1 − t²)/(1 + t²)):
         numpy vectorises float64 tan but not sin/cos, so this is ~10× cheaper than
         ``np.sin`` + ``np.cos`` for the same accuracy (≤ 4e-16 absolute over ±7 rad,
         measured; θ = ±π gives t ≈ 1.6e16 and the exact float results). Per row the
         results differ from the batch-first path only in rounding (≤ a few ulp)."""
-        theta, t2, coef, frames, levels = ws
+        theta, t2, sin, cos, frames, flat, roots, levels, _ = ws
         np.take(q.T, self.node_q, 0, out=theta)
         half = np.multiply(theta, 0.5, out=theta)
         t = np.tan(half, out=half)
         np.multiply(t, t, out=t2)
-        d = np.add(t2, 1.0, out=coef[:, 2])
+        d = np.add(t2, 1.0, out=cos[:, 0])
         np.divide(2.0, d, out=d)  # 2 / (1 + t²)
-        np.multiply(t, d, out=coef[:, 1])  # sin θ
+        np.multiply(t, d, out=sin[:, 0])  # sin θ
         np.subtract(1.0, t2, out=t2)
         np.multiply(t2, d, out=t2)
-        np.multiply(t2, 0.5, out=coef[:, 2])  # cos θ
-        for roots, take, p0, p1, p2, pt, tt, cf, loc15, l0, l1, l2, o, o_t, t, g in levels:
-            np.matmul(tt, cf, loc15)  # local blocks (the roots': their frames)
-            if roots:
-                continue
-            if take is not None:  # parents by index: gathered into p0..pt's buffer
-                np.take(frames, take, 0, out=g)
-            np.multiply(p0, l0, out=o)
-            np.multiply(p1, l1, out=t)
-            o += t
-            np.multiply(p2, l2, out=t)
-            o += t
-            o_t += pt
-        out: FloatArray = frames
-        return out
+        np.multiply(t2, 0.5, out=cos[:, 0])  # cos θ
+        if self.fixed_nodes.size:
+            sin[self.fixed_nodes] = 0.0
+            cos[self.fixed_nodes] = 1.0
+        out, const, rot = roots
+        np.copyto(out, const)  # a root's parent is the world (K = I, origin 0)
+        _rotate(*rot)
+        for take, par, mt, out, rot in levels:
+            if take is not None:
+                np.take(flat, take, 0, out=par)
+            np.matmul(mt, par, out=out)
+            _rotate(*rot)
+        result: FloatArray = frames
+        return result
 
     def _workspace_first(self, b: int) -> tuple[Any, ...]:
         """Preallocated buffers of :meth:`frames` for ``b`` rows and the views each tree
@@ -1241,7 +1318,7 @@ class Skeleton:
         """:meth:`evaluate` for many rows when every goal is a position goal at a joint
         origin (one 3-row block per goal), batch-last: the same residual, Jacobian
         (w_d × (x − p_d), x the effector or, target-based, the target) and errors from
-        the (N, 3, 5, B) frames of :meth:`_KinematicPlan.frames_last`, computing only
+        the (N, 4, 3, B) axis frames of :meth:`_KinematicPlan.frames_last`, computing only
         the structurally non-zero (goal, DOF) columns and scattering them into J."""
         b = q.shape[0]
         n = self.n_dofs
@@ -1257,7 +1334,7 @@ class Skeleton:
                 tgt[i] = v.T if v.ndim == 2 else v[:, None]
             if memo is not None:
                 memo["position_last"] = tgt
-        s = f[gnodes[:, 0], :, 3]  # (G, 3, b) effector positions
+        s = f[gnodes[:, 0], 3]  # (G, 3, b) effector positions
         err = tgt - s
         gerr = np.ascontiguousarray(np.sqrt(np.add.reduce(err * err, axis=1)).T)
         e = np.empty((b, m))
@@ -1265,9 +1342,9 @@ class Skeleton:
         jac = None
         if jacobian:
             ref = (tgt if target_based else s)[pg]  # (P, 3, b)
-            pw6 = f[pnode, :, 3:]  # (P, 3, 2, b): DOF origins and world axes
-            d = np.subtract(ref, pw6[:, :, 0], out=ref)
-            w = pw6[:, :, 1]
+            wp = f[pnode, 2:]  # (P, 2, 3, b): DOF world axes and origins
+            d = np.subtract(ref, wp[:, 1], out=ref)
+            w = wp[:, 0]
             cols = np.empty((3, pg.size, b))
             for i, i1, i2 in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):  # w × d by components
                 np.multiply(w[:, i1], d[:, i2], out=cols[i])
@@ -1277,7 +1354,8 @@ class Skeleton:
             flat_j = np.zeros((b, m * n))
             flat_j[:, flat] = cols.reshape(-1, b).T
             jac = flat_j.reshape(b, m, n)
-        return Evaluation(e, jac, gerr, blocks, f.transpose(3, 0, 1, 2))
+        kin = self._kin
+        return Evaluation(e, jac, gerr, blocks, lambda: kin.standard_last(f, ws))
 
     def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
         qb, batched = self.check_q(q)

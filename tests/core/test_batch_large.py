@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import core.skeleton as skeleton_module
 from core import (
@@ -268,3 +270,41 @@ def test_lbfgsb_is_not_threaded_automatically(monkeypatch):
     solve(fx.skeleton, goals, q0, Method.LBFGSB, SolveSettings(**quick, threads=2))
     solve(fx.skeleton, goals, q0, Method.DLS, SolveSettings(max_iterations=1))
     assert seen == [1, 2, None]
+
+
+def test_position_goal_batch_frames_match_forward():
+    """The batch-last position path hands the solvers (CCD) frames made from its axis
+    frames on access: joint rotations, origins and DOF axes as forward() and the Jacobian
+    columns say."""
+    sk = _tree()
+    rng = np.random.default_rng(7)
+    goals = _position_goals(sk, rng, weights=False, shared=False)
+    q = rng.uniform(-2, 2, (B, sk.n_dofs))
+    ev = sk.evaluate(q, goals, memo={})
+    rot, org, axes, origins = sk.kinematics_of(ev.frames)
+    f = sk.forward(q)
+    np.testing.assert_allclose(rot, f[..., :3, :3], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(org, f[..., :3, 3], rtol=0, atol=1e-14)
+    # a position goal's Jacobian column for DOF d is w_d × (x − p_d)
+    x = f[:, sk.joint_index(goals[0].joint), :3, 3]
+    expected = np.cross(axes, x[:, None, :] - origins)
+    np.testing.assert_allclose(
+        ev.J[:, :3, :], np.swapaxes(expected, 1, 2) * (ev.J[:, :3, :] != 0), atol=1e-13
+    )
+
+
+@given(st.tuples(*(st.floats(-1, 1) for _ in range(3))).filter(lambda v: np.linalg.norm(v) > 1e-3))
+def test_axis_basis_is_a_rotation_taking_z_to_the_axis(v):
+    a = np.asarray(v) / np.linalg.norm(v)
+    k = skeleton_module._axis_basis(a)
+    np.testing.assert_allclose(k.T @ k, np.eye(3), atol=1e-15)
+    assert np.linalg.det(k) == pytest.approx(1.0, abs=1e-14)
+    np.testing.assert_allclose(k[:, 2], a, atol=1e-16)
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_axis_basis_of_unit_axes_is_a_permutation(i):
+    k = skeleton_module._axis_basis(np.eye(3)[i])
+    assert set(np.unique(k)) == {0.0, 1.0}
+    np.testing.assert_array_equal(k[:, 2], np.eye(3)[i])
+    assert np.linalg.det(k) == 1.0
