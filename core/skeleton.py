@@ -483,16 +483,14 @@ def _axis_basis(a: FloatArray) -> FloatArray:
 
 
 def _rotate(*views: FloatArray) -> None:
-    """Columns (F₀, F₁) of axis frames ← (c F₀ + s F₁, c F₁ − s F₀) in place, from the
-    views (F₀, F₁, sin, cos, scratch, scratch) of one level (nothing if empty)."""
+    """Columns (F₀, F₁) of one level's axis frames ← (c F₀ + s F₁, c F₁ − s F₀) in place,
+    from its views (X = [F₀ F₁], X reversed, [c c], [s −s], scratch, scratch): three
+    element-wise calls for the level (nothing if the level has no DOF)."""
     if views:
-        f0, f1, s, c, a, b = views
-        np.multiply(f0, s, out=a)
-        np.multiply(f1, s, out=b)
-        f0 *= c
-        f0 += b
-        f1 *= c
-        f1 -= a
+        x, x_rev, cc, ss, a, b = views
+        np.multiply(x, cc, out=a)
+        np.multiply(x_rev, ss, out=b)
+        np.add(a, b, out=x)
 
 
 class _KinematicPlan:
@@ -629,8 +627,9 @@ class _KinematicPlan:
             mt[nn, 3, 3] = 1.0
         #: (N, 4, 4) the constant composition of each node in axis frames
         self.mt = mt
-        #: nodes without a DOF (their rotation is the identity: sin 0, cos 1)
-        self.fixed_nodes = np.flatnonzero(np.array([dof[nd] < 0 for nd in order], dtype=bool))
+        #: nodes with a DOF (the others' rotation is the identity: sin 0, cos 1)
+        self.node_has_dof = np.array([dof[nd] >= 0 for nd in order], dtype=bool)
+        self.fixed_nodes = np.flatnonzero(~self.node_has_dof)
         self.max_level = max((stop - start for start, stop, _ in levels), default=1)
         self.node_q = node_q
         self.dof_node = dof_node
@@ -680,23 +679,21 @@ class _KinematicPlan:
     def _workspace_last(self, b: int) -> tuple[Any, ...]:
         count = self.n_nodes
         r = self.n_roots
-        sin = np.empty((count, 1, b))
-        cos = np.empty((count, 1, b))
+        cc = np.empty((count, 2, 1, b))  # [cos θ, cos θ]
+        ss = np.empty((count, 2, 1, b))  # [sin θ, −sin θ]
         frames = np.empty((count, 4, 3, b))  # axis frames, columns [F₀ F₁ F₂ t]
         flat = frames.reshape(count, 4, 3 * b)
         widest = max(self.max_level, r)
         gathered = np.empty((widest, 4, 3 * b))  # parents given by index, gathered
-        scratch = (np.empty((widest, 3, b)), np.empty((widest, 3, b)))
+        scratch = (np.empty((widest, 2, 3, b)), np.empty((widest, 2, 3, b)))
 
         def rotation(start: int, stop: int) -> tuple[Any, ...]:
             # views of the plane rotation of columns 0 and 1 by θ (none if no DOF here)
-            k = stop - start
-            if np.isin(np.arange(start, stop), self.fixed_nodes).all():
+            if not self.node_has_dof[start:stop].any():
                 return ()
-            out = frames[start:stop]
-            return (out[:, 0], out[:, 1], sin[start:stop], cos[start:stop]) + tuple(
-                x[:k] for x in scratch
-            )
+            x = frames[start:stop, :2]
+            k = stop - start
+            return (x, x[:, ::-1], cc[start:stop], ss[start:stop]) + tuple(y[:k] for y in scratch)
 
         roots = (frames[:r], self.mt[:r, :, :3, None], rotation(0, r))
         levels = []
@@ -709,8 +706,8 @@ class _KinematicPlan:
         return (
             np.empty((count, b)),
             np.empty((count, b)),
-            sin,
-            cos,
+            cc,
+            ss,
             frames,
             flat,
             roots,
@@ -731,20 +728,22 @@ class _KinematicPlan:
         ``np.sin`` + ``np.cos`` for the same accuracy (≤ 4e-16 absolute over ±7 rad,
         measured; θ = ±π gives t ≈ 1.6e16 and the exact float results). Per row the
         results differ from the batch-first path only in rounding (≤ a few ulp)."""
-        theta, t2, sin, cos, frames, flat, roots, levels, _ = ws
+        theta, t2, cc, ss, frames, flat, roots, levels, _ = ws
         np.take(q.T, self.node_q, 0, out=theta)
         half = np.multiply(theta, 0.5, out=theta)
         t = np.tan(half, out=half)
         np.multiply(t, t, out=t2)
-        d = np.add(t2, 1.0, out=cos[:, 0])
+        d = np.add(t2, 1.0, out=cc[:, 1, 0])
         np.divide(2.0, d, out=d)  # 2 / (1 + t²)
-        np.multiply(t, d, out=sin[:, 0])  # sin θ
+        np.multiply(t, d, out=ss[:, 0, 0])  # sin θ
+        np.negative(ss[:, 0], out=ss[:, 1])
         np.subtract(1.0, t2, out=t2)
         np.multiply(t2, d, out=t2)
-        np.multiply(t2, 0.5, out=cos[:, 0])  # cos θ
+        np.multiply(t2, 0.5, out=cc[:, 0, 0])  # cos θ
+        cc[:, 1] = cc[:, 0]
         if self.fixed_nodes.size:
-            sin[self.fixed_nodes] = 0.0
-            cos[self.fixed_nodes] = 1.0
+            ss[self.fixed_nodes] = 0.0
+            cc[self.fixed_nodes] = 1.0
         out, const, rot = roots
         np.copyto(out, const)  # a root's parent is the world (K = I, origin 0)
         _rotate(*rot)
