@@ -774,8 +774,8 @@ def _spd_solve(a: FloatArray, r: FloatArray, parallel: bool = False) -> FloatArr
     batched) and the two triangular substitutions batch-last (k steps each over rows of b
     values; numpy has no batched triangular solve): about 1.3× faster than LU on one
     thread for the 12×12 systems of a 4-effector tree, but its 4k small calls hold the
-    GIL, so with two threads LU is faster (measured on the double-Y, B = 1,000: 2.2 vs
-    2.35 µs per problem-iteration). A factor that is not positive definite to working
+    GIL, so with two threads LU is faster (measured on the double-Y, B = 1,000: 1.9 vs
+    2.2 µs per problem-iteration). A factor that is not positive definite to working
     precision (LinAlgError: a zero-damped, rank-deficient JJᵀ) falls back to LU for the
     whole batch."""
     b, k = r.shape

@@ -629,7 +629,18 @@ class _KinematicPlan:
         self.mt = mt
         #: nodes with a DOF (the others' rotation is the identity: sin 0, cos 1)
         self.node_has_dof = np.array([dof[nd] >= 0 for nd in order], dtype=bool)
-        self.fixed_nodes = np.flatnonzero(~self.node_has_dof)
+        # nodes without a DOF on a level that is rotated (levels without any DOF are not)
+        spans = [(0, levels[0][0] if levels else count)] + [(a, z) for a, z, _ in levels]
+        self.fixed_nodes = np.array(
+            [
+                i
+                for a, z in spans
+                if self.node_has_dof[a:z].any()
+                for i in range(a, z)
+                if not self.node_has_dof[i]
+            ],
+            dtype=np.intp,
+        )
         self.max_level = max((stop - start for start, stop, _ in levels), default=1)
         self.node_q = node_q
         self.dof_node = dof_node
@@ -739,8 +750,7 @@ class _KinematicPlan:
         np.negative(ss[:, 0], out=ss[:, 1])
         np.subtract(1.0, t2, out=t2)
         np.multiply(t2, d, out=t2)
-        np.multiply(t2, 0.5, out=cc[:, 0, 0])  # cos θ
-        cc[:, 1] = cc[:, 0]
+        np.multiply(t2[:, None, None], 0.5, out=cc)  # cos θ, twice
         if self.fixed_nodes.size:
             ss[self.fixed_nodes] = 0.0
             cc[self.fixed_nodes] = 1.0
