@@ -9,8 +9,8 @@ Run from the repository root::
 Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
 
 * Table 1, per method × fixture: µs per iteration for a single problem (a fixed number of
-  iterations with the stopping tests disabled, median of repeats), µs per solve (≤ 500
-  iterations, JACOBIAN_TRANSPOSE and CCD up to their test budgets, SOLVE_BUDGETS; rows
+  iterations with the stopping tests disabled, median of 9 repeats single, 7 batched),
+  µs per solve (≤ 500 iterations, JACOBIAN_TRANSPOSE and CCD up to their test budgets, SOLVE_BUDGETS; rows
   below 100 % reached are capped, not converged solves)
   (reachable targets, single, median over problems) with the mean iteration count, and
   batched µs per problem-iteration (B = 1,000 independent problems in one call, with the
@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     big = 20 if quick else 1000
     iters = 3 if quick else 20
     iters_lbfgsb = 2 if quick else 3  # batched LBFGSB loops over its rows in Python
-    repeats = 1 if quick else 5
+    repeats = 1 if quick else 9  # median of 9 (single) / 7 (batched): the machine is noisy
     n_solve = 2 if quick else 5
     frames = 20 if quick else 500
     budget = 50 if quick else 500
@@ -209,7 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{os.getloadavg()[0]:.1f} at the start. EXTENDED_JACOBIAN "
         "with extended_weight 0.1, LBFGSB with 20 L-BFGS-B iterations per outer iteration "
         f"(batched LBFGSB loops over its rows in Python: {iters_lbfgsb} outer iterations "
-        "per batched timing). Batched: B = "
+        "per batched timing). µs per iteration: median of 9 timed runs of 20 iterations single, "
+        "7 batched. Batched: B = "
         f"{big} independent problems in one call, with the default threads (automatic: one "
         "thread per 10,000 rows × skeleton nodes, at most the CPUs) and with threads = 1; "
         "'µs/solve batched' is the wall time of one batched solve of B reachable problems "
@@ -234,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sb = budget if quick else SOLVE_BUDGETS.get((method.name, name), budget)
             us, mean_it, ok = per_solve(method, fx, n_solve, sb)
             bit = iters_lbfgsb if method is Method.LBFGSB else iters
-            reps = 1 if method is Method.LBFGSB else min(repeats, 3)
+            reps = 1 if method is Method.LBFGSB else min(repeats, 7)
             itb = per_iteration(method, fx, big, bit, reps)
             itb1 = per_iteration(method, fx, big, bit, reps, threads=1)
             usb, mean_itb, okb = per_solve_batched(method, fx, big, budget)

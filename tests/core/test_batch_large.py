@@ -308,3 +308,58 @@ def test_axis_basis_of_unit_axes_is_a_permutation(i):
     assert set(np.unique(k)) == {0.0, 1.0}
     np.testing.assert_array_equal(k[:, 2], np.eye(3)[i])
     assert np.linalg.det(k) == 1.0
+
+
+def test_gate_lets_one_chunk_through_at_a_time_and_opens_for_heavy_calls():
+    """_Gate: a chunk holds it for its loop, opens it (once, even nested) around heavy
+    calls, and gets it back after an exception inside them."""
+    import threading
+
+    from core.ik import _Gate, _opened
+
+    gate = _Gate()
+    inside = []
+    with gate.hold():
+        assert gate._lock.locked()
+        with gate.open():
+            assert not gate._lock.locked()
+            with _opened(gate):  # nested: still open, closed once on the way out
+                assert not gate._lock.locked()
+            assert not gate._lock.locked()
+            other = threading.Thread(target=lambda: inside.append(gate._lock.acquire(timeout=5)))
+            other.start()
+            other.join()
+            gate._lock.release()
+        assert gate._lock.locked()
+        with pytest.raises(ZeroDivisionError):
+            with gate.open():
+                _ = 1 / 0
+        assert gate._lock.locked()
+    assert not gate._lock.locked()
+    assert inside == [True]  # another chunk got through while the gate was open
+
+
+def test_gated_methods_use_the_gate_only_when_threaded(monkeypatch):
+    """DLS and DLS_CLAMPED chunks on two threads pass the gate (their rows are checked
+    against one thread in test_threaded_solve_equals_one_thread); one thread never makes
+    one."""
+    from core.ik import STEP_CLASSES
+
+    fx = buss_double_y()
+    goals, q0, _ = reachable_goals(fx, B)
+    for method in (Method.DLS, Method.DLS_CLAMPED):
+        cls = STEP_CLASSES[method]
+        assert cls.gated
+        made = []
+        real = cls.run
+
+        def spy(self, *a, _real=real, _made=made, **k):
+            out = _real(self, *a, **k)
+            _made.append(self.gate is not None)
+            return out
+
+        monkeypatch.setattr(cls, "run", spy)
+        one = solve(fx.skeleton, goals, q0, method, SolveSettings(threads=1, max_iterations=30))
+        two = solve(fx.skeleton, goals, q0, method, SolveSettings(threads=2, max_iterations=30))
+        assert made == [False, True]
+        np.testing.assert_allclose(two.q, one.q, rtol=0, atol=1e-8)
