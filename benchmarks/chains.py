@@ -10,8 +10,8 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
 
 * Table 1, per method × fixture: µs per iteration for a single problem (a fixed number of
   iterations with the stopping tests disabled, median of 9 repeats single, 7 batched),
-  µs per solve (≤ 500 iterations, JACOBIAN_TRANSPOSE and CCD up to their test budgets, SOLVE_BUDGETS; rows
-  below 100 % reached are capped, not converged solves)
+  µs per solve (≤ 500 iterations, JACOBIAN_TRANSPOSE and CCD up to their test budgets,
+  SOLVE_BUDGETS; rows below 100 % reached are capped, not converged solves)
   (reachable targets, single, median over problems) with the mean iteration count, and
   batched µs per problem-iteration (B = 1,000 independent problems in one call, with the
   default threads and with one thread; LBFGSB loops over rows in Python, so its batched
@@ -212,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "per batched timing). µs per iteration: median of 9 timed runs of 20 iterations single, "
         "7 batched. Batched: B = "
         f"{big} independent problems in one call, with the default threads (automatic: one "
-        "thread per 10,000 rows × skeleton nodes, at most the CPUs) and with threads = 1; "
+        "thread per 10,000 rows × skeleton nodes, 6,000 for DLS and DLS_CLAMPED, 25,000 for "
+        "CCD, at most the CPUs) and with threads = 1; "
         "'µs/solve batched' is the wall time of one batched solve of B reachable problems "
         "(≤ 500 iterations) divided by B; 'µs/solve single' allows JACOBIAN_TRANSPOSE and CCD "
         "their test budgets (up to 200,000 iterations). Buss's runtimes: µs per update, "

@@ -213,6 +213,7 @@ def swivel_arcs(
 
     def pick(a: NDArray[Any]) -> Any:
         return a[0] if single else a
+
     return SwivelArcs(
         phi=phi,
         points=pick(points),

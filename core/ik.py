@@ -202,10 +202,11 @@ class SolveSettings:
             releases the GIL inside its loops); rows agree with ``threads=1`` to
             rounding (≈ 1e-15 relative per step: chunks of other sizes round differently,
             as a batched solve does against one-by-one solves) and results are
-            repeatable for a given setting. None uses one thread per
-            :data:`WORK_PER_THREAD` rows × skeleton nodes (e.g. 1,000 rows of Buss's
-            double-Y: 2), at most the CPUs this process may run on; 1 never starts a
-            thread (single problems never do).
+            repeatable for a given setting. None uses one thread per the method's
+            ``work_per_thread`` rows × skeleton nodes (:data:`WORK_PER_THREAD` = 10,000;
+            DLS and DLS_CLAMPED 6,000; CCD 25,000; LBFGSB never; e.g. 1,000 rows of
+            Buss's double-Y: 2), at most the CPUs this process may run on; 1 never starts
+            a thread (single problems never do).
     """
 
     max_iterations: int = 200
@@ -391,24 +392,24 @@ class StepState:
 #: work, counted as batch rows × forward-kinematics nodes of the skeleton (one per
 #: unlocked DOF or Fixed joint): below it the numpy calls are short, the loop's Python
 #: between them (which holds the GIL) dominates and a second thread gains nothing or
-#: loses. Measured with DLS on two CPUs (µs per problem-iteration, 1 → 2 threads):
-#: double-Y (29 nodes) 500 rows 3.03 → 2.96, 700 rows 2.99 → 2.45, 1,000 rows 3.3 →
-#: 2.15; Y (9 nodes) 1,500 rows 1.09 → 1.15, 3,000 rows 1.18 → 0.84; 7-DOF arm (8 nodes)
-#: 1,000 rows 1.42 → 1.55, 3,000 rows 1.62 → 1.10.
+#: loses. The default of the methods (:attr:`IKSolver.work_per_thread`); gated DLS needs
+#: less, CCD (a sweep of short calls per DOF) more. Measured on two CPUs, µs per
+#: problem-iteration, 1 → 2 threads: JACOBIAN_TRANSPOSE double-Y (29 nodes) 1,000 rows
+#: 1.52 → 1.23, 3,000 rows 1.78 → 1.22.
 WORK_PER_THREAD = 10_000
 
 
-def _workers(threads: int | None, rows: int, nodes: int) -> int:
+def _workers(threads: int | None, rows: int, nodes: int, work: int = WORK_PER_THREAD) -> int:
     """Threads for a solve of ``rows`` rows on a skeleton of ``nodes`` forward-kinematics
-    nodes (``SolveSettings.threads``)."""
+    nodes (``SolveSettings.threads``; automatic: one per ``work`` rows × nodes)."""
     if threads is None:
-        if rows * nodes < 2 * WORK_PER_THREAD:  # one thread whatever the CPUs (no syscall)
+        if rows * nodes < 2 * work:  # one thread whatever the CPUs (no syscall)
             return 1
         try:
             cpus = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             cpus = os.cpu_count() or 1
-        threads = min(cpus, rows * nodes // WORK_PER_THREAD)
+        threads = min(cpus, rows * nodes // work)
     return max(1, min(threads, rows))
 
 
@@ -484,6 +485,8 @@ class IKSolver(ABC):
     #: method's batches: False for steps that loop over rows in Python (they hold the
     #: GIL; a second thread only adds contention). An explicit ``threads`` is honoured.
     auto_threads: ClassVar[bool] = True
+    #: Work (rows × nodes) per automatic thread (:data:`WORK_PER_THREAD`).
+    work_per_thread: ClassVar[int] = WORK_PER_THREAD
     #: Whether threaded chunks pass a :class:`_Gate` (True for steps whose cost is one
     #: heavy LAPACK/BLAS section, which they wrap in ``_opened(self.gate)``).
     gated: ClassVar[bool] = False
@@ -542,7 +545,7 @@ class IKSolver(ABC):
         threads = settings.threads
         if threads is None and not self.auto_threads:
             threads = 1
-        workers = _workers(threads, big, skeleton._kin.n_nodes)
+        workers = _workers(threads, big, skeleton._kin.n_nodes, self.work_per_thread)
         self.parallel = workers > 1
         self.gate = _Gate() if self.parallel and self.gated else None
         args = (skeleton, goals, settings, q, blocks, active_goals)
@@ -915,6 +918,10 @@ class DLSStep(IKSolver):
 
     method = Method.DLS
     gated = True
+    #: Gated chunks gain from less work (1 → 2 threads, µs per problem-iteration: Y
+    #: 1,500 rows (13,500) 0.98 → 0.87, double-Y 500 rows (14,500) 2.51 → 1.96, 1,000
+    #: rows 2.60 → 1.83; arm 1,000 rows (8,000) 1.33 → 1.38, 2,500 rows 1.39 → 1.08).
+    work_per_thread = 6_000
 
     def step(self, state: StepState) -> FloatArray:
         return _solve_dls(state, state.e, self.parallel, self.gate)
@@ -927,6 +934,7 @@ class DLSClampedStep(IKSolver):
 
     method = Method.DLS_CLAMPED
     gated = True
+    work_per_thread = DLSStep.work_per_thread
 
     def step(self, state: StepState) -> FloatArray:
         st = state.settings

@@ -249,6 +249,13 @@ def test_automatic_threads_follow_the_work(monkeypatch):
     assert ik._workers(None, 100 * w, 29) == 4  # at most the CPUs
     assert ik._workers(3, 2, 29) == 2  # never more threads than rows
     assert ik._workers(1, 10**6, 29) == 1
+    # per-method work: gated DLS threads sooner, CCD later (measured crossovers)
+    steps = ik.STEP_CLASSES
+    assert steps[Method.DLS].work_per_thread < w < steps[Method.CCD].work_per_thread
+    assert steps[Method.JACOBIAN_TRANSPOSE].work_per_thread == w
+    dls = steps[Method.DLS].work_per_thread
+    assert ik._workers(None, 2 * dls // 29 + 1, 29, dls) == 2
+    assert ik._workers(None, 2 * dls // 29 + 1, 29) == 1
 
 
 def test_lbfgsb_is_not_threaded_automatically(monkeypatch):
@@ -258,9 +265,9 @@ def test_lbfgsb_is_not_threaded_automatically(monkeypatch):
     seen = []
     real = ik._workers
 
-    def spy(threads, rows, nodes):
+    def spy(threads, rows, nodes, work=ik.WORK_PER_THREAD):
         seen.append(threads)
-        return real(threads, rows, nodes)
+        return real(threads, rows, nodes, work)
 
     monkeypatch.setattr(ik, "_workers", spy)
     fx = buss_y()
