@@ -872,19 +872,27 @@ def _dls(
     (Eq. 10): always the smaller system, solved (not inverted; :func:`_spd_solve`).
     ``lam2``: λ², a float or one per row (b,); ``gate``: opened around the products and
     the solve (:class:`_Gate`)."""
+    if gate is None:
+        return _dls_solve(j, e, lam2, parallel)
+    with gate.open():
+        return _dls_solve(j, e, lam2, parallel)
+
+
+def _dls_solve(
+    j: FloatArray, e: FloatArray, lam2: float | FloatArray, parallel: bool
+) -> FloatArray:
     b, m, n = j.shape
     jt = j.swapaxes(-1, -2)
     lam = lam2 if isinstance(lam2, float) else lam2[:, None]
-    with _opened(gate):
-        if m <= n:
-            a = j @ jt
-            a.reshape(b, m * m)[:, :: m + 1] += lam  # + λ²I
-            out: FloatArray = _mv(jt, _spd_solve(a, e, parallel))
-            return out
-        a = jt @ j
-        a.reshape(b, n * n)[:, :: n + 1] += lam
-        out = _spd_solve(a, _mv(jt, e), parallel)
+    if m <= n:
+        a = j @ jt
+        a.reshape(b, m * m)[:, :: m + 1] += lam  # + λ²I
+        out: FloatArray = _mv(jt, _spd_solve(a, e, parallel))
         return out
+    a = jt @ j
+    a.reshape(b, n * n)[:, :: n + 1] += lam
+    out = _spd_solve(a, _mv(jt, e), parallel)
+    return out
 
 
 def _damping(state: StepState, gate: _Gate | None = None) -> float | FloatArray:
