@@ -102,6 +102,24 @@ def test_dls_fixed_damping_is_busss_equation_11(lam):
         np.testing.assert_allclose(dq, _dls_reference(J, e, lam), rtol=1e-9, atol=1e-12)
 
 
+def test_dls_single_problem_falls_back_to_lu_when_cholesky_fails(monkeypatch):
+    """One problem is solved by LAPACK's Cholesky (dposv); should the factorisation
+    report JJᵀ + λ²I not positive definite (rounding at a singularity), the step is the
+    batched path's LU solve — the same Δq to rounding."""
+    import core.ik as ik
+
+    fx = human_arm()
+    sk = fx.skeleton
+    rng = np.random.default_rng(4)
+    q = rng.uniform(-1, 1, sk.n_dofs)
+    goal = PositionGoal(sk.forward(rng.uniform(-1, 1, sk.n_dofs))[3, :3, 3], joint="hand")
+    s = SolveSettings(**RAW, damping=0.05)
+    chol = step_once(sk, [goal], q, Method.DLS, s)
+    monkeypatch.setattr(ik, "dposv", lambda a, b, lower: (a, b, 1))  # "not PD"
+    lu = step_once(sk, [goal], q, Method.DLS, s)
+    np.testing.assert_allclose(lu, chol, rtol=0, atol=1e-13)
+
+
 def test_dls_adaptive_damping_follows_the_documented_rule():
     """λ² = λ_max²(1 − (σ_min/ε)²) when σ_min < ε, else 0 (Gauss–Newton, = J⁺e for a
     full-row-rank J)."""
