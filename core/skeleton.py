@@ -733,7 +733,7 @@ class _KinematicPlan:
         part of :meth:`workspace` (≥ :data:`BATCH_LAST_ROWS` rows). Every quantity of one
         node is a contiguous row of B values, so each tree level is one BLAS product per
         node (the constant 4×4 of :attr:`mt` on the parent's columns) and a plane rotation
-        of two columns by θ (four element-wise products) instead of B tiny matrix products.
+        of two columns by θ (three element-wise calls) instead of B tiny matrix products.
         sin θ and cos θ come from t = tan(θ/2) (sin = 2t/(1 + t²), cos = (1 − t²)/(1 + t²)):
         numpy vectorises float64 tan but not sin/cos, so this is ~10× cheaper than
         ``np.sin`` + ``np.cos`` for the same accuracy (≤ 4e-16 absolute over ±7 rad,
