@@ -491,10 +491,8 @@ class IKSolver(ABC):
     #: Whether threaded chunks pass a :class:`_Gate` (True for steps whose cost is one
     #: heavy LAPACK/BLAS section, which they wrap in ``_opened(self.gate)``).
     gated: ClassVar[bool] = False
-    #: Set by :meth:`run`: True while the batch's chunks run side by side on threads (a
-    #: step may then prefer fewer, larger numpy calls, which hold the GIL less).
-    parallel: bool = False
-    #: Set by :meth:`run`: the chunks' gate while they run on threads (gated methods).
+    #: Set by :meth:`run`: the chunks' gate while they run side by side on threads
+    #: (gated methods; a step may then prefer fewer, larger numpy calls).
     gate: _Gate | None = None
 
     @abstractmethod
@@ -547,8 +545,7 @@ class IKSolver(ABC):
         if threads is None and not self.auto_threads:
             threads = 1
         workers = _workers(threads, big, skeleton._kin.n_nodes, self.work_per_thread)
-        self.parallel = workers > 1
-        self.gate = _Gate() if self.parallel and self.gated else None
+        self.gate = _Gate() if workers > 1 and self.gated else None
         args = (skeleton, goals, settings, q, blocks, active_goals)
         if workers == 1:
             self._iterate(*args, 0, big, out)
@@ -863,20 +860,17 @@ def _spd_solve(a: FloatArray, r: FloatArray, parallel: bool = False) -> FloatArr
 
 
 def _dls(
-    j: FloatArray,
-    e: FloatArray,
-    lam2: float | FloatArray,
-    parallel: bool = False,
-    gate: _Gate | None = None,
+    j: FloatArray, e: FloatArray, lam2: float | FloatArray, gate: _Gate | None = None
 ) -> FloatArray:
     """Δq = Jᵀ(JJᵀ + λ²I)⁻¹e (Buss Eq. 11) when m ≤ n, else the equal (JᵀJ + λ²I)⁻¹Jᵀe
     (Eq. 10): always the smaller system, solved (not inverted; :func:`_spd_solve`).
-    ``lam2``: λ², a float or one per row (b,); ``gate``: opened around the products and
-    the solve (:class:`_Gate`)."""
+    ``lam2``: λ², a float or one per row (b,); ``gate``: the threaded chunks' gate, opened
+    around the products and the solve (:class:`_Gate`; its presence also picks the
+    solve that suits threads)."""
     if gate is None:
-        return _dls_solve(j, e, lam2, parallel)
+        return _dls_solve(j, e, lam2, False)
     with gate.open():
-        return _dls_solve(j, e, lam2, parallel)
+        return _dls_solve(j, e, lam2, True)
 
 
 def _dls_solve(
@@ -918,15 +912,13 @@ def _damping(state: StepState, gate: _Gate | None = None) -> float | FloatArray:
     return lam2
 
 
-def _solve_dls(
-    state: StepState, e: FloatArray, parallel: bool = False, gate: _Gate | None = None
-) -> FloatArray:
+def _solve_dls(state: StepState, e: FloatArray, gate: _Gate | None = None) -> FloatArray:
     # λ = 0 (fixed damping 0, or the adaptive rule away from singularities, where the
     # smaller system is regular): still guard exact zeros of a degenerate J with the
     # tiniest damping.
     lam2 = _damping(state, gate)
     lam2 = max(lam2, 1e-300) if isinstance(lam2, float) else np.maximum(lam2, 1e-300)
-    return _dls(state.J, e, lam2, parallel, gate)
+    return _dls(state.J, e, lam2, gate)
 
 
 @register
@@ -941,7 +933,7 @@ class DLSStep(IKSolver):
     work_per_thread = 6_000
 
     def step(self, state: StepState) -> FloatArray:
-        return _solve_dls(state, state.e, self.parallel, self.gate)
+        return _solve_dls(state, state.e, self.gate)
 
 
 @register
@@ -970,7 +962,7 @@ class DLSClampedStep(IKSolver):
             over = norm > limit
             scale = np.where(over, limit / np.where(over, norm, 1.0), 1.0)
             e[:, blk.rows] = ei * scale[:, None]
-        return _solve_dls(state, e, self.parallel, self.gate)
+        return _solve_dls(state, e, self.gate)
 
 
 @register
