@@ -583,6 +583,11 @@ def _budget(dq: FloatArray, delta: FloatArray, max_step: float) -> FloatArray:
 _Inverse = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
 
 
+def _damped_apply(u: FloatArray, gain: FloatArray, vt: FloatArray, r: FloatArray) -> FloatArray:
+    """Σ gᵢ vᵢ (uᵢᵀ r) per row: a level's damped pseudo-inverse (u, g, vᵀ) applied to r."""
+    return _mv(np.swapaxes(vt, -1, -2), gain * _mv(np.swapaxes(u, -1, -2), r))
+
+
 @register
 class TaskPriorityStep(IKSolver):
     """Ki & Sheen §5–7: strict priorities by null-space projection (module docstring).
@@ -688,7 +693,7 @@ class TaskPriorityStep(IKSolver):
             safe = np.where(keep, s, 1.0)
             gain = np.where(keep, s / (safe * safe + ck2), 0.0)
             inverses.append((jk, u, gain, vt))
-            delta = _mv(np.swapaxes(vt, -1, -2), gain * _mv(np.swapaxes(u, -1, -2), r))
+            delta = _damped_apply(u, gain, vt, r)
             dq = dq + _budget(dq, delta, st.max_step)[:, None] * delta
             vk = vt * keep[:, :, None]
             proj = proj - np.swapaxes(vk, -1, -2) @ vk
@@ -730,7 +735,7 @@ class TaskPriorityStep(IKSolver):
             corr = np.zeros((b, n))
             for rows, (jk, u, gain, vt) in zip(_levels(state.blocks)[:-1], inverses, strict=False):
                 r = e_t[:, rows] - _mv(jk, corr)
-                corr = corr + _mv(np.swapaxes(vt, -1, -2), gain * _mv(np.swapaxes(u, -1, -2), r))
+                corr = corr + _damped_apply(u, gain, vt, r)
             dq = dq + corr
         return dq
 
