@@ -27,8 +27,7 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core import LimberError, solve_limb
-from ..core.rotations import axis_angle_to_matrix, euler_to_matrix, quat_to_matrix
+from ..core import LimberError, axis_angle_to_matrix, euler_to_matrix, quat_to_matrix, solve_limb
 from . import mapping, solve
 from .mapping import MappingError
 from .solve import LimbStatus, solve_object

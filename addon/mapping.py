@@ -32,9 +32,16 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core import Ball, EulerLimits, Fixed, Hinge, Joint, Limb, LimbLimits, Skeleton
-from ..core.rotations import (
+from ..core import (
     EULER_ORDERS,
+    Ball,
+    EulerLimits,
+    Fixed,
+    Hinge,
+    Joint,
+    Limb,
+    LimbLimits,
+    Skeleton,
     axis_angle_to_matrix,
     euler_to_matrix,
     matrix_to_axis_angle,

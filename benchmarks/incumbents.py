@@ -85,8 +85,17 @@ import numpy as np  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
 from benchmarks._report import Suite, Target, md_table, targets_table  # noqa: E402
-from core import EulerLimits, Limb, LimbLimits, PoseGoal, PositionGoal, solve_limb  # noqa: E402
-from core.rotations import matrix_to_euler, matrix_to_euler_families, rotation_angle_between  # noqa: E402
+from core import (  # noqa: E402
+    EulerLimits,
+    Limb,
+    LimbLimits,
+    PoseGoal,
+    PositionGoal,
+    matrix_to_euler,
+    matrix_to_euler_families,
+    rotation_angle_between,
+    solve_limb,
+)
 from tools.sample_arm import arm_limits, human_arm, random_reachable_goals  # noqa: E402
 
 FloatArray = NDArray[np.float64]
@@ -410,7 +419,7 @@ class IkpyArm:
         return q
 
     def read(self, q: FloatArray) -> Pose:
-        from core.rotations import euler_to_matrix
+        from core import euler_to_matrix
 
         frames = self.chain.forward_kinematics(q, full_kinematics=True)
         r1 = euler_to_matrix(np.array([q[3], q[2], q[1]]), "XYZ")
@@ -1056,7 +1065,7 @@ def swing_twist_goals(limb: Limb, n: int, seed: int) -> FloatArray:
     """(N, 4, 4) wrist goals from shoulder rotations drawn within the limb's shoulder limits
     *read in swing–twist terms* (:func:`swing_twist_angles`; x only), elbow within its
     limits: goals Blender's own limit convention can reach."""
-    from core.rotations import quat_to_matrix
+    from core import quat_to_matrix
 
     lim = limb.limits
     assert lim is not None and lim.shoulder is not None and lim.elbow is not None

@@ -41,10 +41,10 @@ from core import (
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    matrix_to_euler_families,
     solve_limb,
 )
 from core.ik import Method, SolveSettings, solve
-from core.rotations import matrix_to_euler_families
 from core.skeleton import Ball, Hinge, Joint, Skeleton
 from tools.sample_arm import (
     human_arm,

@@ -105,3 +105,7 @@ __all__ += [
     "solve",
 ]
 __all__ += ["SwivelArcs", "swivel_arcs", "blocking_limits", "limits_at_bound"]
+from .geometry import *  # noqa: E402,F403
+from .geometry import __all__ as _geometry_all  # noqa: E402
+
+__all__ += _geometry_all

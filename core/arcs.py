@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _vec as V
 from . import limb as L
 from .errors import InvalidGoalError, InvalidInputError
+from .geometry import vec3 as V
+from .geometry.rotations import matrix_to_euler_families
 from .goals import AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
 from .limb import LIMIT_TOLERANCE, EulerLimits, Limb, LimbLimits
-from .rotations import matrix_to_euler_families
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

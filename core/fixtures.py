@@ -34,8 +34,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InvalidInputError
+from .geometry.rotations import axis_angle_to_matrix
 from .goals import Goal, PoseGoal, PositionGoal
-from .rotations import axis_angle_to_matrix
 from .skeleton import Ball, Fixed, Hinge, Joint, Skeleton
 
 FloatArray = NDArray[np.float64]

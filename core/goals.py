@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InvalidGoalError, ShapeMismatchError
-from .rotations import check_rotation
+from .geometry.rotations import check_rotation
 
 FloatArray = NDArray[np.float64]
 

@@ -114,6 +114,8 @@ import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InvalidGoalError, UnsupportedMethodError
+from .geometry.rotations import rodrigues
+from .geometry.vec3 import cross_rows
 from .goals import AimGoal, Goal
 from .ik import (
     STEP_CLASSES,
@@ -126,7 +128,7 @@ from .ik import (
     clamp_max_abs,
     register,
 )
-from .skeleton import BlockKind, RowBlock, Skeleton, _cross
+from .skeleton import BlockKind, RowBlock, Skeleton
 
 __all__ = [
     "CCDStep",
@@ -208,7 +210,7 @@ def _ccd_angle(
 
 def _position_terms(ei: FloatArray, c: FloatArray, w: FloatArray) -> tuple[FloatArray, FloatArray]:
     """CCD's (A, B) of one POSITION/DIRECTION block (module docstring)."""
-    return 2.0 * (np.sum(c * c, -1) + np.sum(ei * _cross(c, w), -1)), 2.0 * np.sum(ei * c, -1)
+    return 2.0 * (np.sum(c * c, -1) + np.sum(ei * cross_rows(c, w), -1)), 2.0 * np.sum(ei * c, -1)
 
 
 @lru_cache(maxsize=64)
@@ -222,16 +224,6 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
     return tuple(
         np.flatnonzero((dj == dj[j]) & (node > node[j]) & (idx < j)) for j in range(skeleton.n_dofs)
     )
-
-
-def _axis_rotations(w: FloatArray, angle: FloatArray) -> FloatArray:
-    """(b, 3, 3) rotations about the unit axes w (b, 3) by ``angle`` (b,) (Rodrigues)."""
-    ca, sa = np.cos(angle)[:, None, None], np.sin(angle)[:, None, None]
-    skew = np.zeros(w.shape + (3,))
-    skew[:, 0, 1], skew[:, 0, 2], skew[:, 1, 2] = -w[:, 2], w[:, 1], -w[:, 0]
-    skew[:, 1, 0], skew[:, 2, 0], skew[:, 2, 1] = w[:, 2], -w[:, 1], w[:, 0]
-    out: FloatArray = ca * np.eye(3) + sa * skew + (1.0 - ca) * (w[:, :, None] * w[:, None, :])
-    return out
 
 
 @register
@@ -315,9 +307,9 @@ class CCDStep(IKSolver):
             if mp.size:
                 w1, p1 = w[:, None], p[:, None]  # (b, 1, 3)
                 rel = points[:, mp] - p1
-                c = sw[mp] * _cross(w1, rel)
+                c = sw[mp] * cross_rows(w1, rel)
                 ei = sw[mp] * (targets[:, mp] - points[:, mp])
-                big_a += 2.0 * np.sum(c * c + ei * _cross(c, w1), axis=(1, 2))
+                big_a += 2.0 * np.sum(c * c + ei * cross_rows(c, w1), axis=(1, 2))
                 big_b += 2.0 * np.sum(ei * c, axis=(1, 2))
             if mr.size:
                 e_rot = r_t[:, mr] @ np.swapaxes(r_c[:, mr], -1, -2)  # (b, k, 3, 3)
@@ -341,12 +333,12 @@ class CCDStep(IKSolver):
                 points[:, mp] = (
                     p1
                     + rel * ca
-                    + _cross(w1, rel) * sa
+                    + cross_rows(w1, rel) * sa
                     + w1 * (np.sum(w1 * rel, -1)[..., None] * (1.0 - ca))
                 )
             ins = inner[j]
             if mr.size or ins.size:
-                turn = _axis_rotations(w, delta)
+                turn = rodrigues(w, delta)
                 if mr.size:
                     r_c[:, mr] = turn[:, None] @ r_c[:, mr]
                 if ins.size:
@@ -376,7 +368,7 @@ class CCDStep(IKSolver):
                 c = jac[:, blk.rows, j]
                 if blk.kind is BlockKind.POSITION or blk.kind is BlockKind.DIRECTION:
                     if blk.kind is BlockKind.POSITION and st.target_jacobian:
-                        c = c - _cross(w, ei)  # back to √w · w × (s − p)
+                        c = c - cross_rows(w, ei)  # back to √w · w × (s − p)
                     da, db = _position_terms(ei, c, w)
                     big_a += da
                     big_b += db
@@ -393,7 +385,7 @@ class CCDStep(IKSolver):
                     goal = state.goals[blk.goal]
                     assert isinstance(goal, AimGoal)
                     a, u = _aim_vectors(sk, goal, gj[blk.goal], rot, org, state.rows)
-                    da, db = _position_terms(u - a, _cross(w, a), w)
+                    da, db = _position_terms(u - a, cross_rows(w, a), w)
                     big_a += blk.weight * da
                     big_b += blk.weight * db
             q[:, j] = _ccd_angle(q[:, j], big_a, big_b, lo[:, j], hi[:, j])
@@ -792,7 +784,7 @@ def element_jacobian(skeleton: Skeleton, q: FloatArray) -> FloatArray:
     )  # (b, E, 3, 3)
     pre = parent_rot @ offs[None]
     oc = org[:, c]  # (b, E, 3)
-    cols = _cross(w[:, None, :, :], oc[:, :, None, :] - pd[:, None, :, :])  # (b, E, n, 3)
+    cols = cross_rows(w[:, None, :, :], oc[:, :, None, :] - pd[:, None, :, :])  # (b, E, n, 3)
     cols = cols * mask[None, :, :, None]
     rows = np.einsum("beji,benj->bein", pre, cols)  # (b, E, 3, n)
     out: FloatArray = rows.reshape(b, 3 * len(el), skeleton.n_dofs)

@@ -30,23 +30,25 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _vec as V
 from .errors import (
     InvalidGoalError,
     InvalidLimbError,
     InvalidLimitsError,
     ShapeMismatchError,
 )
-from .goals import ROTATION_TOLERANCE, AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
-from .limb_partial import PsiStrategy
-from .rotations import (
+from .geometry import vec3 as V
+from .geometry.rotations import (
     _GIMBAL_COS,
     check_order,
     check_rotation,
     euler_spec,
     euler_to_matrix,
     matrix_to_euler_families,
+    relative_angle,
+    rodrigues,
 )
+from .goals import ROTATION_TOLERANCE, AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
+from .limb_partial import PsiStrategy
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -508,19 +510,16 @@ class Limb:
         th = np.asarray(elbow, dtype=np.float64)
         a = np.asarray(self.a)
         b = np.asarray(self.b)
-        local = a[:3, 3] + (a[:3, :3] @ _hinge(self.elbow_axis, th) @ b[:3, 3][:, None])[..., 0]
+        local = (
+            a[:3, 3]
+            + (
+                a[:3, :3]
+                @ rodrigues(np.asarray(self.elbow_axis, dtype=np.float64), th)
+                @ b[:3, 3][:, None]
+            )[..., 0]
+        )
         out: FloatArray = (r1 @ local[..., None])[..., 0]
         return out
-
-
-def _hinge(axis: ArrayLike, angle: FloatArray) -> FloatArray:
-    k = np.asarray(axis, dtype=np.float64)
-    kk = np.outer(k, k)
-    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    c = np.cos(angle)[..., None, None]
-    s = np.sin(angle)[..., None, None]
-    out: FloatArray = kk + c * (np.eye(3) - kk) + s * kx
-    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -1866,7 +1865,7 @@ def _fk_errors(
     if isinstance(goal, PoseGoal):
         rot = np.asarray(goal.rotation, dtype=np.float64)
         rot = rot[None] if rows is None else rot[rows]
-        return np.linalg.norm(fk[:, :3, 3] - pos, axis=-1), _angle_between(fk[:, :3, :3], rot)
+        return np.linalg.norm(fk[:, :3, 3] - pos, axis=-1), relative_angle(fk[:, :3, :3], rot)
     p = fk[:, :3, 3] + fk[:, :3, :3] @ np.asarray(goal.point, dtype=np.float64)
     return np.linalg.norm(p - pos, axis=-1), np.zeros(len(p))
 
@@ -2186,16 +2185,6 @@ def _solve_fast(
 
 def _row(co: _Coeffs, i: int) -> _Coeffs:
     return _Coeffs(co.P[i : i + 1], co.Q[i : i + 1], co.S[i : i + 1])
-
-
-def _angle_between(a: FloatArray, b: FloatArray) -> FloatArray:
-    d = np.swapaxes(a, -1, -2) @ b
-    tr = d[..., 0, 0] + d[..., 1, 1] + d[..., 2, 2]
-    s = np.stack(
-        [d[..., 2, 1] - d[..., 1, 2], d[..., 0, 2] - d[..., 2, 0], d[..., 1, 0] - d[..., 0, 1]],
-        axis=-1,
-    )
-    return np.arctan2(0.5 * np.linalg.norm(s, axis=-1), 0.5 * (tr - 1.0))  # type: ignore[no-any-return]
 
 
 def _euler_families_one(r: list[list[float]], order: str) -> tuple[list[float], list[float]]:

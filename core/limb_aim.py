@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _vec as V
 from .errors import InvalidGoalError, ShapeMismatchError
+from .geometry import vec3 as V
 from .goals import AimGoal
-from .limb_partial import _central_cost_grad, _cross, _middle_cost, _unit
+from .limb_partial import _central_cost_grad, _middle_cost
 
 if TYPE_CHECKING:
     from .limb import Limb, LimbSolution
@@ -60,14 +60,14 @@ def _perp(v: FloatArray, axis: FloatArray, fallback: FloatArray) -> FloatArray:
     )
     # Second Gram–Schmidt pass for exact orthogonality.
     out = out - np.sum(out * axis, axis=-1, keepdims=True) * axis
-    return _unit(out)
+    return V.unit_rows(out)
 
 
 def aim_error(origin: FloatArray, direction: FloatArray, target: FloatArray) -> FloatArray:
     """Angle (rad) between a ray (origin, unit direction) and the direction from its origin
     to ``target``; 0 when the target is at the origin (the ray passes through it)."""
     to = target - origin
-    s = np.linalg.norm(_cross(direction, to), axis=-1)
+    s = np.linalg.norm(V.cross_rows(direction, to), axis=-1)
     c = np.sum(direction * to, axis=-1)
     out: FloatArray = np.where(np.linalg.norm(to, axis=-1) <= 1e-12, 0.0, np.arctan2(s, c))
     return out
@@ -114,7 +114,7 @@ def _best_unreachable(h_o: FloatArray, a_o: FloatArray, t_len: FloatArray) -> Fl
     nearly along a_o (max a_o·(t' − h_o)/|t' − h_o|, the least aim error). By symmetry it
     lies in the plane of h_o and a_o: a 1-D search over the angle in that plane (dense
     sampling, then golden section; vectorised over rows)."""
-    e1 = _unit(np.where(np.linalg.norm(h_o, axis=-1, keepdims=True) > 1e-12, h_o, a_o))
+    e1 = V.unit_rows(np.where(np.linalg.norm(h_o, axis=-1, keepdims=True) > 1e-12, h_o, a_o))
     e2 = _perp(a_o, e1, np.eye(3)[np.argmin(np.abs(e1), axis=-1)])
     r = t_len[:, None]
 
@@ -148,13 +148,13 @@ def _frames(limb: Limb, h_o: FloatArray, t_loc: FloatArray, target: FloatArray) 
     from . import limb as L
 
     ref = np.asarray(limb.swivel_reference)
-    x_r = _unit(np.where(np.linalg.norm(t_loc, axis=-1, keepdims=True) > 1e-12, t_loc, h_o))
+    x_r = V.unit_rows(np.where(np.linalg.norm(t_loc, axis=-1, keepdims=True) > 1e-12, t_loc, h_o))
     y_r = _perp(h_o, x_r, np.asarray(limb.a)[:3, 3])
-    z_r = _cross(x_r, y_r)
+    z_r = V.cross_rows(x_r, y_r)
     t_len = np.linalg.norm(target, axis=-1, keepdims=True)
     n = np.where(t_len > 1e-12, target / np.where(t_len > 0, t_len, 1), x_r)
     u = _perp(np.broadcast_to(ref, n.shape), n, y_r)
-    v = _cross(n, u)
+    v = V.cross_rows(n, u)
     ci = L._Circle()
     cols = lambda a: (a[:, 0], a[:, 1], a[:, 2])  # noqa: E731
     ci.x_r, ci.y_r, ci.z_r, ci.n, ci.u, ci.v = map(cols, (x_r, y_r, z_r, n, u, v))
@@ -172,7 +172,7 @@ def solve_aim(
     strategy: Any,
 ) -> LimbSolution:
     """Solve an aim goal (see the module docstring and :func:`core.limb.solve_limb`)."""
-    from .rotations import check_rotation
+    from .geometry.rotations import check_rotation
 
     if elbow_target is not None:
         raise InvalidGoalError("elbow_target does not apply to an AimGoal; give swivel")

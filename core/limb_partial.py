@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InvalidGoalError, ShapeMismatchError
+from .geometry import vec3 as V
 from .goals import PartialOrientationGoal, PoseGoal
 
 if TYPE_CHECKING:
@@ -59,22 +60,6 @@ class PsiStrategy(Enum):
     HIGHEST_WRIST = "highest_wrist"
 
 
-def _cross(a: ArrayLike, b: ArrayLike) -> FloatArray:
-    """a × b over the last axis (np.cross is slow on small arrays)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-
-
-def _unit(v: FloatArray) -> FloatArray:
-    """v / |v| over the last axis (zero vectors stay zero)."""
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    out: FloatArray = v / np.where(n > 0.0, n, 1.0)
-    return out
-
-
 def _perp_unit(v: FloatArray, axis: FloatArray) -> FloatArray:
     """Unit part of ``v`` ⊥ unit ``axis``; where v ∥ axis, the coordinate axis least
     aligned with ``axis`` is projected instead (defined, never NaN)."""
@@ -84,7 +69,7 @@ def _perp_unit(v: FloatArray, axis: FloatArray) -> FloatArray:
     pa = alt - np.sum(alt * axis, axis=-1, keepdims=True) * axis
     use = n > 1e-9
     p = np.where(use, p, pa)
-    return _unit(p)
+    return V.unit_rows(p)
 
 
 def effector_basis(axis: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -96,7 +81,7 @@ def effector_basis(axis: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]
     a = np.asarray(axis, dtype=np.float64)
     nxt = np.eye(3)[(np.argmax(np.abs(a), axis=-1) + 1) % 3]
     b = _perp_unit(nxt, a)
-    return a, b, _cross(a, b)
+    return a, b, V.cross_rows(a, b)
 
 
 def goal_basis(
@@ -104,7 +89,7 @@ def goal_basis(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(d, û_g, v̂_g): û_g the projection of ``reference`` ⊥ d (§3.3), v̂_g = d × û_g."""
     u = _perp_unit(np.broadcast_to(reference, direction.shape), direction)
-    return direction, u, _cross(direction, u)
+    return direction, u, V.cross_rows(direction, u)
 
 
 def partial_rotation(
@@ -115,7 +100,7 @@ def partial_rotation(
     d, u, v = goal_basis(np.asarray(goal.direction), np.asarray(reference, dtype=np.float64))
     p = np.asarray(psi, dtype=np.float64)[..., None]
     u_psi = np.cos(p) * u + np.sin(p) * v
-    v_psi = _cross(d, u_psi)
+    v_psi = V.cross_rows(d, u_psi)
     g = np.stack(np.broadcast_arrays(d, u_psi, v_psi), axis=-1)  # columns
     e = np.stack(np.broadcast_arrays(a, b, c), axis=-1)
     out: FloatArray = g @ np.swapaxes(e, -1, -2)
@@ -169,7 +154,7 @@ def choose_psi(
             or np.any(np.linalg.norm(upv, axis=-1) < 1e-12)
         ):
             raise InvalidGoalError(f"up must be a finite non-zero 3-vector, got {up!r}")
-        upv = _unit(upv)
+        upv = V.unit_rows(upv)
         # height = up·centre − (cosψ up·K1 + sinψ up·K2)
         y, x = np.sum(upv * k2, axis=-1), np.sum(upv * k1, axis=-1)
         if strategy is PsiStrategy.HIGHEST_WRIST:
@@ -195,7 +180,7 @@ def _middle_cost(
 ) -> FloatArray:
     """§3.3's F = Σ (θᵢ − θᵢ*)² over the limited joint angles, θᵢ* the middle of each range
     (the Euler family nearest the middles; angle differences wrapped)."""
-    from .rotations import matrix_to_euler_families
+    from .geometry.rotations import matrix_to_euler_families
 
     f = np.zeros(np.shape(elbow))
     for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
@@ -411,7 +396,9 @@ def _with_axis_error(
     fk = limb.forward(sol.shoulder, sol.elbow, sol.wrist)
     axis_now = (fk[..., :3, :3] @ np.asarray(goal.axis)[..., None])[..., 0]
     d = np.asarray(goal.direction)
-    err = np.arctan2(np.linalg.norm(_cross(axis_now, d), axis=-1), np.sum(axis_now * d, axis=-1))
+    err = np.arctan2(
+        np.linalg.norm(V.cross_rows(axis_now, d), axis=-1), np.sum(axis_now * d, axis=-1)
+    )
     pe = np.linalg.norm(fk[..., :3, 3] - np.asarray(goal.position), axis=-1)
     reach = (pe <= REACH_TOLERANCE * limb.length) & (err <= REACH_TOLERANCE)
     single = np.ndim(sol.elbow) == 0
@@ -459,7 +446,7 @@ class _Reach:
     def nearest(self, psi: ArrayLike) -> FloatArray:
         """The reachable ψ nearest ``psi`` (circularly); where none reaches, the ψ closest
         to reaching (``psi`` itself where the distance does not depend on ψ)."""
-        x = _wrap(np.asarray(psi, dtype=np.float64) - self.psi0)
+        x = V.wrap(np.asarray(psi, dtype=np.float64) - self.psi0)
         lo = np.where(self.alpha > 0.0, self.alpha + self.MARGIN, 0.0)
         hi = np.where(self.beta < math.pi, self.beta - self.MARGIN, math.pi)
         narrow = hi < lo
@@ -467,7 +454,7 @@ class _Reach:
         lo, hi = np.where(narrow, mid, lo), np.where(narrow, mid, hi)
         x_in = np.where(x < 0.0, -1.0, 1.0) * np.clip(np.abs(x), lo, hi)
         x_out = np.where(self.any, x_in, np.where(self.far, 0.0, math.pi))
-        out: FloatArray = _wrap(self.psi0 + np.where(self.flat, x, x_out))
+        out: FloatArray = V.wrap(self.psi0 + np.where(self.flat, x, x_out))
         return out
 
     def intervals(self) -> list[tuple[float, float]]:
@@ -491,12 +478,12 @@ class _Reach:
         cum = np.concatenate([[0.0], np.cumsum(lengths)])
         j = np.minimum(np.searchsorted(cum, t, side="right") - 1, len(iv) - 1)
         lo = np.array([lo for lo, _ in iv])
-        out: FloatArray = _wrap(float(self.psi0) + lo[j] + (t - cum[j]))
+        out: FloatArray = V.wrap(float(self.psi0) + lo[j] + (t - cum[j]))
         return out
 
     def bounds_around(self, psi: float) -> tuple[float | None, float | None]:
         """Bounds on ψ (unwrapped around ``psi``) of the reachable interval holding it."""
-        x = float(_wrap(psi - float(self.psi0)))
+        x = float(V.wrap(psi - float(self.psi0)))
         for lo, hi in self.intervals():
             if hi - lo >= 2.0 * math.pi:
                 return None, None
@@ -508,10 +495,6 @@ class _Reach:
         return psi, psi
 
 
-def _wrap(a: Any) -> Any:
-    return (a + math.pi) % (2.0 * math.pi) - math.pi
-
-
 def _wrist_range(limb: Limb) -> tuple[float, float]:
     """(m², M²): the squared shoulder–wrist-centre distances θ4 within the elbow limits
     allows. |w|²(θ4) = |t_A|² + |t_B|² + 2(k·t_A')(k·t_B) + 2(a cosθ4 + b sinθ4) (Eq. 5)."""
@@ -519,7 +502,7 @@ def _wrist_range(limb: Limb) -> tuple[float, float]:
     ta_l, tb, k = np.array(c.ta_l), np.array(c.tb), np.array(c.k)
     ktb = float(k @ tb)
     a = float(ta_l @ tb) - c.kta * ktb
-    b = float(ta_l @ _cross(k, tb))
+    b = float(ta_l @ V.cross_rows(k, tb))
     base = c.ta2 + float(tb @ tb) + 2.0 * c.kta * ktb
     r, delta = math.hypot(a, b), math.atan2(b, a)
     gmin, gmax = -r, r
@@ -563,8 +546,8 @@ def _limits_cost(
 ) -> FloatArray:
     """F (:func:`_middle_cost`) + weight·v², v the total angular distance (rad) of the joint
     angles outside their limits (0 inside): F alone where every limit holds."""
+    from .geometry.rotations import matrix_to_euler_families
     from .limb import _violation
-    from .rotations import matrix_to_euler_families
 
     v = np.zeros(np.shape(elbow))
     for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
@@ -806,7 +789,7 @@ def _euler_rates(r: FloatArray, dr: FloatArray, order: str) -> tuple[FloatArray,
     velocity ω = vee(dR·Rᵀ) = θ̇_C e_C + θ̇_B R_C e_B + θ̇_A R_C R_B e_A — the chain rule
     that §3.3 writes with its f-functions — solved for the rates (singular only at gimbal
     lock, where the rates are set to 0)."""
-    from .rotations import matrix_to_euler_families
+    from .geometry.rotations import matrix_to_euler_families
 
     fam = matrix_to_euler_families(r, order, check=False)  # (M, 2, 3)
     ia, ib, ic = ("XYZ".index(ch) for ch in order)
@@ -815,7 +798,7 @@ def _euler_rates(r: FloatArray, dr: FloatArray, order: str) -> tuple[FloatArray,
     cb_, sb_ = np.cos(fam[..., ib])[..., None], np.sin(fam[..., ib])[..., None]
     cc_, sc_ = np.cos(fam[..., ic])[..., None], np.sin(fam[..., ic])[..., None]
     q = e_a * cb_ + np.cross(e_b, e_a) * sb_  # R_B e_A (e_A ⊥ e_B)
-    col_a = q * cc_ + _cross(e_c, q) * sc_ + e_c * (q @ e_c)[..., None] * (1.0 - cc_)
+    col_a = q * cc_ + V.cross_rows(e_c, q) * sc_ + e_c * (q @ e_c)[..., None] * (1.0 - cc_)
     col_b = e_b * cc_ + np.cross(e_c, e_b) * sc_  # R_C e_B
     col_c = np.broadcast_to(e_c, col_a.shape)
     w = dr @ np.swapaxes(r, -1, -2)  # (V, M, 3, 3)
@@ -827,7 +810,7 @@ def _euler_rates(r: FloatArray, dr: FloatArray, order: str) -> tuple[FloatArray,
         )[:, :, None, :]
     )  # (V, M, 1, 3)
     # Cramer's rule for [col_a col_b col_c]·(θ̇_A, θ̇_B, θ̇_C) = ω.
-    bc, ca, ab = _cross(col_b, col_c), _cross(col_c, col_a), _cross(col_a, col_b)
+    bc, ca, ab = V.cross_rows(col_b, col_c), V.cross_rows(col_c, col_a), V.cross_rows(col_a, col_b)
     det = np.sum(col_a * bc, axis=-1)  # (M, 2)
     ok = np.abs(det) > 1e-9
     inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
@@ -921,7 +904,7 @@ def _pose_and_derivatives(
     k: FloatArray = np.array(c.k, dtype=f64)
     ta_l: FloatArray = np.array(c.ta_l, dtype=f64)
     ktb = float(k @ tb)
-    kxtb = _cross(k, tb)
+    kxtb = V.cross_rows(k, tb)
     aa = float(ta_l @ tb) - c.kta * ktb
     bb = float(ta_l @ kxtb)
     th = np.asarray(sol.elbow, dtype=np.float64)
@@ -946,15 +929,15 @@ def _pose_and_derivatives(
     eperp = ta - ep[:, None] * xr
     deperp = -(dxr @ ta)[:, None] * xr - ep[:, None] * dxr
     yr, dyr, ne = unit_d(eperp, deperp)
-    zr = _cross(xr, yr)
-    dzr = _cross(dxr, yr) + _cross(xr, dyr)
+    zr = V.cross_rows(xr, yr)
+    dzr = V.cross_rows(dxr, yr) + V.cross_rows(xr, dyr)
     n, dn, nw = unit_d(w, dw)
     rn = n @ ref
     p_ref = ref - rn[:, None] * n
     dp_ref = -(dn @ ref)[:, None] * n - rn[:, None] * dn
     u, du, npr = unit_d(p_ref, dp_ref)
-    v = _cross(n, u)
-    dv = _cross(dn, u) + _cross(n, du)
+    v = V.cross_rows(n, u)
+    dv = V.cross_rows(dn, u) + V.cross_rows(n, du)
     cp, sp = np.cos(phi)[:, None], np.sin(phi)[:, None]
     yp, zp = cp * u + sp * v, cp * v - sp * u
     dyp, dzp = cp * du + sp * dv, cp * dv - sp * du

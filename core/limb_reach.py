@@ -20,9 +20,14 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .limb import Limb, LimbLimits, _angle_between, _bounded_min, _euler_box
+from .geometry.rotations import (
+    euler_spec,
+    euler_to_matrix,
+    matrix_to_euler_families,
+    relative_angle,
+)
+from .limb import Limb, LimbLimits, _bounded_min, _euler_box
 from .limb_partial import _central_cost_grad
-from .rotations import euler_spec, euler_to_matrix, matrix_to_euler_families
 
 FloatArray = NDArray[np.float64]
 Box = list[tuple[float | None, float | None]]
@@ -210,5 +215,5 @@ def reach_toward(
     th = float(best_x[3])
     p, rot = evaluate(best_x[None])
     pe = float(np.linalg.norm(p[0] - g))
-    oe = 0.0 if rotation is None else float(_angle_between(rot[0], rotation))
+    oe = 0.0 if rotation is None else float(relative_angle(rot[0], rotation))
     return r1, th, r2, pe, oe

@@ -86,6 +86,11 @@ from .errors import (
     InvalidSkeletonError,
     ShapeMismatchError,
 )
+from .geometry.rotations import (
+    check_order,
+    check_rotation,
+    matrix_to_axis_angle,
+)
 from .goals import (
     AimGoal,
     DirectionGoal,
@@ -94,11 +99,6 @@ from .goals import (
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
-)
-from .rotations import (
-    check_order,
-    check_rotation,
-    matrix_to_axis_angle,
 )
 
 FloatArray = NDArray[np.float64]
@@ -434,13 +434,6 @@ def _goal_rows(goal: Goal, value: object, rows: IntArray | None, b: int, nd: int
             f"{b} rows; they must agree"
         )
     out: FloatArray = sel
-    return out
-
-
-def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
-    """a × b over the last axis (broadcast), by components: faster than np.cross on the
-    small arrays of the solvers."""
-    out: FloatArray = a[..., _NEXT] * b[..., _NEXT2] - a[..., _NEXT2] * b[..., _NEXT]
     return out
 
 

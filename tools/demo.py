@@ -44,17 +44,18 @@ from matplotlib.lines import Line2D  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # type: ignore[import-untyped]  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
-from core import (  # noqa: E402
+from core import (  # noqa: E402  # noqa: E402
     EulerLimits,
     Limb,
     LimbLimits,
     LimbSolution,
     PoseGoal,
     SwivelStrategy,
+    axis_angle_to_matrix,
     feasible_swivel,
+    matrix_to_euler_families,
     solve_limb,
 )
-from core.rotations import axis_angle_to_matrix, matrix_to_euler_families  # noqa: E402
 from tools.sample_arm import (  # noqa: E402
     BODY_FROM_SHOULDER,
     CARRYING_ANGLE_DEG,

@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: make `core` and `tools` importable
     sys.path.insert(0, str(ROOT))
 
-from core.rotations import matrix_to_quat, rotation_angle_between  # noqa: E402
+from core import matrix_to_quat, rotation_angle_between  # noqa: E402
 
 CLIP = ROOT / "tools" / "data" / "mocap" / "cmu_131_01.bvh"
 DEFAULT_OUT = ROOT / "demo_out"

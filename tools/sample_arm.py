@@ -31,8 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from core import EulerLimits, Limb, LimbLimits, PoseGoal, PositionGoal
-from core.rotations import euler_to_matrix
+from core import EulerLimits, Limb, LimbLimits, PoseGoal, PositionGoal, euler_to_matrix
 
 FloatArray = NDArray[np.float64]
 

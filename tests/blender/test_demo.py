@@ -136,7 +136,7 @@ def test_demo_refuses_to_run_where_bpy_is_already_loaded() -> None:
 def test_continuous_quats_have_no_sign_flips() -> None:
     import numpy as np
 
-    from core.rotations import axis_angle_to_matrix, quat_to_matrix
+    from core import axis_angle_to_matrix, quat_to_matrix
     from tools.demo_blender import continuous_quats
 
     angles = np.linspace(0.0, 4.0 * np.pi, 50)  # twice round: matrix_to_quat flips at π

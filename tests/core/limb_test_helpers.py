@@ -8,8 +8,14 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, settings
 
-from core import LIMIT_TOLERANCE, EulerLimits, Limb, LimbLimits
-from core.rotations import matrix_to_euler_families, quat_to_matrix
+from core import (
+    LIMIT_TOLERANCE,
+    EulerLimits,
+    Limb,
+    LimbLimits,
+    matrix_to_euler_families,
+    quat_to_matrix,
+)
 
 PI = np.pi
 TAU = 2.0 * np.pi

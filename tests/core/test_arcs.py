@@ -24,12 +24,13 @@ from core import (
     PositionGoal,
     SwivelArcs,
     blocking_limits,
+    euler_to_matrix,
     feasible_swivel,
     limits_at_bound,
+    matrix_to_euler_families,
     solve_limb,
     swivel_arcs,
 )
-from core.rotations import euler_to_matrix, matrix_to_euler_families
 
 from .limb_test_helpers import README_LIMITS, TAU, circ_dist, human_arm, rand_rot, wrap
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
 from core import (
+    EULER_ORDERS,
     LIMIT_TOLERANCE,
     REACH_TOLERANCE,
     EulerLimits,
@@ -34,17 +35,14 @@ from core import (
     PositionGoal,
     ShapeMismatchError,
     SwivelStrategy,
+    axis_angle_to_matrix,
+    euler_to_matrix,
     feasible_swivel,
+    matrix_to_euler_families,
+    quat_to_matrix,
     solve_limb,
 )
 from core.errors import InvalidOrderError
-from core.rotations import (
-    EULER_ORDERS,
-    axis_angle_to_matrix,
-    euler_to_matrix,
-    matrix_to_euler_families,
-    quat_to_matrix,
-)
 from tests.core.limb_test_helpers import (
     SETTINGS,
     assert_finite,

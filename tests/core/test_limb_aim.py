@@ -17,6 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core import (
+    EULER_ORDERS,
     AimGoal,
     EulerLimits,
     InvalidGoalError,
@@ -27,9 +28,10 @@ from core import (
     PsiStrategy,
     ShapeMismatchError,
     feasible_swivel,
+    matrix_to_euler_families,
+    quat_to_matrix,
     solve_limb,
 )
-from core.rotations import EULER_ORDERS, matrix_to_euler_families, quat_to_matrix
 from tests.core.limb_test_helpers import (
     SETTINGS,
     angle,

@@ -17,9 +17,9 @@ from core import (
     PoseGoal,
     PositionGoal,
     SwivelStrategy,
+    euler_to_matrix,
     solve_limb,
 )
-from core.rotations import euler_to_matrix
 from tests.core.limb_test_helpers import (
     PI,
     README_LIMITS,

@@ -18,6 +18,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core import (
+    EULER_ORDERS,
     EulerLimits,
     InvalidGoalError,
     Limb,
@@ -30,9 +31,10 @@ from core import (
     PsiStrategy,
     ShapeMismatchError,
     feasible_swivel,
+    matrix_to_euler_families,
+    quat_to_matrix,
     solve_limb,
 )
-from core.rotations import EULER_ORDERS, matrix_to_euler_families, quat_to_matrix
 from tests.core.limb_test_helpers import (
     SETTINGS,
     SOLUTION_FIELDS,

@@ -9,13 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.errors import (
-    InvalidInputError,
-    InvalidOrderError,
-    InvalidRotationError,
-    ShapeMismatchError,
-)
-from core.rotations import (
+from core import (
     EULER_ORDERS,
     EulerSpec,
     angle_in_range,
@@ -32,6 +26,12 @@ from core.rotations import (
     quat_to_matrix,
     rotation_angle_between,
     wrap_angle,
+)
+from core.errors import (
+    InvalidInputError,
+    InvalidOrderError,
+    InvalidRotationError,
+    ShapeMismatchError,
 )
 
 PI = math.pi

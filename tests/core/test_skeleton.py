@@ -9,6 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core import (
+    EULER_ORDERS,
+    axis_angle_to_matrix,
+    euler_to_matrix,
+    rotation_angle_between,
+)
 from core.errors import (
     InvalidGoalError,
     InvalidInputError,
@@ -23,12 +29,6 @@ from core.goals import (
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
-)
-from core.rotations import (
-    EULER_ORDERS,
-    axis_angle_to_matrix,
-    euler_to_matrix,
-    rotation_angle_between,
 )
 from core.skeleton import Ball, BlockKind, Fixed, Hinge, Joint, Skeleton
 

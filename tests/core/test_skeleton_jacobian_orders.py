@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from core import EULER_ORDERS, axis_angle_to_matrix
 from core.goals import (
     AimGoal,
     DirectionGoal,
@@ -21,7 +22,6 @@ from core.goals import (
     PoseGoal,
     PositionGoal,
 )
-from core.rotations import EULER_ORDERS, axis_angle_to_matrix
 from core.skeleton import Ball, Hinge, Joint, Skeleton
 from tests.core.test_skeleton import T, all_goals, numeric_jacobian, tree
 

@@ -38,12 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import (
+from ..errors import (
     InvalidInputError,
     InvalidOrderError,
     InvalidRotationError,
     ShapeMismatchError,
 )
+from .vec3 import TAU, wrap
 
 __all__ = [
     "FloatArray",
@@ -61,6 +62,8 @@ __all__ = [
     "wrap_angle",
     "angle_in_range",
     "rotation_angle_between",
+    "relative_angle",
+    "rodrigues",
     "check_rotation",
     "orthonormalize",
 ]
@@ -71,7 +74,6 @@ FloatArray = NDArray[np.float64]
 EULER_ORDERS: tuple[str, ...] = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
 _AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
-_TWO_PI = 2.0 * math.pi
 _EYE = np.eye(3)
 #: Axes / quaternions shorter than this cannot be normalised.
 _MIN_NORM = 1e-12
@@ -188,9 +190,7 @@ def wrap_angle(a: ArrayLike) -> FloatArray:
     inside = (arr > -math.pi) & (arr <= math.pi)
     if inside.all():
         return arr
-    r = np.mod(arr + math.pi, _TWO_PI) - math.pi  # in [-pi, pi)
-    r = np.where(r <= -math.pi, r + _TWO_PI, r)
-    out: FloatArray = np.where(inside, arr, r)
+    out: FloatArray = np.where(inside, arr, -wrap(-arr))
     return out
 
 
@@ -222,9 +222,9 @@ def angle_in_range(
             f"angle range must satisfy lower <= upper, got lower={float(lo_b[bad])!r} > "
             f"upper={float(hi_b[bad])!r} at index {_index_str(bad)}"
         )
-    d = np.mod(arr - lo, _TWO_PI)  # in [0, 2*pi)
+    d = np.mod(arr - lo, TAU)  # in [0, 2*pi)
     result: NDArray[np.bool_] = np.isfinite(arr) & (
-        (width >= _TWO_PI) | (d <= width + tol) | (d >= _TWO_PI - tol)
+        (width >= TAU) | (d <= width + tol) | (d >= TAU - tol)
     )
     return result
 
@@ -250,13 +250,19 @@ def axis_angle_to_matrix(axis: ArrayLike, angle: ArrayLike) -> FloatArray:
     ax = _vector(axis, 3, "axis")
     ang = _as_float(angle, "angle")
     _check_finite(ang, "angle")
-    shape = _broadcast({"axis": ax.shape[:-1], "angle": ang.shape})
-    u = _normalise(ax, "axis")
-    x, y, z = u[..., 0], u[..., 1], u[..., 2]
-    c = np.cos(ang)
-    s = np.sin(ang)
+    _broadcast({"axis": ax.shape[:-1], "angle": ang.shape})
+    return rodrigues(_normalise(ax, "axis"), ang)
+
+
+def rodrigues(axis: FloatArray, angle: FloatArray) -> FloatArray:
+    """Rotation matrices ``(..., 3, 3)`` about unit ``axis`` ``(..., 3)`` by ``angle``
+    ``(...)`` (rad; batches broadcast): Rodrigues' formula, unvalidated (the arithmetic of
+    :func:`axis_angle_to_matrix`, for callers that already hold unit float64 axes)."""
+    x, y, z = axis[..., 0], axis[..., 1], axis[..., 2]
+    c = np.cos(angle)
+    s = np.sin(angle)
     t = 1.0 - c
-    out = np.empty(shape + (3, 3))
+    out = np.empty(np.broadcast_shapes(axis.shape[:-1], np.shape(angle)) + (3, 3))
     out[..., 0, 0] = t * x * x + c
     out[..., 0, 1] = t * x * y - s * z
     out[..., 0, 2] = t * x * z + s * y
@@ -566,7 +572,7 @@ def _family_one(m: FloatArray, spec: EulerSpec) -> FloatArray:
         sa * e[..., 3] + ca * e[..., 4], ca * e[..., 5] + sa * e[..., 6]
     )
     # atan2 returns [-pi, pi]; move -pi to pi so every angle lies in (-pi, pi].
-    out += _TWO_PI * (out <= -math.pi)
+    out += TAU * (out <= -math.pi)
     return out
 
 
@@ -600,7 +606,7 @@ def matrix_to_euler_families(R: ArrayLike, order: str = "XYZ", *, check: bool = 
     two = one * _F2_SIGN[order] + math.pi  # in (0, 2*pi]
     out = np.empty(one.shape[:-1] + (2, 3))
     out[..., 0, :] = one
-    out[..., 1, :] = two - _TWO_PI * (two > math.pi)
+    out[..., 1, :] = two - TAU * (two > math.pi)
     return out
 
 
@@ -630,6 +636,12 @@ def rotation_angle_between(R1: ArrayLike, R2: ArrayLike) -> FloatArray:
     a = _matrix(R1, "R1")
     b = _matrix(R2, "R2")
     _broadcast({"R1": a.shape[:-2], "R2": b.shape[:-2]})
+    return relative_angle(a, b)
+
+
+def relative_angle(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Angle ``[0, pi]`` of ``a^T @ b`` for float64 rotation arrays ``(..., 3, 3)``:
+    the arithmetic of :func:`rotation_angle_between`, unvalidated."""
     m = np.swapaxes(a, -1, -2) @ b
     vx = m[..., 2, 1] - m[..., 1, 2]
     vy = m[..., 0, 2] - m[..., 2, 0]

@@ -16,7 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+FloatArray = NDArray[np.float64]
 Vec = tuple[Any, Any, Any]
 Mat = tuple[Vec, Vec, Vec]
 
@@ -107,7 +109,12 @@ Ops = type[ScalarOps] | type[ArrayOps]
 
 
 def wrap(a: Any) -> Any:
-    """Angle(s) wrapped to [-π, π)."""
+    """Angle(s) (rad) wrapped to [-π, π): the one wrap of the core.
+
+    Works on floats and arrays alike. Swivel angles and feasible intervals use it as is;
+    :func:`core.geometry.rotations.wrap_angle` (Blender's Euler range, (-π, π]) is
+    ``-wrap(-a)``.
+    """
     return (a + PI) % TAU - PI
 
 
@@ -205,6 +212,24 @@ def rotation_angle(a: Mat, b: Mat, ops: Ops) -> Any:
     s1 = dot(at[0], bt[2]) - dot(at[2], bt[0])
     s2 = dot(at[1], bt[0]) - dot(at[0], bt[1])
     return ops.atan2(0.5 * ops.sqrt(s0 * s0 + s1 * s1 + s2 * s2), 0.5 * (tr - 1.0))
+
+
+_NEXT = np.array([1, 2, 0], dtype=np.intp)
+_NEXT2 = np.array([2, 0, 1], dtype=np.intp)
+
+
+def cross_rows(a: FloatArray, b: FloatArray) -> FloatArray:
+    """a × b over the last axis of float64 arrays (broadcast), by components: faster than
+    ``np.cross`` on the small arrays of the solvers. The array form of :func:`cross`."""
+    out: FloatArray = a[..., _NEXT] * b[..., _NEXT2] - a[..., _NEXT2] * b[..., _NEXT]
+    return out
+
+
+def unit_rows(v: FloatArray) -> FloatArray:
+    """v / |v| over the last axis of a float64 array; zero vectors stay zero."""
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    out: FloatArray = v / np.where(n > 0.0, n, 1.0)
+    return out
 
 
 def vec_of(arr: Any) -> Vec:
