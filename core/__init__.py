@@ -14,6 +14,7 @@ from .errors import (
     ShapeMismatchError,
 )
 from .goals import (
+    ROTATION_TOLERANCE,
     AimGoal,
     DirectionGoal,
     Goal,
@@ -25,16 +26,15 @@ from .goals import (
 from .limb import (
     LIMIT_TOLERANCE,
     REACH_TOLERANCE,
-    ROTATION_TOLERANCE,
     EulerLimits,
     Limb,
     LimbLimits,
     LimbSolution,
+    PsiStrategy,
     SwivelStrategy,
     feasible_swivel,
     solve_limb,
 )
-from .limb_partial import PsiStrategy
 
 __all__ = [
     "LimberError",
@@ -65,7 +65,6 @@ __all__ = [
     "ROTATION_TOLERANCE",
 ]
 
-from .arcs import SwivelArcs, blocking_limits, limits_at_bound, swivel_arcs  # noqa: E402
 from .errors import InvalidSkeletonError, UnsupportedMethodError  # noqa: E402
 from .ik import (  # noqa: E402
     STEP_CLASSES,
@@ -80,6 +79,7 @@ from .ik import (  # noqa: E402
     register,
     solve,
 )
+from .limb import SwivelArcs, blocking_limits, limits_at_bound, swivel_arcs  # noqa: E402
 from .skeleton import Ball, BlockKind, Fixed, Hinge, Joint, RowBlock, Skeleton  # noqa: E402
 
 __all__ += [

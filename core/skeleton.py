@@ -17,7 +17,7 @@ translation of ``G_j`` (it does not depend on ``R_j``).
 
 The configuration vector ``q`` has :attr:`Skeleton.n_dofs` entries: joint by joint, for a
 Hinge its angle, for a Ball its unlocked Euler angles in component order (x, y, z) —
-Blender's convention (:mod:`core.rotations`): order ``'XYZ'`` means ``R = Rz·Ry·Rx``.
+Blender's convention (:mod:`core.geometry.rotations`): order ``'XYZ'`` means ``R = Rz·Ry·Rx``.
 :attr:`Skeleton.dof_slices` says which entries belong to which joint.
 
 Residuals and Jacobians

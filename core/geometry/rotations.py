@@ -78,7 +78,7 @@ _EYE = np.eye(3)
 #: Axes / quaternions shorter than this cannot be normalised.
 _MIN_NORM = 1e-12
 #: ``cos(middle angle)`` at or below this is treated as gimbal lock.
-_GIMBAL_COS = 1e-9
+GIMBAL_COS = 1e-9
 
 
 # --------------------------------------------------------------------------- helpers
@@ -557,7 +557,7 @@ def _family_one(m: FloatArray, spec: EulerSpec) -> FloatArray:
     fx = e[..., 2]
     cos_mid = np.hypot(fy, fx)
     # Gimbal lock: the first-applied angle is set to 0.
-    first = np.arctan2(fy, fx) * (cos_mid > _GIMBAL_COS)
+    first = np.arctan2(fy, fx) * (cos_mid > GIMBAL_COS)
     # The last angle is read from M = R @ R_first(first)^T = R_last(c) @ R_middle(b),
     # whose middle-axis column is R_last(c) e_middle. For cos(middle) > 0 this equals
     # the spec's atan2(last_y_sign R[last_y], last_x_sign R[last_x]) mathematically,

@@ -1712,21 +1712,23 @@ def test_reach_tolerance_semantics(arm: Limb) -> None:
 
 
 # ======================================================================================
-# The single-goal fast path (core.limb._solve_fast) equals the general path
+# The single-goal fast path (core.limb.fast_path.solve_fast) equals the general path
 # ======================================================================================
 
 
 def _general_solve(limb: Limb, goal: PositionGoal | PoseGoal, **kw: object) -> LimbSolution:
     """``solve_limb`` through the general (ops-generic) path, bypassing the fast path."""
-    from core import limb as L
+    from core.limb import model, pose
 
     get: Any = kw.get
-    n, w, sw, (et, pgoal) = L._prepare(limb, goal, get("wrist"), get("swivel"), get("elbow_target"))
+    n, w, sw, (et, pgoal) = pose.prepare_goal(
+        limb, goal, get("wrist"), get("swivel"), get("elbow_target")
+    )
     near = get("elbow_near")
     near = None if near is None else float(near)
-    limits = limb.limits if L._limits_active(limb.limits) else None
+    limits = limb.limits if model.limits_active(limb.limits) else None
     strategy = get("strategy", SwivelStrategy.CLOSEST)
-    return L._solve(limb, pgoal, w, sw, et, strategy, n, limits, near)
+    return pose.solve_general(limb, pgoal, w, sw, et, strategy, n, limits, near)
 
 
 def _assert_identical(a: LimbSolution, b: LimbSolution) -> None:
@@ -1753,7 +1755,7 @@ def test_fast_path_equals_general_path(kind: str, elbow_limits: tuple[float, flo
     """Single goals without Euler limits: bit-for-bit the general path's solution, for
     random limbs (general hinge axes, effector offsets), reachable and unreachable goals,
     every way of giving φ_d, both strategies and ``elbow_near``."""
-    from core import limb as L
+    from core.limb import fast_path
 
     rng = np.random.default_rng(7)
     taken = 0
@@ -1776,7 +1778,7 @@ def test_fast_path_equals_general_path(kind: str, elbow_limits: tuple[float, flo
                 {"elbow_near": float(rng.uniform(-PI, PI))},
                 {"strategy": SwivelStrategy.MIDPOINT, "swivel": np.float64(0.5)},
             ):
-                fast = L._solve_fast(
+                fast = fast_path.solve_fast(
                     limb, goal, kw.get("swivel"), kw.get("elbow_target"),
                     kw.get("strategy", SwivelStrategy.CLOSEST), None, kw.get("elbow_near"),
                 )  # fmt: skip
@@ -1791,13 +1793,13 @@ def test_fast_path_equals_general_path(kind: str, elbow_limits: tuple[float, flo
 def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
     """Batched goals, Euler limits, a given wrist, an effector point, callable strategies
     and degenerate geometry go to the general path (which validates and handles them)."""
-    from core import limb as L
+    from core.limb import fast_path
 
     goal = PositionGoal((0.1, 0.4, 0.1))
     cl = SwivelStrategy.CLOSEST
 
     def fast(limb: Limb, g: PositionGoal | PoseGoal, **kw: object) -> LimbSolution | None:
-        return L._solve_fast(
+        return fast_path.solve_fast(
             limb, g, kw.get("swivel"), kw.get("elbow_target"), kw.get("strategy", cl),
             kw.get("wrist"), kw.get("elbow_near"),
         )  # fmt: skip
@@ -1824,7 +1826,7 @@ def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
 def test_single_within_limits_check_equals_array_check(order: str) -> None:
     """The plain-Python limits check of a single solution agrees with the array one
     (both Euler families, wrap-around ranges, gimbal lock, angles on the limits)."""
-    from core import limb as L
+    from core.limb import fast_path
 
     rng = np.random.default_rng(11)
     lim = EulerLimits(order, (-1.0, -0.7, 2.5), (1.2, 0.9, 4.0))
@@ -1835,6 +1837,6 @@ def test_single_within_limits_check_equals_array_check(order: str) -> None:
     rots += list(euler_to_matrix(angles, order))
     for r in rots:
         expected = bool(lim.contains(matrix_to_euler_families(r, order)).any())
-        assert L._euler_ok_one(r.tolist(), lim) is expected
-        fam = L._euler_families_one(r.tolist(), order)
+        assert fast_path.euler_ok_one(r.tolist(), lim) is expected
+        fam = fast_path.euler_families_one(r.tolist(), order)
         assert np.allclose(fam, matrix_to_euler_families(r, order), rtol=0.0, atol=1e-15)

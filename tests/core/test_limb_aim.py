@@ -1,6 +1,6 @@
 """Tests of aiming goals for the limb (Tolani, Goswami & Badler 2000, §3.4).
 
-Independent of ``core.limb_aim``: the aiming ray of a solution is recomputed with
+Independent of ``core.limb.aim``: the aiming ray of a solution is recomputed with
 ``Limb.forward``; solvability for an elbow angle is decided here (the ray, rigid with the
 shoulder's distal frame, must have a point at distance |t| from the shoulder ahead of its
 origin); unreachable aims are compared with a coarse grid over the free joints; limits

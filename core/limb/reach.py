@@ -20,26 +20,32 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .geometry.rotations import (
+from ..geometry.rotations import (
     euler_spec,
     euler_to_matrix,
     matrix_to_euler_families,
     relative_angle,
 )
-from .limb import Limb, LimbLimits, _bounded_min, _euler_box
-from .limb_partial import _central_cost_grad
+from .model import Limb, LimbLimits
+from .unsolvable import bounded_min, central_cost_grad, euler_box
 
 FloatArray = NDArray[np.float64]
+
+
 Box = list[tuple[float | None, float | None]]
 
+
 _TAU = 2.0 * math.pi
-# Central-difference step (rad) of the objective's gradient: truncation error ~1e-12.
+
+
 _STEP = 1e-6
+
+
 # Distance (rad) kept between a middle Euler angle and gimbal lock in returned poses: the
 # outer angles are then recovered from the matrix to ~1e-16 / 5e-7 = 2e-10 rad (within
-# LIMIT_TOLERANCE); costs at most 5e-7 × limb length in distance.
 _GIMBAL_OFFSET = 5e-7
-# Fixed extra starts per unit box (deterministic: the same for single and batched solves).
+
+
 _EXTRA_STARTS = np.random.default_rng(20000601).uniform(0.0, 1.0, (4, 7))
 
 
@@ -133,8 +139,8 @@ def reach_toward(
         kinematics; every shoulder / elbow (/ wrist, pose goals) angle within its limits.
     """
     pose = rotation is not None
-    so, sbox = _euler_box(limits.shoulder)
-    wo, wbox = _euler_box(limits.wrist)
+    so, sbox = euler_box(limits.shoulder)
+    wo, wbox = euler_box(limits.wrist)
     ebox: Box = [limits.elbow if limits.elbow is not None else (None, None)]
     box = sbox + ebox + (wbox if pose else [])
     r1s, ths, r2s = start
@@ -173,10 +179,10 @@ def reach_toward(
     lo = np.array([-math.pi if b[0] is None else b[0] for b in box])
     hi = np.array([math.pi if b[1] is None else b[1] for b in box])
     starts = [x0[:4]] + [lo[:4] + u[:4] * (hi[:4] - lo[:4]) for u in _EXTRA_STARTS]
-    fg1 = _central_cost_grad(distance2, _STEP, 4)
+    fg1 = central_cost_grad(distance2, _STEP, 4)
     best4, best_f = x0[:4], float(distance2(x0[None, :4])[0])
     for s in starts:
-        x, f = _bounded_min(fg1, s, box[:4])
+        x, f = bounded_min(fg1, s, box[:4])
         if f < best_f:
             best4, best_f = x, f
     best_x = np.concatenate([best4, x0[4:]])
@@ -195,10 +201,10 @@ def reach_toward(
             out: FloatArray = 3.0 - np.sum(rot * rgoal, axis=(-2, -1))  # 3 − tr(R_Gᵀ R)
             return out
 
-        fgw = _central_cost_grad(orientation, _STEP, 3)
+        fgw = central_cost_grad(orientation, _STEP, 3)
         best_w, best_o = x0[4:7], math.inf
         for s in wstarts:
-            xw, fw = _bounded_min(fgw, s, wbox)
+            xw, fw = bounded_min(fgw, s, wbox)
             if fw < best_o:
                 best_w, best_o = xw, fw
         best_x = np.concatenate([fixed, best_w])

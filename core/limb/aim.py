@@ -24,22 +24,23 @@ give the ray passing as close as it can, with the truthful ``aim_error``. Never 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import InvalidGoalError, ShapeMismatchError
-from .geometry import vec3 as V
-from .goals import AimGoal
-from .limb_partial import _central_cost_grad, _middle_cost
-
-if TYPE_CHECKING:
-    from .limb import Limb, LimbSolution
+from ..errors import InvalidGoalError, ShapeMismatchError
+from ..geometry import vec3 as V
+from ..geometry.rotations import check_rotation
+from ..goals import AimGoal
+from .feasible import closest_swivel, feasible_sets, joint_coeffs, midpoint_swivel, within_limits
+from .kernel import Circle, Problem, shoulder_at
+from .model import REACH_TOLERANCE, Limb, LimbSolution, SwivelStrategy
+from .partial import middle_cost
+from .unsolvable import central_cost_grad
 
 FloatArray = NDArray[np.float64]
-
-__all__ = ["solve_aim", "aim_error"]
 
 
 def _perp(v: FloatArray, axis: FloatArray, fallback: FloatArray) -> FloatArray:
@@ -145,7 +146,6 @@ def _best_unreachable(h_o: FloatArray, a_o: FloatArray, t_len: FloatArray) -> Fl
 def _frames(limb: Limb, h_o: FloatArray, t_loc: FloatArray, target: FloatArray) -> Any:
     """The hand-circle frames as a core.limb._Circle (arrays (N,)), so that R1(φ), the
     limits coefficients and feasible intervals reuse the limb machinery."""
-    from . import limb as L
 
     ref = np.asarray(limb.swivel_reference)
     x_r = V.unit_rows(np.where(np.linalg.norm(t_loc, axis=-1, keepdims=True) > 1e-12, t_loc, h_o))
@@ -155,7 +155,7 @@ def _frames(limb: Limb, h_o: FloatArray, t_loc: FloatArray, target: FloatArray) 
     n = np.where(t_len > 1e-12, target / np.where(t_len > 0, t_len, 1), x_r)
     u = _perp(np.broadcast_to(ref, n.shape), n, y_r)
     v = V.cross_rows(n, u)
-    ci = L._Circle()
+    ci = Circle()
     cols = lambda a: (a[:, 0], a[:, 1], a[:, 2])  # noqa: E731
     ci.x_r, ci.y_r, ci.z_r, ci.n, ci.u, ci.v = map(cols, (x_r, y_r, z_r, n, u, v))
     return ci
@@ -172,7 +172,6 @@ def solve_aim(
     strategy: Any,
 ) -> LimbSolution:
     """Solve an aim goal (see the module docstring and :func:`core.limb.solve_limb`)."""
-    from .geometry.rotations import check_rotation
 
     if elbow_target is not None:
         raise InvalidGoalError("elbow_target does not apply to an AimGoal; give swivel")
@@ -225,7 +224,6 @@ def _solve_fixed_elbow(
 ) -> LimbSolution:
     """θ4 given: the analytic hand circle (Eq. 13); with limits, the feasible φ intervals
     of the shoulder (the elbow and wrist are fixed, so they only pass or fail)."""
-    from . import limb as L
 
     target = np.asarray(goal.target)
     t_len = np.linalg.norm(target, axis=-1)
@@ -238,10 +236,10 @@ def _solve_fixed_elbow(
     intervals = np.tile(np.array([[[-math.pi, math.pi]]]), (nb, 1, 1))
     phi = V.wrap(phi_d)
     if limits is not None:
-        pr = L._Problem()
+        pr = Problem()
         pr.RW, pr.R2 = None, V.mat_of(wrist)
-        sh, wr = L._joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
-        feas = L._feasible(limits, sh, wr, theta)
+        sh, wr = joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
+        feas = feasible_sets(limits, sh, wr, theta)
         # Both roots ahead of the ray's origin: a second circle of exact aims. Use it
         # where the far root's circle has no φ within the limits but the near one has.
         t_near, ok_near = _aim_point(h_o, a_o, t_len, near=True)
@@ -249,8 +247,8 @@ def _solve_fixed_elbow(
         if np.any(lacking):
             ci2 = _frames(limb, h_o, t_near, target)
             ci2.theta = theta
-            sh2, wr2 = L._joint_coeffs(V.ArrayOps, limb._c, pr, ci2, nb)
-            feas2 = L._feasible(limits, sh2, wr2, theta)
+            sh2, wr2 = joint_coeffs(V.ArrayOps, limb._c, pr, ci2, nb)
+            feas2 = feasible_sets(limits, sh2, wr2, theta)
             use2 = lacking & ~np.isnan(feas2.all[:, 0, 0])
             if np.any(use2):
                 for name in ("x_r", "y_r", "z_r", "n", "u", "v"):
@@ -258,18 +256,18 @@ def _solve_fixed_elbow(
                     setattr(
                         ci, name, tuple(np.where(use2, y, x) for x, y in zip(a1, a2, strict=True))
                     )
-                sh, wr = L._joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
-                feas = L._feasible(limits, sh, wr, theta)
+                sh, wr = joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
+                feas = feasible_sets(limits, sh, wr, theta)
         intervals = feas.all
-        if strategy is L.SwivelStrategy.MIDPOINT:
-            chosen, has = L._midpoint(intervals)
+        if strategy is SwivelStrategy.MIDPOINT:
+            chosen, has = midpoint_swivel(intervals)
         else:
-            chosen, has = L._closest(intervals, phi_d)
+            chosen, has = closest_swivel(intervals, phi_d)
         if not np.all(has):  # keep the shoulder limits if only the wrist/elbow fail
-            sh_phi, sh_has = L._closest(feas.shoulder, phi_d)
+            sh_phi, sh_has = closest_swivel(feas.shoulder, phi_d)
             chosen = np.where(has, chosen, np.where(sh_has, sh_phi, phi))
         phi = np.where(np.isnan(chosen), phi, chosen)
-    r1 = V.mat_array(L._shoulder_at(V.ArrayOps, ci, phi), nb)
+    r1 = V.mat_array(shoulder_at(V.ArrayOps, ci, phi), nb)
     return _solution(limb, goal, r1, theta, wrist, phi, intervals)
 
 
@@ -283,19 +281,18 @@ def _solution(
     intervals: FloatArray,
 ) -> LimbSolution:
     """A batched LimbSolution with the aim error measured by forward kinematics."""
-    from . import limb as L
 
     fk = limb.forward(r1, theta, wrist)
     o = fk[:, :3, 3] + (fk[:, :3, :3] @ np.asarray(goal.origin)[..., None])[..., 0]
     d = (fk[:, :3, :3] @ np.asarray(goal.axis)[..., None])[..., 0]
     err = aim_error(o, d, np.asarray(goal.target))
-    within = L._within_limits(limb.limits, r1, theta, wrist)
-    return L.LimbSolution(
+    within = within_limits(limb.limits, r1, theta, wrist)
+    return LimbSolution(
         shoulder=r1,
         elbow=theta,
         wrist=np.array(wrist),
         swivel=V.wrap(phi),
-        reachable=err <= L.REACH_TOLERANCE,
+        reachable=err <= REACH_TOLERANCE,
         within_limits=within,
         position_error=np.zeros(len(theta)),
         orientation_error=err,
@@ -309,7 +306,6 @@ def _solve_free_elbow(
 ) -> LimbSolution:
     """θ4 free (Table 2): see the module docstring. Per-element search on a θ4 grid,
     vectorised over the grid; then, with limits, F(θ4, φ) minimised by TNC."""
-    from dataclasses import replace
 
     from scipy.optimize import minimize
 
@@ -372,10 +368,10 @@ def _minimise_f(
 
     def cost(x: FloatArray) -> FloatArray:
         s = pose(x)
-        f = _middle_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist)
+        f = middle_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist)
         return f + 1e3 * np.asarray(s.aim_error) ** 2  # stay on exact aims
 
-    fg = _central_cost_grad(cost)
+    fg = central_cost_grad(cost)
 
     x0 = np.array([float(seed.elbow), float(seed.swivel)])
     # TNC: no BLAS calls (L-BFGS-B's iterations stall on busy multi-core machines).
@@ -392,14 +388,13 @@ def _minimise_f(
 
 
 def _stack(rows: list[Any], replace: Any) -> Any:
-    from . import limb as L
 
     width = max(len(r.feasible_swivel) for r in rows) or 1
     fs = np.full((len(rows), width, 2), np.nan)
     for i, r in enumerate(rows):
         if r.feasible_swivel:
             fs[i, : len(r.feasible_swivel)] = np.array(r.feasible_swivel)
-    return L.LimbSolution(
+    return LimbSolution(
         shoulder=np.array([r.shoulder for r in rows]),
         elbow=np.array([r.elbow for r in rows]),
         wrist=np.array([r.wrist for r in rows]),

@@ -24,17 +24,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import limb as L
-from .errors import InvalidGoalError, InvalidInputError
-from .geometry import vec3 as V
-from .geometry.rotations import matrix_to_euler_families
-from .goals import AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
-from .limb import LIMIT_TOLERANCE, EulerLimits, Limb, LimbLimits
+from ..errors import InvalidGoalError, InvalidInputError
+from ..geometry import vec3 as V
+from ..geometry.rotations import matrix_to_euler_families
+from ..goals import AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
+from .feasible import feasible_sets, joint_coeffs
+from .kernel import reduce_goal, solve_circle
+from .model import LIMIT_TOLERANCE, EulerLimits, Limb, LimbLimits, limits_active
+from .partial import partial_rotation
+from .pose import broadcast_goal, prepare_goal
+from .solve import feasible_swivel, solve_limb
 
 FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
-__all__ = ["SwivelArcs", "swivel_arcs", "in_intervals", "blocking_limits", "limits_at_bound"]
+
+BoolArray = NDArray[np.bool_]
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,13 +107,11 @@ def in_intervals(phi: ArrayLike, intervals: Any) -> BoolArray:
 def _pose_goal(limb: Limb, goal: Any, wrist: Any, psi: Any, elbow: Any) -> tuple[Any, Any]:
     """The goal as a position/pose goal (with its wrist), as feasible_swivel reduces it."""
     if isinstance(goal, PartialOrientationGoal):
-        from .limb_partial import partial_rotation
-
         rot = partial_rotation(goal, 0.0 if psi is None else psi, np.asarray(limb.swivel_reference))
         pos = np.broadcast_to(np.asarray(goal.position), rot.shape[:-2] + (3,))
         return PoseGoal(pos, rot), None
     if isinstance(goal, AimGoal):
-        sol = L.solve_limb(limb, goal, wrist=wrist, elbow=elbow)
+        sol = solve_limb(limb, goal, wrist=wrist, elbow=elbow)
         fk = limb.forward(sol.shoulder, sol.elbow, sol.wrist)
         return PoseGoal(fk[..., :3, 3], fk[..., :3, :3]), None
     if isinstance(goal, PositionGoal | PoseGoal):
@@ -159,31 +161,31 @@ def swivel_arcs(
             f"n (samples around the circle) must be an int in [3, 100000], got {n!r}"
         )
     pgoal, w_in = _pose_goal(limb, goal, wrist, psi, elbow)
-    nb, w, sw, (_, pgoal) = L._prepare(limb, pgoal, w_in, swivel, None)
+    nb, w, sw, (_, pgoal) = prepare_goal(limb, pgoal, w_in, swivel, None)
     single = nb is None
     nn = 1 if nb is None else nb
     if single:
         sw = None if sw is None else np.array([sw])
     limits = limb.limits
-    active = L._limits_active(limits)
+    active = limits_active(limits)
     c = limb._c
     # One goal: the scalar kernel (several times faster on one goal); a batch: vectorised.
     ops: V.Ops = V.ScalarOps if single else V.ArrayOps
-    pr = L._problem(limb, pgoal, w, nb)
+    pr = reduce_goal(limb, pgoal, w, nb)
     aref = V.vec_of(np.asarray(limb.swivel_reference))
     elbow_lim = limits.elbow if (active and limits is not None) else None
-    ci = L._circle(ops, c, pr.wg, pr.tbe, aref, elbow_lim)
+    ci = solve_circle(ops, c, pr.wg, pr.tbe, aref, elbow_lim)
     if intervals is None and not active:
         iv = np.tile(np.array([[[-math.pi, math.pi]]]), (nn, 1, 1))
     elif intervals is None:
         assert limits is not None
         if single:
-            pr_b = L._problem(limb, L._broadcast_goal(pgoal, 1), None if w is None else w[None], 1)
-            ci_b = L._circle(V.ArrayOps, c, pr_b.wg, pr_b.tbe, aref, elbow_lim)
+            pr_b = reduce_goal(limb, broadcast_goal(pgoal, 1), None if w is None else w[None], 1)
+            ci_b = solve_circle(V.ArrayOps, c, pr_b.wg, pr_b.tbe, aref, elbow_lim)
         else:
             pr_b, ci_b = pr, ci
-        sh, wr = L._joint_coeffs(V.ArrayOps, c, pr_b, ci_b, nn)
-        iv = L._feasible(limits, sh, wr, np.asarray(ci_b.theta, dtype=np.float64)).all
+        sh, wr = joint_coeffs(V.ArrayOps, c, pr_b, ci_b, nn)
+        iv = feasible_sets(limits, sh, wr, np.asarray(ci_b.theta, dtype=np.float64)).all
     else:  # given: a tuple of pairs / (K, 2) for one goal, (N, K, 2) for a batch
         iv = np.asarray(intervals, dtype=np.float64).reshape(nn, -1, 2)
         if iv.shape[1] == 0:
@@ -231,11 +233,6 @@ def swivel_arcs(
     )
 
 
-# --------------------------------------------------------------------------------------
-# Which limits bind (for status lines)
-# --------------------------------------------------------------------------------------
-
-
 def _only(limits: LimbLimits, joint: str, axis: int | None) -> LimbLimits:
     """The limits of one joint (one Euler angle of it when ``axis`` is given)."""
     if joint == "elbow":
@@ -268,7 +265,7 @@ def _empty(limb: Limb, limits: LimbLimits, goal: Any, wrist: Any, psi: Any, elbo
         kw["psi"] = psi
     if isinstance(goal, AimGoal) and elbow is not None:
         kw["elbow"] = elbow
-    return len(L.feasible_swivel(trial, goal, **kw)) == 0
+    return len(feasible_swivel(trial, goal, **kw)) == 0
 
 
 def blocking_limits(
@@ -288,7 +285,7 @@ def blocking_limits(
     feasible set is not empty (or the limb has no limits).
     """
     limits = limb.limits
-    if limits is None or not L._limits_active(limits):
+    if limits is None or not limits_active(limits):
         return ()
     if not _empty(limb, limits, goal, wrist, psi, elbow):
         return ()

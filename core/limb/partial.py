@@ -28,22 +28,23 @@ right-handedly about ``direction``.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import InvalidGoalError, ShapeMismatchError
-from .geometry import vec3 as V
-from .goals import PartialOrientationGoal, PoseGoal
-
-if TYPE_CHECKING:
-    from .limb import Limb, LimbSolution
+from ..errors import InvalidGoalError, ShapeMismatchError
+from ..geometry import vec3 as V
+from ..geometry.rotations import matrix_to_euler_families
+from ..goals import PartialOrientationGoal, PoseGoal
+from .feasible import midpoint_swivel, within_limits
+from .model import REACH_TOLERANCE, Limb, LimbLimits, LimbSolution, limits_active
+from .pose import pose_feasible_swivel, solve_pose
+from .unsolvable import central_cost_grad, violation
 
 FloatArray = NDArray[np.float64]
-
-__all__ = ["PsiStrategy", "effector_basis", "partial_rotation", "wrist_circle", "choose_psi"]
 
 
 class PsiStrategy(Enum):
@@ -170,17 +171,15 @@ def choose_psi(
 
 
 def _has_limits(limb: Limb) -> bool:
-    from .limb import _limits_active
 
-    return _limits_active(limb.limits)
+    return limits_active(limb.limits)
 
 
-def _middle_cost(
+def middle_cost(
     limits: Any, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray
 ) -> FloatArray:
     """§3.3's F = Σ (θᵢ − θᵢ*)² over the limited joint angles, θᵢ* the middle of each range
     (the Euler family nearest the middles; angle differences wrapped)."""
-    from .geometry.rotations import matrix_to_euler_families
 
     f = np.zeros(np.shape(elbow))
     for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
@@ -195,20 +194,6 @@ def _middle_cost(
         mid_e = 0.5 * (limits.elbow[0] + limits.elbow[1])
         f += ((np.asarray(elbow) - mid_e + math.pi) % (2 * math.pi) - math.pi) ** 2
     return f
-
-
-def _central_cost_grad(cost: Any, h: float = 1e-6, m: int = 2) -> Any:
-    """(f, ∇f) of an ``m``-variable batched ``cost`` (rows → values) by central
-    differences with step ``h``, in one batch of 2m + 1 rows: x, x + h·eᵢ, x − h·eᵢ."""
-    eye = h * np.eye(m)
-    steps = np.vstack([np.zeros(m), eye, -eye])
-
-    def fg(x: FloatArray) -> tuple[float, FloatArray]:
-        f = cost(x + steps)
-        grad: FloatArray = (f[1 : 1 + m] - f[1 + m :]) / (2 * h)
-        return float(f[0]), grad
-
-    return fg
 
 
 def _validate_point(value: Any, name: str, n: int | None) -> FloatArray | None:
@@ -257,7 +242,6 @@ def solve_partial(
       the wrist nearest the reachable shell (closed form; with limits the best
       limit-satisfying ψ of a grid, :func:`_unreachable_element`).
     """
-    from . import limb as L
 
     if pose_kwargs.get("wrist") is not None:
         raise InvalidGoalError("wrist does not apply to a PartialOrientationGoal (ψ sets it)")
@@ -287,7 +271,7 @@ def solve_partial(
         return _pose_solution(limb, goal, psi_r, ref, pose_kwargs)
     rot = partial_rotation(goal, psi_r, ref)
     pos = np.broadcast_to(np.asarray(goal.position), rot.shape[:-2] + (3,))
-    fs = L.feasible_swivel(limb, PoseGoal(pos, rot))
+    fs = pose_feasible_swivel(limb, PoseGoal(pos, rot))
     if n is None:
         if not reach.any:
             return _unreachable_element(limb, goal, reach, ref, pose_kwargs)
@@ -348,7 +332,6 @@ _FIELDS = (
 
 def _merge_rows(sol: LimbSolution, rows: dict[int, LimbSolution]) -> LimbSolution:
     """Batched ``sol`` with rows i replaced by the single solutions ``rows[i]``."""
-    from dataclasses import replace
 
     fields: dict[str, Any] = {}
     for name in _FIELDS:
@@ -376,11 +359,10 @@ def _pose_solution(
     pose_kwargs: dict[str, Any],
 ) -> LimbSolution:
     """Solve G(ψ) as a pose goal; report ψ and the axis-alignment error."""
-    from . import limb as L
 
     rot = partial_rotation(goal, psi, ref)
     pos = np.broadcast_to(np.asarray(goal.position), rot.shape[:-2] + (3,))
-    sol = L.solve_limb(limb, PoseGoal(pos, rot), **pose_kwargs)
+    sol = solve_pose(limb, PoseGoal(pos, rot), **pose_kwargs)
     return _with_axis_error(limb, goal, psi, sol)
 
 
@@ -389,9 +371,6 @@ def _with_axis_error(
 ) -> LimbSolution:
     """ψ, and the errors measured against the partial goal itself by forward kinematics:
     position, and the angle between the effector axis and ``direction``."""
-    from dataclasses import replace
-
-    from .limb import REACH_TOLERANCE
 
     fk = limb.forward(sol.shoulder, sol.elbow, sol.wrist)
     axis_now = (fk[..., :3, :3] @ np.asarray(goal.axis)[..., None])[..., 0]
@@ -541,23 +520,21 @@ def _reach(limb: Limb, circle: tuple[FloatArray, FloatArray, FloatArray]) -> _Re
     return _Reach(np.arctan2(q, p), alpha, beta, any_, far, flat)
 
 
-def _limits_cost(
+def limits_cost(
     limits: Any, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray, weight: float = 100.0
 ) -> FloatArray:
-    """F (:func:`_middle_cost`) + weight·v², v the total angular distance (rad) of the joint
+    """F (:func:`middle_cost`) + weight·v², v the total angular distance (rad) of the joint
     angles outside their limits (0 inside): F alone where every limit holds."""
-    from .geometry.rotations import matrix_to_euler_families
-    from .limb import _violation
 
     v = np.zeros(np.shape(elbow))
     for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
         if lim is not None and any(lim.limited):
-            v = v + _violation(matrix_to_euler_families(r, lim.order), lim)
+            v = v + violation(matrix_to_euler_families(r, lim.order), lim)
     if limits.elbow is not None:
         lo, hi = limits.elbow
         d = (np.asarray(elbow) - lo) % (2.0 * math.pi)
         v = v + np.where(d <= hi - lo, 0.0, np.minimum(d - (hi - lo), 2.0 * math.pi - d))
-    out: FloatArray = _middle_cost(limits, shoulder, elbow, wrist) + weight * v * v
+    out: FloatArray = middle_cost(limits, shoulder, elbow, wrist) + weight * v * v
     return out
 
 
@@ -572,7 +549,7 @@ def _limited_element(
     "Joint limits").
 
     Minimises F(φ, ψ) = Σ (θᵢ − θᵢ*)² (θᵢ* the middle of each limited range, the Euler
-    family nearest it; plus a penalty on any limit violation, :func:`_limits_cost`) over
+    family nearest it; plus a penalty on any limit violation, :func:`limits_cost`) over
     (φ, ψ) with scipy's bounded truncated Newton (TNC). Every (φ, ψ) is a closed-form
     pose of the limb without limits whose θ4 is the Eq. (5) root nearest the elbow
     range's middle (inside the range whenever a root is, ``elbow_near``); ψ is bounded
@@ -585,15 +562,12 @@ def _limited_element(
     False). The optimum replaces the seed only if it keeps the limits and the exactness
     the seed had. The gradient is §3.3's, analytic: ∇F = Σ 2(θᵢ − θᵢ*)·∂θᵢ/∂(φ, ψ), the
     joint-angle derivatives by the chain rule through Eqs. (5), (7) and (10)
-    (:func:`_pose_and_derivatives`, :func:`_limits_cost_grad`) for the Euler family each
+    (:func:`pose_and_derivatives`, :func:`limits_cost_grad`) for the Euler family each
     joint's term uses (the best of the four combinations); central differences only
     where that chain is singular (wrist at the edge of reach).
     """
-    from dataclasses import replace
 
     from scipy.optimize import minimize
-
-    from . import limb as L
 
     limits = limb.limits
     assert limits is not None
@@ -610,17 +584,17 @@ def _limited_element(
         )
 
     def poses(x: FloatArray) -> LimbSolution:
-        return L.solve_limb(free, rotations(x[:, 1]), swivel=x[:, 0], elbow_near=near)
+        return solve_pose(free, rotations(x[:, 1]), swivel=x[:, 0], elbow_near=near)
 
     def cost(x: FloatArray) -> FloatArray:
         s = poses(x)
-        return _limits_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist)
+        return limits_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist)
 
     seed: FloatArray | None = None
     for count in (120, 720):
         psis = np.concatenate([[psi_r], reach.samples(count)])
-        fs = np.asarray(L.feasible_swivel(limb, rotations(psis)))
-        phi_mid, has = L._midpoint(fs)
+        fs = np.asarray(pose_feasible_swivel(limb, rotations(psis)))
+        phi_mid, has = midpoint_swivel(fs)
         if np.any(has):
             cand = np.stack([phi_mid[has], psis[has]], axis=-1)
             seed = cand[int(np.argmin(cost(cand)))]
@@ -629,16 +603,16 @@ def _limited_element(
         phis = np.linspace(-math.pi, math.pi, 24, endpoint=False)
         grid = np.stack(np.meshgrid(phis, reach.samples(36), indexing="ij"), -1).reshape(-1, 2)
         seed = grid[int(np.argmin(cost(grid)))]
-    numeric = _central_cost_grad(cost)
+    numeric = central_cost_grad(cost)
 
     def fg(x: FloatArray) -> tuple[float, FloatArray]:
         """F and §3.3's analytic gradient; central differences where the chain rule of
-        :func:`_pose_and_derivatives` does not apply."""
-        sol, dr1, dth, dr2, ok = _pose_and_derivatives(limb, goal, ref, x[None], near, free)
+        :func:`pose_and_derivatives` does not apply."""
+        sol, dr1, dth, dr2, ok = pose_and_derivatives(limb, goal, ref, x[None], near, free)
         if not ok[0]:
             out: tuple[float, FloatArray] = numeric(x)
             return out
-        f, g = _limits_cost_grad(limits, sol, dr1, dth, dr2)
+        f, g = limits_cost_grad(limits, sol, dr1, dth, dr2)
         return float(f[0]), g[0]
 
     res = minimize(
@@ -651,15 +625,15 @@ def _limited_element(
     )
     cand = np.stack([np.asarray(res.x), seed])
     sols = poses(cand)
-    within = L._within_limits(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
-    f = _limits_cost(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
+    within = within_limits(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
+    f = limits_cost(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
     good = within & np.asarray(sols.reachable)
     k = 0 if (good[0] or not good[1]) and (good[0] or f[0] <= f[1]) else 1
     x = cand[k]
     out = replace(
         sols[k],
         within_limits=bool(within[k]),
-        feasible_swivel=L.feasible_swivel(limb, _pose_at(goal, float(x[1]), ref)),
+        feasible_swivel=pose_feasible_swivel(limb, _pose_at(goal, float(x[1]), ref)),
     )
     return _with_axis_error(limb, goal, np.array(x[1]), out)
 
@@ -686,7 +660,6 @@ def _unreachable_element(
     the pose at ψ* with the φ least violating the limits (:func:`_least_violating`).
     ``reachable`` is False; the errors are measured by FK.
     """
-    from . import limb as L
 
     step = 2.0 * math.pi / count
     x = np.arange(count, dtype=np.float64) * step
@@ -696,7 +669,7 @@ def _unreachable_element(
     def feasible(psis: FloatArray) -> NDArray[np.bool_]:
         gb = _broadcast(goal, len(psis))
         pg = PoseGoal(np.asarray(gb.position), partial_rotation(gb, psis, ref))
-        out: NDArray[np.bool_] = ~np.isnan(np.asarray(L.feasible_swivel(limb, pg))[:, 0, 0])
+        out: NDArray[np.bool_] = ~np.isnan(np.asarray(pose_feasible_swivel(limb, pg))[:, 0, 0])
         return out
 
     def solve(psis: FloatArray) -> tuple[LimbSolution, FloatArray]:
@@ -732,21 +705,18 @@ def _least_violating(
     limb: Limb, goal: PartialOrientationGoal, psi: float, ref: FloatArray, count: int = 144
 ) -> LimbSolution:
     """The pose G(ψ) (axis exact; θ4 the elbow-limited root, clamped if out of reach) at
-    the φ minimising :func:`_limits_cost` — F plus the squared limit violation — on
+    the φ minimising :func:`limits_cost` — F plus the squared limit violation — on
     ``count`` φ, refined twice on finer grids around the best; ``within_limits`` as found."""
-    from dataclasses import replace
-
-    from . import limb as L
 
     limits = limb.limits
     assert limits is not None
     if limits.elbow is not None:
-        el = L.Limb(
+        el = Limb(
             limb.a,
             limb.b,
             limb.elbow_axis,
             limb.effector,
-            L.LimbLimits(elbow=limits.elbow),
+            LimbLimits(elbow=limits.elbow),
             limb.swivel_reference,
         )
     else:
@@ -759,8 +729,8 @@ def _least_violating(
             np.broadcast_to(np.asarray(pg.position), (m, 3)),
             np.broadcast_to(np.asarray(pg.rotation), (m, 3, 3)),
         )
-        s = L.solve_limb(el, g, swivel=phis)
-        return _limits_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist), s
+        s = solve_pose(el, g, swivel=phis)
+        return limits_cost(limits, s.shoulder, np.asarray(s.elbow), s.wrist), s
 
     phis = np.arange(count) * (2.0 * math.pi / count) - math.pi
     half = 2.0 * math.pi / count  # ± one step, then ± two of the finer steps
@@ -769,18 +739,14 @@ def _least_violating(
         j = int(np.argmin(f))
         phis = phis[j] + np.linspace(-half, half, 49)
         half /= 12.0
-    within = L._within_limits(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
+    within = within_limits(limits, sols.shoulder, np.asarray(sols.elbow), sols.wrist)
     out = replace(
-        sols[j], within_limits=bool(within[j]), feasible_swivel=L.feasible_swivel(limb, pg)
+        sols[j], within_limits=bool(within[j]), feasible_swivel=pose_feasible_swivel(limb, pg)
     )
     return _with_axis_error(limb, goal, np.array(psi), out)
 
 
-# --------------------------------------------------------------------------------------
 # §3.3's analytic gradient of F(φ, ψ)
-# --------------------------------------------------------------------------------------
-
-
 def _euler_rates(r: FloatArray, dr: FloatArray, order: str) -> tuple[FloatArray, FloatArray]:
     """Both Euler families of R (M, 3, 3) and their rates for the variations ``dr``
     (V, M, 3, 3): (angles (M, 2, 3), rates (V, M, 2, 3)), components (ax, ay, az).
@@ -789,7 +755,6 @@ def _euler_rates(r: FloatArray, dr: FloatArray, order: str) -> tuple[FloatArray,
     velocity ω = vee(dR·Rᵀ) = θ̇_C e_C + θ̇_B R_C e_B + θ̇_A R_C R_B e_A — the chain rule
     that §3.3 writes with its f-functions — solved for the rates (singular only at gimbal
     lock, where the rates are set to 0)."""
-    from .geometry.rotations import matrix_to_euler_families
 
     fam = matrix_to_euler_families(r, order, check=False)  # (M, 2, 3)
     ia, ib, ic = ("XYZ".index(ch) for ch in order)
@@ -828,7 +793,7 @@ def _joint_cost_grad(
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """One spherical joint: (F term (M,), its gradient (V, M), violation v (M,), ∇v (V, M)).
 
-    F term: the family nearest the range middles (as :func:`_middle_cost`); v: the total
+    F term: the family nearest the range middles (as :func:`middle_cost`); v: the total
     angular distance outside the limits of the least-violating family (as
     :func:`core.limb._violation`)."""
     m = r.shape[0]
@@ -861,7 +826,7 @@ def _joint_cost_grad(
     return f, g, v, gv
 
 
-def _pose_and_derivatives(
+def pose_and_derivatives(
     limb: Limb,
     goal: PartialOrientationGoal,
     ref: FloatArray,
@@ -875,7 +840,6 @@ def _pose_and_derivatives(
     the wrist on its circle (Eq. 10) through θ4 (Eq. 5), the triangle frame and the goal
     frame of Eq. (7). ``ok`` (M,) is False where the chain does not apply (wrist out of
     reach, limb stretched or folded, degenerate frames): differentiate numerically there."""
-    from . import limb as L
 
     m = len(x)
     phi, psi = x[:, 0], x[:, 1]
@@ -889,7 +853,7 @@ def _pose_and_derivatives(
     dg = both[m:] - d[:, :, None] * a_eff[:, None, :]  # dG/dψ = G(ψ + π/2) − d·aᵀ
     pos = np.asarray(gb.position)
     free = limb.with_limits(None) if free is None else free  # ``limb`` without limits, if given
-    sol = L.solve_limb(free, PoseGoal(pos, gr), swivel=phi, elbow_near=near)
+    sol = solve_pose(free, PoseGoal(pos, gr), swivel=phi, elbow_near=near)
     c = limb._c
     f64 = np.float64
     re: FloatArray = np.array(c.RE, dtype=f64)
@@ -975,7 +939,7 @@ def _pose_and_derivatives(
     )
 
 
-def _limits_cost_grad(
+def limits_cost_grad(
     limits: Any,
     sol: LimbSolution,
     dr1: FloatArray,
@@ -983,7 +947,7 @@ def _limits_cost_grad(
     dr2: FloatArray,
     weight: float = 100.0,
 ) -> tuple[FloatArray, FloatArray]:
-    """:func:`_limits_cost` and its gradient (M, 2) from the pose derivatives (§3.3's
+    """:func:`limits_cost` and its gradient (M, 2) from the pose derivatives (§3.3's
     ∇F = Σ 2(θᵢ − θᵢ*)·∂θᵢ/∂(φ, ψ), plus the violation penalty's)."""
     f_s, g_s, v_s, gv_s = _joint_cost_grad(limits.shoulder, sol.shoulder, dr1)
     f_w, g_w, v_w, gv_w = _joint_cost_grad(limits.wrist, sol.wrist, dr2)
