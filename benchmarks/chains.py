@@ -40,10 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core import Goal, Method, PoseGoal, PositionGoal, SolveSettings, solve, step_once
 from core.fixtures import Fixture, buss_double_y, buss_y, human_arm
-from core.goals import Goal, PoseGoal, PositionGoal
-from core.ik import Method, SolveSettings, solve
-from core.ik_methods import step_once
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "CHAINS_RESULTS.md"
 FIXTURES: dict[str, Callable[[], Fixture]] = {

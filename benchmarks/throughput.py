@@ -23,8 +23,7 @@ import numpy as np
 
 from benchmarks._report import Spread, Suite, fmt_num, fmt_pct, md_table
 from benchmarks.tolani import Q0, arm_skeleton, numeric_goal
-from core import Limb, PoseGoal, PositionGoal, solve_limb
-from core.ik import Method, SolveSettings, solve
+from core import Limb, Method, PoseGoal, PositionGoal, SolveSettings, solve, solve_limb
 from tools.sample_arm import human_arm, random_reachable_goals, random_unlimited_goals
 
 SEED = 20261123

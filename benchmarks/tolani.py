@@ -37,15 +37,20 @@ from benchmarks._report import Spread, Suite, Target, fmt_num, fmt_pct, md_table
 from core import (
     LIMIT_TOLERANCE,
     AimGoal,
+    Ball,
+    Hinge,
+    Joint,
     Limb,
+    Method,
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    Skeleton,
+    SolveSettings,
     matrix_to_euler_families,
+    solve,
     solve_limb,
 )
-from core.ik import Method, SolveSettings, solve
-from core.skeleton import Ball, Hinge, Joint, Skeleton
 from tools.sample_arm import (
     human_arm,
     random_reachable_goals,

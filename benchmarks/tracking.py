@@ -25,10 +25,8 @@ from numpy.typing import NDArray
 
 from benchmarks._report import Spread, Suite, Target, fmt_num, md_table
 from benchmarks.chains import BUSS, FIXTURES, settings_for
+from core import Method, PositionGoal, step_once
 from core.fixtures import buss_double_y_targets, buss_y_targets
-from core.goals import PositionGoal
-from core.ik import Method
-from core.ik_methods import step_once
 
 METHODS: tuple[Method, ...] = (
     Method.JACOBIAN_TRANSPOSE,

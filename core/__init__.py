@@ -1,8 +1,46 @@
 """Limber's numeric core: numpy/scipy only, never bpy or mathutils.
 
-Usable without Blender: ``from core import Limb, PoseGoal, solve_limb``.
+Usable without Blender: ``from core import Limb, PoseGoal, solve_limb``. Every solver,
+request, result and error is one import away from here:
+
+* errors: :mod:`.errors`; goals: :mod:`.goals`;
+* geometry (rotations, Euler orders, the vector kernel): :mod:`.geometry`;
+* the analytic 7-DOF limb (Tolani et al. 2000): :mod:`.limb`;
+* the iterative solvers for any chain or tree: :mod:`.chain`.
 """
 
+from .chain import (
+    STEP_CLASSES,
+    Ball,
+    BlockKind,
+    CCDStep,
+    ClampRule,
+    DLSClampedStep,
+    DLSStep,
+    ExtendedJacobianStep,
+    Fixed,
+    Hinge,
+    IKSolver,
+    JacobianTransposeStep,
+    Joint,
+    LBFGSBStep,
+    Method,
+    NullSpace,
+    PseudoinverseStep,
+    RowBlock,
+    SDLSStep,
+    Skeleton,
+    SolveResult,
+    SolveSettings,
+    StepState,
+    StopReason,
+    TaskPriorityStep,
+    basic_elements,
+    element_jacobian,
+    register,
+    solve,
+    step_once,
+)
 from .errors import (
     InvalidGoalError,
     InvalidInputError,
@@ -10,8 +48,28 @@ from .errors import (
     InvalidLimitsError,
     InvalidOrderError,
     InvalidRotationError,
+    InvalidSkeletonError,
     LimberError,
     ShapeMismatchError,
+    UnsupportedMethodError,
+)
+from .geometry import (
+    EULER_ORDERS,
+    EulerSpec,
+    angle_in_range,
+    axis_angle_to_matrix,
+    check_order,
+    check_rotation,
+    euler_spec,
+    euler_to_matrix,
+    matrix_to_axis_angle,
+    matrix_to_euler,
+    matrix_to_euler_families,
+    matrix_to_quat,
+    orthonormalize,
+    quat_to_matrix,
+    rotation_angle_between,
+    wrap_angle,
 )
 from .goals import (
     ROTATION_TOLERANCE,
@@ -31,12 +89,19 @@ from .limb import (
     LimbLimits,
     LimbSolution,
     PsiStrategy,
+    SwivelArcs,
     SwivelStrategy,
+    blocking_limits,
     feasible_swivel,
+    limits_at_bound,
+    solve_aim,
     solve_limb,
+    solve_partial,
+    swivel_arcs,
 )
 
 __all__ = [
+    # errors
     "LimberError",
     "InvalidInputError",
     "InvalidLimbError",
@@ -44,47 +109,36 @@ __all__ = [
     "InvalidLimitsError",
     "InvalidRotationError",
     "InvalidOrderError",
+    "InvalidSkeletonError",
     "ShapeMismatchError",
-    "EulerLimits",
-    "Limb",
-    "LimbLimits",
-    "LimbSolution",
-    "PoseGoal",
+    "UnsupportedMethodError",
+    # goals (requests)
+    "Goal",
     "PositionGoal",
+    "PoseGoal",
     "OrientationGoal",
     "PartialOrientationGoal",
     "DirectionGoal",
     "AimGoal",
-    "Goal",
+    "ROTATION_TOLERANCE",
+    # the analytic limb
+    "Limb",
+    "LimbLimits",
+    "EulerLimits",
+    "LimbSolution",
     "SwivelStrategy",
     "PsiStrategy",
-    "feasible_swivel",
     "solve_limb",
+    "solve_partial",
+    "solve_aim",
+    "feasible_swivel",
+    "SwivelArcs",
+    "swivel_arcs",
+    "blocking_limits",
+    "limits_at_bound",
     "LIMIT_TOLERANCE",
     "REACH_TOLERANCE",
-    "ROTATION_TOLERANCE",
-]
-
-from .errors import InvalidSkeletonError, UnsupportedMethodError  # noqa: E402
-from .ik import (  # noqa: E402
-    STEP_CLASSES,
-    ClampRule,
-    IKSolver,
-    Method,
-    NullSpace,
-    SolveResult,
-    SolveSettings,
-    StepState,
-    StopReason,
-    register,
-    solve,
-)
-from .limb import SwivelArcs, blocking_limits, limits_at_bound, swivel_arcs  # noqa: E402
-from .skeleton import Ball, BlockKind, Fixed, Hinge, Joint, RowBlock, Skeleton  # noqa: E402
-
-__all__ += [
-    "InvalidSkeletonError",
-    "UnsupportedMethodError",
+    # chains and trees: model, settings, results, solvers
     "Ball",
     "Hinge",
     "Fixed",
@@ -103,9 +157,33 @@ __all__ += [
     "STEP_CLASSES",
     "register",
     "solve",
+    "step_once",
+    "JacobianTransposeStep",
+    "PseudoinverseStep",
+    "DLSStep",
+    "DLSClampedStep",
+    "SDLSStep",
+    "CCDStep",
+    "LBFGSBStep",
+    "TaskPriorityStep",
+    "ExtendedJacobianStep",
+    "basic_elements",
+    "element_jacobian",
+    # geometry
+    "EULER_ORDERS",
+    "EulerSpec",
+    "angle_in_range",
+    "axis_angle_to_matrix",
+    "check_order",
+    "check_rotation",
+    "euler_spec",
+    "euler_to_matrix",
+    "matrix_to_axis_angle",
+    "matrix_to_euler",
+    "matrix_to_euler_families",
+    "matrix_to_quat",
+    "orthonormalize",
+    "quat_to_matrix",
+    "rotation_angle_between",
+    "wrap_angle",
 ]
-__all__ += ["SwivelArcs", "swivel_arcs", "blocking_limits", "limits_at_bound"]
-from .geometry import *  # noqa: E402,F403
-from .geometry import __all__ as _geometry_all  # noqa: E402
-
-__all__ += _geometry_all

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .chain import Ball, Fixed, Hinge, Joint, Skeleton
 from .errors import InvalidInputError
-from .geometry.rotations import axis_angle_to_matrix
+from .geometry import axis_angle_to_matrix
 from .goals import Goal, PoseGoal, PositionGoal
-from .skeleton import Ball, Fixed, Hinge, Joint, Skeleton
 
 FloatArray = NDArray[np.float64]
 

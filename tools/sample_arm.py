@@ -41,9 +41,7 @@ HAND = 0.08
 CARRYING_ANGLE_DEG = 10.0
 
 #: Rows map shoulder-frame vectors (up, lateral, forward) to body (right, forward, up).
-BODY_FROM_SHOULDER: FloatArray = np.array(
-    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
-)
+BODY_FROM_SHOULDER: FloatArray = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
 
 #: Joint limits in degrees: (lower, upper) per Euler component (x, y, z), order 'XYZ'.
 SHOULDER_LIMITS_DEG: dict[str, tuple[float, float]] = {
@@ -120,9 +118,7 @@ class JointSample:
     wrist: FloatArray  # (N, 3, 3)
 
 
-def _uniform_in(
-    rng: np.random.Generator, lim: EulerLimits | None, n: int
-) -> FloatArray:
+def _uniform_in(rng: np.random.Generator, lim: EulerLimits | None, n: int) -> FloatArray:
     """(N, 3) Euler angles uniform within ``lim`` (uniform over (-π, π] where unlimited)."""
     out = rng.uniform(-math.pi, math.pi, size=(n, 3))
     if lim is None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from core import PoseGoal, PositionGoal, SolveSettings, StepState
 from core.fixtures import buss_double_y, buss_y, human_arm
-from core.goals import PoseGoal, PositionGoal
-from core.ik import SolveSettings, StepState
 
 #: The fixtures the iteration budgets are stated for.
 FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from core.errors import InvalidInputError
+from core import Fixed, Hinge, InvalidInputError
 from core.fixtures import (
     buss_double_y,
     buss_double_y_targets,
@@ -18,7 +18,6 @@ from core.fixtures import (
     soch_chain,
     soch_ellipse_targets,
 )
-from core.skeleton import Fixed, Hinge
 
 
 def origins(fx):

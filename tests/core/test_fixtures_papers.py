@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from core import Ball, Fixed, Hinge
 from core.fixtures import buss_y, human_arm, ki_sheen_chain, soch_chain, soch_ellipse_targets
-from core.skeleton import Ball, Fixed, Hinge
 
 
 def _origins(sk, q=None):

@@ -5,21 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.errors import InvalidInputError, UnsupportedMethodError
-from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
-from core.goals import PoseGoal, PositionGoal
-from core.ik import (
+from core import (
     STEP_CLASSES,
     ClampRule,
     IKSolver,
+    InvalidInputError,
     Method,
     NullSpace,
+    PoseGoal,
+    PositionGoal,
     SolveSettings,
     StepState,
     StopReason,
+    UnsupportedMethodError,
     solve,
+    step_once,
 )
-from core.ik_methods import step_once
+from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
 from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
 
 IMPLEMENTED = [

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from core import Method, SolveSettings, solve
 from core.fixtures import buss_double_y, human_arm
-from core.ik import Method, SolveSettings, solve
 from tests.core.ik_test_helpers import reachable_goals, single
 
 SETTINGS = SolveSettings(max_iterations=25, lbfgsb_iterations=10)

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
+from core import PoseGoal, PositionGoal
+from core.chain.steps.lbfgsb import subdivided_offsets
 from core.fixtures import buss_y, human_arm
-from core.goals import PoseGoal, PositionGoal
-from core.ik_methods import _subdivided_offsets
 from tests.core.ik_test_helpers import step_state
 
 
@@ -23,7 +23,7 @@ def _angle(a, b):
 
 def _check(sk, goals, q, origin, m):
     st = step_state(sk, goals, q)
-    offs = _subdivided_offsets(st, m)
+    offs = subdivided_offsets(st, m)
     assert len(offs) == m
     moved = 0
     for blk in st.blocks:

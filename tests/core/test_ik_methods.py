@@ -7,7 +7,22 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from core.errors import InvalidInputError
+from core import (
+    STEP_CLASSES,
+    DirectionGoal,
+    InvalidInputError,
+    Method,
+    OrientationGoal,
+    PoseGoal,
+    PositionGoal,
+    SolveSettings,
+    StopReason,
+    basic_elements,
+    element_jacobian,
+    solve,
+    step_once,
+)
+from core.chain.steps.task_priority import budget
 from core.fixtures import (
     buss_double_y,
     buss_y,
@@ -16,9 +31,6 @@ from core.fixtures import (
     soch_chain,
     soch_ellipse_targets,
 )
-from core.goals import DirectionGoal, OrientationGoal, PoseGoal, PositionGoal
-from core.ik import STEP_CLASSES, Method, SolveSettings, StopReason, solve
-from core.ik_methods import _budget, basic_elements, element_jacobian, step_once
 from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
 
 NEW = [Method.CCD, Method.LBFGSB, Method.TASK_PRIORITY, Method.EXTENDED_JACOBIAN]
@@ -549,14 +561,14 @@ def test_results_are_deterministic(method):
 
 
 def test_task_priority_budget_keeps_every_component_within_max_step():
-    """_budget: the largest α ∈ [0, 1] with max |dq + α·delta| ≤ max_step, given
+    """budget: the largest α ∈ [0, 1] with max |dq + α·delta| ≤ max_step, given
     max |dq| ≤ max_step; rounding-noise components of delta do not limit α."""
     rng = np.random.default_rng(3)
     m = 0.5
     for _ in range(200):
         dq = rng.uniform(-m, m, size=(4, 6))
         delta = rng.normal(size=(4, 6)) * rng.choice([0.01, 1.0, 10.0], size=(4, 1))
-        a = _budget(dq, delta, m)
+        a = budget(dq, delta, m)
         assert np.all((a >= 0.0) & (a <= 1.0))
         full = np.abs(dq + a[:, None] * delta)
         assert np.all(full <= m + 1e-12)
@@ -565,19 +577,20 @@ def test_task_priority_budget_keeps_every_component_within_max_step():
         assert np.all((a == 1.0) | at_bound)
     # a DOF already at the bound with a noise-level increment does not block the level
     dq = np.array([[m, 0.0]])
-    assert _budget(dq, np.array([[1e-17, 1.0]]), m)[0] == pytest.approx(0.5)
-    assert _budget(dq, np.array([[1.0, 0.0]]), m)[0] == 0.0
-    assert _budget(dq, np.array([[-1.0, 0.0]]), m)[0] == 1.0
-    assert np.all(_budget(dq, np.ones((1, 2)), np.inf) == 1.0)
+    assert budget(dq, np.array([[1e-17, 1.0]]), m)[0] == pytest.approx(0.5)
+    assert budget(dq, np.array([[1.0, 0.0]]), m)[0] == 0.0
+    assert budget(dq, np.array([[-1.0, 0.0]]), m)[0] == 1.0
+    assert np.all(budget(dq, np.ones((1, 2)), np.inf) == 1.0)
 
 
 def _ccd_sweeps(sk, goals, q0, s):
     """(fast, general) CCD updates of one sweep from q0 (b, n)."""
-    from core.ik_methods import CCDStep, _bounds, _goal_joints
+    from core import CCDStep
+    from core.chain.steps.common import dof_bounds, goal_joints
 
     st = step_state(sk, goals, q0, s)
-    lo, hi = _bounds(st)
-    gj = _goal_joints(sk, st.goals)
+    lo, hi = dof_bounds(st)
+    gj = goal_joints(sk, st.goals)
     active = [b for b in st.blocks if b.weight > 0]
     return CCDStep._fast_sweep(st, active, gj, lo, hi), CCDStep._general_sweep(st, gj, lo, hi)
 
@@ -588,7 +601,7 @@ def test_ccd_fast_path_equals_the_re_evaluating_sweep():
     (forward kinematics after every DOF): hinge trees with weighted position goals, the
     arm with pose goals, Balls of every Euler order with a locked component, limits,
     an active trust box (max_step) and the target-based Jacobian."""
-    from core.skeleton import Ball, Hinge, Joint, Skeleton
+    from core import Ball, Hinge, Joint, Skeleton
 
     fx = buss_double_y()
     goals, q0, _ = reachable_goals(fx, batch=3, scale=0.8)

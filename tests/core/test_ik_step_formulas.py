@@ -19,10 +19,8 @@ import numpy as np
 import pytest
 import scipy.optimize
 
+from core import Method, PoseGoal, PositionGoal, SolveSettings, element_jacobian, solve, step_once
 from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
-from core.goals import PoseGoal, PositionGoal
-from core.ik import Method, SolveSettings, solve
-from core.ik_methods import element_jacobian, step_once
 from tests.core.ik_test_helpers import reachable_goals, single
 
 RAW = {"max_step": math.inf, "use_limits": False}
@@ -106,7 +104,7 @@ def test_dls_single_problem_falls_back_to_lu_when_cholesky_fails(monkeypatch):
     """One problem is solved by LAPACK's Cholesky (dposv); should the factorisation
     report JJᵀ + λ²I not positive definite (rounding at a singularity), the step is the
     batched path's LU solve — the same Δq to rounding."""
-    import core.ik as ik
+    import core.chain.steps.dls as ik
 
     fx = human_arm()
     sk = fx.skeleton

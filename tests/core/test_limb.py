@@ -27,6 +27,7 @@ from core import (
     InvalidGoalError,
     InvalidLimbError,
     InvalidLimitsError,
+    InvalidOrderError,
     Limb,
     LimberError,
     LimbLimits,
@@ -42,7 +43,6 @@ from core import (
     quat_to_matrix,
     solve_limb,
 )
-from core.errors import InvalidOrderError
 from tests.core.limb_test_helpers import (
     SETTINGS,
     assert_finite,

@@ -57,9 +57,7 @@ EXACT = 1e-10
 
 
 def assert_finite(sol: LimbSolution) -> None:
-    _assert_finite(
-        sol, ("shoulder", "elbow", "wrist", "swivel", "orientation_error", "aim_error")
-    )
+    _assert_finite(sol, ("shoulder", "elbow", "wrist", "swivel", "orientation_error", "aim_error"))
 
 
 def ray(limb: Limb, r1: np.ndarray, theta: np.ndarray | float, w: np.ndarray, goal: AimGoal):

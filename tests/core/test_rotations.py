@@ -12,6 +12,10 @@ from hypothesis import strategies as st
 from core import (
     EULER_ORDERS,
     EulerSpec,
+    InvalidInputError,
+    InvalidOrderError,
+    InvalidRotationError,
+    ShapeMismatchError,
     angle_in_range,
     axis_angle_to_matrix,
     check_order,
@@ -26,12 +30,6 @@ from core import (
     quat_to_matrix,
     rotation_angle_between,
     wrap_angle,
-)
-from core.errors import (
-    InvalidInputError,
-    InvalidOrderError,
-    InvalidRotationError,
-    ShapeMismatchError,
 )
 
 PI = math.pi

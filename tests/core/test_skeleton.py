@@ -11,26 +11,27 @@ from hypothesis import strategies as st
 
 from core import (
     EULER_ORDERS,
-    axis_angle_to_matrix,
-    euler_to_matrix,
-    rotation_angle_between,
-)
-from core.errors import (
+    AimGoal,
+    Ball,
+    BlockKind,
+    DirectionGoal,
+    Fixed,
+    Hinge,
     InvalidGoalError,
     InvalidInputError,
     InvalidLimitsError,
     InvalidSkeletonError,
-    ShapeMismatchError,
-)
-from core.goals import (
-    AimGoal,
-    DirectionGoal,
+    Joint,
     OrientationGoal,
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    ShapeMismatchError,
+    Skeleton,
+    axis_angle_to_matrix,
+    euler_to_matrix,
+    rotation_angle_between,
 )
-from core.skeleton import Ball, BlockKind, Fixed, Hinge, Joint, Skeleton
 
 
 def T(t, r=None):
