@@ -41,13 +41,13 @@ from pathlib import Path
 import numpy as np
 
 from core import Goal, Method, PoseGoal, PositionGoal, SolveSettings, solve, step_once
-from core.fixtures import Fixture, buss_double_y, buss_y, human_arm
+from tests.fixtures import Fixture, arm_chain, buss_double_y, buss_y
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "CHAINS_RESULTS.md"
 FIXTURES: dict[str, Callable[[], Fixture]] = {
     "Y": buss_y,
     "double-Y": buss_double_y,
-    "arm": human_arm,
+    "arm": arm_chain,
 }
 #: Issue 4's speed targets on this machine (µs): DLS per iteration single, and DLS per
 #: problem-iteration batched (B = 1,000) on every fixture.

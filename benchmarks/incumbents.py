@@ -6,7 +6,7 @@ Run from the repository root::
 
 Limber's analytic limb solver (``core.solve_limb``) against what a user would otherwise
 pick, measured side by side in one process on the human-proportioned 7-DOF arm and the
-seeded goals of suite 1 (``tools/sample_arm.py``):
+seeded goals of suite 1 (``tests/fixtures/sample_arm.py``):
 
 * **Blender's IK constraint** through the real ``bpy`` module, solvers LEGACY and ITASC
   (``Object.pose.ik_solver``; iTaSC with Blender's default ``ik_param``). The arm is built
@@ -96,7 +96,7 @@ from core import (  # noqa: E402
     rotation_angle_between,
     solve_limb,
 )
-from tools.sample_arm import arm_limits, human_arm, random_reachable_goals  # noqa: E402
+from tests.fixtures.sample_arm import arm_limits, human_arm, random_reachable_goals  # noqa: E402
 
 FloatArray = NDArray[np.float64]
 
@@ -1273,7 +1273,8 @@ def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) ->
     md = [
         "## Incumbents: Blender's IK constraint and ikpy on the same arm and goals",
         "",
-        f"Human-proportioned 7-DOF arm of `tools/sample_arm.py`, seeded goals (seed {SEED}); "
+        f"Human-proportioned 7-DOF arm of `tests/fixtures/sample_arm.py`, seeded goals "
+        f"(seed {SEED}); "
         f"{sizes.goals} goals per row (ikpy: {sizes.ikpy_goals}), {sizes.passes} passes. "
         "Times are µs per solve: median over passes of the per-goal median, (min–max over "
         "passes). Blender: time = move the target Empty + `view_layer.update()`; IK-only = "

@@ -29,7 +29,7 @@ def tf(rot: np.ndarray | None = None, t: tuple[float, ...] | np.ndarray = (0.0, 
     return m
 
 
-def human_arm(limits: LimbLimits | None = None, **kw: Any) -> Limb:
+def readme_arm(limits: LimbLimits | None = None, **kw: Any) -> Limb:
     """The README's arm, a Blender-like bone chain along +Y: upper arm 0.30 m, forearm
     0.25 m, hand 0.08 m along the wrist's +Y; elbow hinge about X."""
     return Limb(

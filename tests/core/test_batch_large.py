@@ -28,8 +28,8 @@ from core import (
     solve,
 )
 from core.chain.steps.dls import spd_solve
-from core.fixtures import buss_double_y, buss_y, human_arm, translation
 from tests.core.ik_test_helpers import reachable_goals, single
+from tests.fixtures import arm_chain, buss_double_y, buss_y, translation
 
 B = 2 * kinematics.BATCH_LAST_ROWS + 3  # batch-last, and not a multiple of anything
 
@@ -63,7 +63,7 @@ SKELETONS = {
     "tree": _tree,
     "double-Y": lambda: buss_double_y().skeleton,
     "Y": lambda: buss_y().skeleton,
-    "arm": lambda: human_arm().skeleton,
+    "arm": lambda: arm_chain().skeleton,
 }
 
 
@@ -140,7 +140,7 @@ def test_batch_last_rows_select_batched_targets(batch_first):
 
 def test_mixed_goals_on_batch_last_frames_equal_batch_first(batch_first):
     """Pose goals (rotation rows) take the general evaluation on batch-last frames."""
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     goals, _, qs = reachable_goals(fx, batch=B)
     goals.append(PositionGoal(qs[:, :3], joint="wrist", weight=0.3))
@@ -227,7 +227,7 @@ def test_threads_setting_is_validated():
 def test_pose_goal_batch_uses_batch_last_frames():
     """Sanity: the frames an Evaluation hands to the solvers are (B, N, ≥3, 5) views
     whose joint rotations and origins are those of forward()."""
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     q = np.random.default_rng(6).uniform(-1, 1, (B, sk.n_dofs))
     goal = PoseGoal(np.zeros((B, 3)), np.tile(np.eye(3), (B, 1, 1)), joint="hand")

@@ -31,11 +31,11 @@ from core import (
     StopReason,
     solve,
 )
-from core.fixtures import human_arm
+from tests.fixtures import arm_chain
 
 
 def _arm():
-    fx = human_arm()
+    fx = arm_chain()
     return fx.skeleton, fx.goals, fx.q0
 
 

@@ -23,15 +23,15 @@ from core import (
     step_once,
 )
 from core.chain.steps.task_priority import budget
-from core.fixtures import (
+from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
+from tests.fixtures import (
+    arm_chain,
     buss_double_y,
     buss_y,
-    human_arm,
     ki_sheen_chain,
     soch_chain,
     soch_ellipse_targets,
 )
-from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
 
 NEW = [Method.CCD, Method.LBFGSB, Method.TASK_PRIORITY, Method.EXTENDED_JACOBIAN]
 EJ_FAST = {"extended_weight": 0.1}
@@ -102,7 +102,7 @@ def test_extended_jacobian_default_stall_window_lets_it_converge():
 
 @pytest.mark.parametrize("method", NEW, ids=lambda m: m.name)
 def test_every_method_reduces_error_on_a_simple_case(method):
-    fx = human_arm()
+    fx = arm_chain()
     goals, q0, _ = reachable_goals(fx, batch=3, scale=0.2, position_only=True)
     start = fx.skeleton.goal_errors(q0, goals).max(axis=1)
     # EXTENDED_JACOBIAN in 3-D: twists about a bent segment barely move the elements, so
@@ -120,7 +120,7 @@ def test_ccd_on_pose_goals_and_the_double_y_reduces_error_monotonically():
     """CCD's guarantee: every DOF update is an exact 1-D minimisation of the weighted
     objective (for position, direction and rotation blocks), so the objective never
     increases over a sweep; convergence is linear, hence no 1e-6 budget here."""
-    for fx, position_only in ((human_arm(), False), (buss_double_y(), True)):
+    for fx, position_only in ((arm_chain(), False), (buss_double_y(), True)):
         sk = fx.skeleton
         goals, q0, _ = reachable_goals(fx, batch=8, position_only=position_only)
         s = SolveSettings(max_step=np.inf)
@@ -141,7 +141,7 @@ def test_ccd_on_arm_pose_goals():
     4.4e-5 after 20,000 sweeps. Here, within 2,000 sweeps: the five fast ones are reached,
     the other three have cut their error by more than 100× and are still improving
     (MAX_ITERATIONS, not STALLED); monotonicity is checked above."""
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     goals, q0, _ = reachable_goals(fx)
     start = sk.goal_errors(q0, goals).max(axis=1)
@@ -156,7 +156,7 @@ def test_ccd_on_arm_pose_goals():
 
 def test_ccd_direction_and_orientation_updates_are_exact_per_dof():
     """For one hinge the closed-form angle is the exact minimiser of the objective."""
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     rng = np.random.default_rng(5)
     R = sk.forward(rng.uniform(-1, 1, sk.n_dofs))[3, :3, :3]
@@ -195,7 +195,7 @@ def ccd_objective(sk, goals, qs):
 
 
 def test_lbfgsb_never_violates_its_bounds():
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     rng = np.random.default_rng(7)
     _, _, qs = reachable_goals(fx, batch=4, scale=2.5)
@@ -217,7 +217,7 @@ def test_lbfgsb_never_violates_its_bounds():
 def test_lbfgsb_minimises_the_tikhonov_objective():
     """With γ > 0 the result is the bounded minimiser of ‖e‖² + γ²‖q − q_rest‖²: its
     projected gradient vanishes (first-order optimality under bounds)."""
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     goals = [PositionGoal((0.3, 0.35, 0.2), joint="hand")]
     gamma = 0.05
@@ -251,7 +251,7 @@ def test_lbfgsb_subdivision_follows_the_goal_path():
 
 
 def _task_setup():
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     hand = PositionGoal((0.25, 0.45, 0.15), joint="hand")
     # the elbow is 0.30 m from the shoulder: a target 0.5 m away conflicts
@@ -349,7 +349,7 @@ def test_task_priority_reachable_lower_levels_converge_fast():
 def test_task_priority_single_level_step_is_the_pseudoinverse_step():
     """All goals at one priority: the step is exactly PSEUDOINVERSE's J⁺e (same SVD
     cutoff); the lower levels' damping and the second-order correction do not apply."""
-    fx = human_arm()
+    fx = arm_chain()
     q = fx.q0 + 0.2
     raw = SolveSettings(max_step=np.inf, use_limits=False)
     tp = step_once(fx.skeleton, fx.goals, q, Method.TASK_PRIORITY, raw)
@@ -366,7 +366,7 @@ def test_task_priority_default_settings_on_random_conflicts(chain):
     (min ‖e₁‖² s.t. e₀ = 0); reachable lower goals (a few draws) are met as well."""
     rng = np.random.default_rng(1)
     if chain == "arm":
-        fx = human_arm()
+        fx = arm_chain()
         high = PositionGoal((0.25, 0.45, 0.15), joint="hand")
         moving = np.arange(3)
     else:
@@ -499,7 +499,7 @@ def test_batched_agrees_with_one_by_one(method):
 
 @pytest.mark.parametrize("method", NEW, ids=lambda m: m.name)
 def test_limits_are_never_violated(method):
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     rng = np.random.default_rng(7)
     _, _, qs = reachable_goals(fx, batch=4, scale=2.5)
@@ -513,7 +513,7 @@ def test_limits_are_never_violated(method):
 
 @pytest.mark.parametrize("method", NEW, ids=lambda m: m.name)
 def test_max_step_bounds_each_update(method):
-    fx = human_arm()
+    fx = arm_chain()
     goal = [PositionGoal((0.0, -0.4, 0.3), joint="hand")]
     q1 = step_once(fx.skeleton, goal, fx.q0, method, SolveSettings(max_step=0.05))
     assert 0.0 < np.max(np.abs(q1 - fx.q0)) <= 0.05 + 1e-15
@@ -551,7 +551,7 @@ def test_new_settings_are_validated():
 @pytest.mark.parametrize("method", list(Method), ids=lambda m: m.name)
 def test_results_are_deterministic(method):
     """No unseeded randomness: the same problem solved twice gives identical results."""
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     goals, q0, _ = reachable_goals(fx, batch=2, scale=0.3)
     s = SolveSettings(max_iterations=8, lbfgsb_iterations=5)
     a = solve(fx.skeleton, goals, q0, method, s)
@@ -610,7 +610,7 @@ def test_ccd_fast_path_equals_the_re_evaluating_sweep():
         for g, w in zip(goals, (1, 2, 0.5, 0), strict=True)
     ]
     cases = [(fx.skeleton, goals, q0)]
-    arm = human_arm(limits=True)
+    arm = arm_chain(limits=True)
     goals, q0, _ = reachable_goals(arm, batch=3, scale=0.8)
     goals = [PoseGoal(goals[0].position, goals[0].rotation, joint="hand", weight=0.7)]
     cases.append((arm.skeleton, goals, arm.skeleton.clip(q0)))
@@ -649,7 +649,7 @@ def test_task_priority_conflicts_batched_equal_one_by_one():
     """The lower levels' damping and the second-order correction (one re-evaluation at
     q + Δq) act row by row: a batch of hand/elbow conflicts (batched elbow targets, rows
     finishing at different iterations) equals the problems solved one by one."""
-    fx = human_arm()
+    fx = arm_chain()
     rng = np.random.default_rng(4)
     t = rng.normal(size=(4, 3))
     t *= rng.uniform(0.35, 0.6, size=(4, 1)) / np.linalg.norm(t, axis=1, keepdims=True)
@@ -676,7 +676,7 @@ def test_task_priority_with_limits_keeps_priority_zero_and_stays_inside():
     takes it there, else frozen for the lower levels) meets the hand to 1e-6 in every
     draw with q inside the limits. Measured before the loop (the loop's clip alone): the
     hand 7e-3–7e-2 off in 8/8."""
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     hand = PositionGoal((0.25, 0.45, 0.15), joint="hand")
     rng = np.random.default_rng(1)
