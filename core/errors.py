@@ -6,7 +6,10 @@ the offending value and what would be valid.
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = [
+    "format_value",
     "LimberError",
     "InvalidInputError",
     "InvalidLimbError",
@@ -61,3 +64,20 @@ class UnsupportedMethodError(InvalidInputError):
 
 
 __all__ += ["InvalidSkeletonError", "UnsupportedMethodError"]
+
+
+def format_value(value: object) -> str:
+    """``repr(value)`` with numpy scalars shown as the Python numbers they hold.
+
+    Error messages quote values through this so that they read the same under numpy 1
+    and 2 (numpy 2's ``repr(np.float64(1.5))`` is ``'np.float64(1.5)'``). Tuples and
+    lists are formatted element-wise; arrays keep numpy's ``repr`` (the same in both).
+    """
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if type(value) is tuple or type(value) is list:
+        inner = ", ".join(format_value(v) for v in value)
+        if type(value) is list:
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)

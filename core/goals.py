@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import InvalidGoalError, ShapeMismatchError
+from .errors import InvalidGoalError, ShapeMismatchError, format_value
 from .geometry.rotations import check_rotation
 
 FloatArray = NDArray[np.float64]
@@ -55,9 +55,9 @@ def _array(value: ArrayLike, name: str) -> FloatArray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InvalidGoalError(f"{name} must be numeric, got {value!r}") from exc
+        raise InvalidGoalError(f"{name} must be numeric, got {format_value(value)}") from exc
     if not np.isfinite(arr).all():
-        raise InvalidGoalError(f"{name} must be finite, got {arr!r}")
+        raise InvalidGoalError(f"{name} must be finite, got {format_value(arr)}")
     return arr
 
 
@@ -84,7 +84,7 @@ def _unit(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
         worst = float(np.max(np.abs(norm - 1.0)))
         raise InvalidGoalError(
             f"{name} must be a unit vector (|v| = 1 ± {UNIT_TOLERANCE}), got norm "
-            f"{float(np.ravel(norm)[int(np.argmax(np.abs(np.ravel(norm) - 1.0)))])!r} "
+            f"{format_value(float(np.ravel(norm)[int(np.argmax(np.abs(np.ravel(norm) - 1.0)))]))} "
             f"(off by {worst:.3g}); normalise it first"
         )
     return v / norm[..., None], n
@@ -106,13 +106,17 @@ def _common(goal: Any, sizes: dict[str, int | None]) -> None:
         raise ShapeMismatchError(f"{cls} batch sizes must agree, got {batched}")
     j = goal.joint
     if j is not None and not isinstance(j, int | str | np.integer):
-        raise InvalidGoalError(f"{cls}.joint must be an int index, a str name or None, got {j!r}")
+        raise InvalidGoalError(
+            f"{cls}.joint must be an int index, a str name or None, got {format_value(j)}"
+        )
     w = float(goal.weight)
     if not np.isfinite(w) or w < 0.0:
-        raise InvalidGoalError(f"{cls}.weight must be finite and >= 0, got {goal.weight!r}")
+        raise InvalidGoalError(
+            f"{cls}.weight must be finite and >= 0, got {format_value(goal.weight)}"
+        )
     p = goal.priority
     if not isinstance(p, int | np.integer) or isinstance(p, bool) or p < 0:
-        raise InvalidGoalError(f"{cls}.priority must be an int >= 0, got {p!r}")
+        raise InvalidGoalError(f"{cls}.priority must be an int >= 0, got {format_value(p)}")
     object.__setattr__(goal, "weight", w)
     object.__setattr__(goal, "priority", int(p))
     object.__setattr__(goal, "_n", next(iter(batched.values())) if batched else None)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidInputError, InvalidLimitsError, InvalidSkeletonError
+from ..errors import InvalidInputError, InvalidLimitsError, InvalidSkeletonError, format_value
 from ..geometry.rotations import check_order, check_rotation
 
 FloatArray = NDArray[np.float64]
@@ -32,9 +32,9 @@ def finite_array(value: ArrayLike, name: str, error: type[Exception]) -> FloatAr
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise error(f"{name} must be numeric, got {value!r}") from exc
+        raise error(f"{name} must be numeric, got {format_value(value)}") from exc
     if not np.all(np.isfinite(arr)):
-        raise error(f"{name} must be finite, got {arr!r}")
+        raise error(f"{name} must be finite, got {format_value(arr)}")
     return arr
 
 
@@ -52,15 +52,17 @@ def _limits(
                 dtype=np.float64,
             )
         except (TypeError, ValueError) as exc:
-            raise InvalidLimitsError(f"{name}.{which} must be numeric, got {value!r}") from exc
+            raise InvalidLimitsError(
+                f"{name}.{which} must be numeric, got {format_value(value)}"
+            ) from exc
         if arr.size == 1 and size > 1:
             arr = np.full(size, float(arr[0]))
         if arr.shape != (size,):
             raise InvalidLimitsError(
-                f"{name}.{which} must be a scalar or have {size} entries, got {value!r}"
+                f"{name}.{which} must be a scalar or have {size} entries, got {format_value(value)}"
             )
         if np.any(np.isnan(arr)):
-            raise InvalidLimitsError(f"{name}.{which} must not be NaN, got {value!r}")
+            raise InvalidLimitsError(f"{name}.{which} must not be NaN, got {format_value(value)}")
         return arr
 
     lo = one(lower, -np.inf, "lower")
@@ -69,7 +71,8 @@ def _limits(
     if np.any(bad):
         i = int(np.argmax(bad))
         raise InvalidLimitsError(
-            f"{name} limits must satisfy lower <= upper, got lower={lo[i]!r} > upper={hi[i]!r}"
+            f"{name} limits must satisfy lower <= upper, got lower={format_value(lo[i])} > "
+            f"upper={format_value(hi[i])}"
             f" (entry {i})"
         )
     lo.setflags(write=False)
@@ -103,7 +106,9 @@ class Ball:
         lo, hi = _limits(self.lower, self.upper, 3, "Ball")
         locked = tuple(bool(v) for v in self.locked)
         if len(locked) != 3:
-            raise InvalidSkeletonError(f"Ball.locked must have 3 entries, got {self.locked!r}")
+            raise InvalidSkeletonError(
+                f"Ball.locked must have 3 entries, got {format_value(self.locked)}"
+            )
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "locked", locked)
@@ -179,28 +184,36 @@ class Joint:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise InvalidSkeletonError(f"Joint.name must be a non-empty str, got {self.name!r}")
+            raise InvalidSkeletonError(
+                f"Joint.name must be a non-empty str, got {format_value(self.name)}"
+            )
         if not isinstance(self.parent, int | np.integer) or isinstance(self.parent, bool):
             raise InvalidSkeletonError(
-                f"Joint {self.name!r}: parent must be an int index (-1 for a root), "
-                f"got {self.parent!r}"
+                f"Joint {format_value(self.name)}: parent must be an int index (-1 for a root), "
+                f"got {format_value(self.parent)}"
             )
-        m = finite_array(self.offset, f"Joint {self.name!r} offset", InvalidSkeletonError)
+        m = finite_array(
+            self.offset, f"Joint {format_value(self.name)} offset", InvalidSkeletonError
+        )
         if m.shape != (4, 4):
             raise InvalidSkeletonError(
-                f"Joint {self.name!r}: offset must be a 4×4 transform, got shape {m.shape}"
+                f"Joint {format_value(self.name)}: offset must be a 4×4 transform, got shape "
+                f"{m.shape}"
             )
         if np.max(np.abs(m[3] - (0.0, 0.0, 0.0, 1.0))) > 1e-12:
             raise InvalidSkeletonError(
-                f"Joint {self.name!r}: offset must have last row (0, 0, 0, 1), got {m[3]!r}"
+                f"Joint {format_value(self.name)}: offset must have last row (0, 0, 0, 1), got "
+                f"{format_value(m[3])}"
             )
         check_rotation(
-            m[:3, :3], name=f"Joint {self.name!r} offset[:3, :3]", error=InvalidSkeletonError
+            m[:3, :3],
+            name=f"Joint {format_value(self.name)} offset[:3, :3]",
+            error=InvalidSkeletonError,
         )
         if not isinstance(self.dofs, Ball | Hinge | Fixed):
             raise InvalidSkeletonError(
-                f"Joint {self.name!r}: dofs must be Ball(...), Hinge(...) or Fixed(), "
-                f"got {self.dofs!r}"
+                f"Joint {format_value(self.name)}: dofs must be Ball(...), Hinge(...) or Fixed(), "
+                f"got {format_value(self.dofs)}"
             )
         m = m.copy()
         m.setflags(write=False)

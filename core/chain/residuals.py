@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Protocol
 
 import numpy as np
 
-from ..errors import InvalidGoalError, ShapeMismatchError
+from ..errors import InvalidGoalError, ShapeMismatchError, format_value
+from ..geometry.rotations import matrix_to_axis_angle
 from ..goals import (
     AimGoal,
     DirectionGoal,
@@ -22,7 +24,7 @@ from ..goals import (
     PositionGoal,
 )
 from .joints import FloatArray, IntArray
-from .kinematics import EYE3
+from .kinematics import EYE3, skew
 
 #: Aim targets closer than this to the ray origin count as hit.
 MIN_AIM_DISTANCE = 1e-12
@@ -97,7 +99,7 @@ def goal_kinds(goal: Goal) -> tuple[BlockKind, ...]:
         return (BlockKind.AIM,)
     raise InvalidGoalError(
         f"goal must be a PositionGoal, OrientationGoal, PoseGoal, PartialOrientationGoal, "
-        f"DirectionGoal or AimGoal, got {goal!r}"
+        f"DirectionGoal or AimGoal, got {format_value(goal)}"
     )
 
 
@@ -138,3 +140,119 @@ def goal_rows(goal: Goal, value: object, rows: IntArray | None, b: int, nd: int 
         )
     out: FloatArray = sel
     return out
+
+
+class GoalFrame:
+    """What a :class:`Residual` reads for one goal in one evaluation of ``b`` rows.
+
+    ``rotation`` (b, 3, 3) and ``origin`` (b, 3): the goal joint's world frame;
+    ``wt`` (b, 3, n): the DOFs' world axes (None when no Jacobian is asked for);
+    ``mt`` (b, 3, n): p_d × w_d per DOF, so that w_d × (x − p_d) = mt − [x]× wt (None
+    unless a position or aim block needs it); ``target_based``: Buss's alternate
+    Jacobian (columns about the target instead of the effector); ``zero_point``: the
+    goal's point is the joint origin.
+    """
+
+    __slots__ = ("rows", "b", "wt", "mt", "target_based", "rotation", "origin", "zero_point")
+
+    def __init__(
+        self,
+        rows: IntArray | None,
+        b: int,
+        wt: FloatArray | None,
+        mt: FloatArray | None,
+        target_based: bool,
+    ) -> None:
+        self.rows = rows
+        self.b = b
+        self.wt = wt
+        self.mt = mt
+        self.target_based = target_based
+        self.rotation: FloatArray = EYE3
+        self.origin: FloatArray = EYE3[0]
+        self.zero_point = False
+
+    def target(self, goal: Goal, value: object, nd: int = 1) -> FloatArray:
+        """The goal's ``value`` for these rows, (b, 3) or (b, 3, 3) (``nd`` = 2)."""
+        return goal_rows(goal, value, self.rows, self.b, nd)
+
+    def apply(self, v: FloatArray) -> FloatArray:
+        """The joint rotation times a vector v (3,) or (b, 3)."""
+        x = self.rotation
+        out: FloatArray = x @ v if v.ndim == 1 else (x @ v[..., None])[..., 0]
+        return out
+
+
+class Residual(Protocol):
+    """One block kind's residual: ``(error (b, 3), Jacobian columns (b, 3, n) or None)``.
+
+    The error is target minus current (unweighted); the columns are ∂error/∂q up to the
+    sign convention of the solvers (J = ∂(current)/∂q), for DOFs above the goal joint
+    (the caller masks the others and applies the goal's weight)."""
+
+    def __call__(self, goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatArray | None]: ...
+
+
+def position_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatArray | None]:
+    """A point of the joint frame (PositionGoal's ``point``, else the origin) to
+    ``position``; columns w_d × (x − p_d)."""
+    if frame.zero_point or not isinstance(goal, PositionGoal):
+        s = frame.origin
+    else:
+        s = frame.apply(frame.target(goal, goal.point)) + frame.origin
+    tgt = frame.target(goal, goal.position)  # type: ignore[union-attr]
+    err = tgt - s
+    cols = None
+    if frame.wt is not None and frame.mt is not None:
+        ref = tgt if frame.target_based else s
+        cols = frame.mt - skew(ref) @ frame.wt
+    return err, cols
+
+
+def rotation_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatArray | None]:
+    """The joint rotation to ``rotation``: the axis-angle vector of R_t R_jᵀ; columns
+    through the inverse right Jacobian of SO(3)."""
+    rt = frame.target(goal, goal.rotation, 2)  # type: ignore[union-attr]
+    axis, angle = matrix_to_axis_angle(rt @ np.swapaxes(frame.rotation, -1, -2))
+    err: FloatArray = axis * angle[:, None]
+    cols = None if frame.wt is None else inv_right_jacobian(err) @ frame.wt
+    return err, cols
+
+
+def direction_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatArray | None]:
+    """A joint axis to ``direction``: direction − R_j·axis; columns −[a]× w_d."""
+    assert isinstance(goal, DirectionGoal | PartialOrientationGoal)
+    a = frame.apply(frame.target(goal, goal.axis))
+    err = frame.target(goal, goal.direction) - a
+    cols = None if frame.wt is None else -(skew(a) @ frame.wt)
+    return err, cols
+
+
+def aim_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatArray | None]:
+    """A joint axis through ``origin`` at ``target``: u − a with u the unit vector from the
+    ray origin to the target (u = a, error 0, when the target sits on the origin)."""
+    assert isinstance(goal, AimGoal)
+    a = frame.apply(frame.target(goal, goal.axis))
+    o = frame.apply(frame.target(goal, goal.origin)) + frame.origin
+    v = frame.target(goal, goal.target) - o
+    dist = np.sqrt(np.sum(v * v, axis=-1))
+    hit = dist < MIN_AIM_DISTANCE
+    safe = np.where(hit, 1.0, dist)
+    u = np.where(hit[:, None], a, v / safe[:, None])
+    err: FloatArray = u - a
+    cols = None
+    if frame.wt is not None and frame.mt is not None:
+        dv = frame.mt - skew(o) @ frame.wt  # −∂v/∂q, (b, 3, n)
+        proj: FloatArray = dv - u[:, :, None] * (u[:, None, :] @ dv)
+        proj = np.where(hit[:, None, None], 0.0, proj / safe[:, None, None])
+        cols = proj - skew(a) @ frame.wt
+    return err, cols
+
+
+#: The residual of each block kind.
+RESIDUALS: dict[BlockKind, Residual] = {
+    BlockKind.POSITION: position_residual,
+    BlockKind.ROTATION: rotation_residual,
+    BlockKind.DIRECTION: direction_residual,
+    BlockKind.AIM: aim_residual,
+}

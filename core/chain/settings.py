@@ -9,7 +9,7 @@ from enum import Enum
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, format_value
 
 
 class Method(Enum):
@@ -171,7 +171,7 @@ class SolveSettings:
             v = getattr(self, name)
             _check(
                 isinstance(v, int | float | np.floating | np.integer) and not isinstance(v, bool),
-                f"SolveSettings.{name} must be a number, got {v!r}",
+                f"SolveSettings.{name} must be a number, got {format_value(v)}",
             )
             return float(v)
 
@@ -186,7 +186,7 @@ class SolveSettings:
             v = getattr(self, name)
             _check(
                 isinstance(v, int | np.integer) and not isinstance(v, bool),
-                f"SolveSettings.{name} must be an int, got {v!r}",
+                f"SolveSettings.{name} must be an int, got {format_value(v)}",
             )
         _check(self.max_iterations >= 0, f"max_iterations must be >= 0, got {self.max_iterations}")
         _check(
@@ -217,44 +217,48 @@ class SolveSettings:
             v = num(name)
             _check(
                 np.isfinite(v) and v >= 0.0,
-                f"SolveSettings.{name} must be finite and >= 0, got {v!r}",
+                f"SolveSettings.{name} must be finite and >= 0, got {format_value(v)}",
             )
         for name in ("max_step", "clamp_distance", "clamp_angle"):
             v = num(name)
             _check(
                 v > 0.0 and not np.isnan(v),
-                f"SolveSettings.{name} must be > 0 (inf allowed), got {v!r}",
+                f"SolveSettings.{name} must be > 0 (inf allowed), got {format_value(v)}",
             )
         for name in ("damping_threshold", "gamma_max", "extended_weight"):
             v = num(name)
             _check(
                 np.isfinite(v) and v > 0.0,
-                f"SolveSettings.{name} must be finite and > 0, got {v!r}",
+                f"SolveSettings.{name} must be finite and > 0, got {format_value(v)}",
             )
         for name in ("use_limits", "adaptive_damping", "target_jacobian"):
             v = getattr(self, name)
             _check(
                 isinstance(v, bool | np.bool_),
-                f"SolveSettings.{name} must be True or False, got {v!r}",
+                f"SolveSettings.{name} must be True or False, got {format_value(v)}",
             )
         c = num("svd_cutoff")
-        _check(0.0 <= c < 1.0, f"SolveSettings.svd_cutoff must be in [0, 1), got {c!r}")
+        _check(0.0 <= c < 1.0, f"SolveSettings.svd_cutoff must be in [0, 1), got {format_value(c)}")
         _check(
             isinstance(self.null_space, NullSpace),
-            f"SolveSettings.null_space must be a NullSpace member, got {self.null_space!r}",
+            f"SolveSettings.null_space must be a NullSpace member, got "
+            f"{format_value(self.null_space)}",
         )
         _check(
             isinstance(self.clamp_rule, ClampRule),
-            f"SolveSettings.clamp_rule must be a ClampRule member, got {self.clamp_rule!r}",
+            f"SolveSettings.clamp_rule must be a ClampRule member, got "
+            f"{format_value(self.clamp_rule)}",
         )
         if self.q_rest is not None:
             try:
                 r = np.asarray(self.q_rest, dtype=np.float64)
             except (TypeError, ValueError) as exc:
-                raise InvalidInputError(f"q_rest must be numeric, got {self.q_rest!r}") from exc
+                raise InvalidInputError(
+                    f"q_rest must be numeric, got {format_value(self.q_rest)}"
+                ) from exc
             _check(
                 r.ndim == 1 and bool(np.all(np.isfinite(r))),
-                f"SolveSettings.q_rest must be a finite 1-D array, got {self.q_rest!r}",
+                f"SolveSettings.q_rest must be a finite 1-D array, got {format_value(self.q_rest)}",
             )
             r = r.copy()
             r.setflags(write=False)

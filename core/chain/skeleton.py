@@ -78,19 +78,24 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, InvalidInputError, InvalidSkeletonError, ShapeMismatchError
-from ..geometry.rotations import matrix_to_axis_angle
-from ..goals import AimGoal, DirectionGoal, Goal, PartialOrientationGoal, PoseGoal, PositionGoal
+from ..errors import (
+    InvalidGoalError,
+    InvalidInputError,
+    InvalidSkeletonError,
+    ShapeMismatchError,
+    format_value,
+)
+from ..goals import Goal, PartialOrientationGoal, PoseGoal, PositionGoal
 from .joints import Ball, BoolArray, FloatArray, Hinge, IntArray, Joint, finite_array
 from .kinematics import CYC, KinematicPlan, skew
 from .residuals import (
-    MIN_AIM_DISTANCE,
+    RESIDUALS,
     BlockKind,
     Evaluation,
+    GoalFrame,
     RowBlock,
     goal_kinds,
     goal_rows,
-    inv_right_jacobian,
 )
 
 #: Goal-list structures whose evaluation plans a skeleton keeps (cleared when full).
@@ -136,21 +141,23 @@ class Skeleton:
         names: list[str] = []
         for i, jt in enumerate(joints):
             if not isinstance(jt, Joint):
-                raise InvalidSkeletonError(f"joints[{i}] must be a Joint, got {jt!r}")
+                raise InvalidSkeletonError(f"joints[{i}] must be a Joint, got {format_value(jt)}")
             if jt.name in names:
                 raise InvalidSkeletonError(
-                    f"joint names must be unique; {jt.name!r} is used by joints "
+                    f"joint names must be unique; {format_value(jt.name)} is used by joints "
                     f"{names.index(jt.name)} and {i}"
                 )
             names.append(jt.name)
             if jt.parent < -1 or jt.parent >= len(joints):
                 raise InvalidSkeletonError(
-                    f"joint {i} ({jt.name!r}) has unknown parent index {jt.parent}; valid: -1 "
+                    f"joint {i} ({format_value(jt.name)}) has unknown parent index {jt.parent}; "
+                    f"valid: -1 "
                     f"(root) or 0..{len(joints) - 1}"
                 )
             if jt.parent >= i:
                 raise InvalidSkeletonError(
-                    f"joint {i} ({jt.name!r}) has parent index {jt.parent} >= its own index; "
+                    f"joint {i} ({format_value(jt.name)}) has parent index {jt.parent} >= its "
+                    f"own index; "
                     "parents must come before children (this also rules out cycles)"
                 )
         n = len(joints)
@@ -215,7 +222,8 @@ class Skeleton:
         if isinstance(joint, str):
             if joint not in self.names:
                 raise InvalidSkeletonError(
-                    f"skeleton has no joint named {joint!r}; joints are {list(self.names)}"
+                    f"skeleton has no joint named {format_value(joint)}; joints are "
+                    f"{list(self.names)}"
                 )
             return self.names.index(joint)
         if isinstance(joint, int | np.integer) and not isinstance(joint, bool):
@@ -225,7 +233,9 @@ class Skeleton:
                 f"joint index {int(joint)} out of range for a skeleton of {n} joints "
                 f"(valid: {-n}..{n - 1})"
             )
-        raise InvalidSkeletonError(f"joint must be an int index or a str name, got {joint!r}")
+        raise InvalidSkeletonError(
+            f"joint must be an int index or a str name, got {format_value(joint)}"
+        )
 
     def check_q(self, q: ArrayLike, name: str = "q") -> tuple[FloatArray, bool]:
         """``q`` as a (B, n_dofs) float array and whether it was batched.
@@ -476,14 +486,6 @@ class Skeleton:
                     # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
                     mt = np.swapaxes((skew(pw[..., :3, 0]) @ w[..., None])[..., 0], -1, -2)
 
-        def target(goal: Goal, value: object, nd: int = 1) -> FloatArray:
-            return goal_rows(goal, value, rows, b, nd)
-
-        def apply(x: FloatArray, v: FloatArray) -> FloatArray:
-            """x (b, 3, 3) times v (3,) or (b, 3)."""
-            out: FloatArray = x @ v if v.ndim == 1 else (x @ v[..., None])[..., 0]
-            return out
-
         nb = len(blocks)
         bn = np.empty((b, nb))  # per-block error norms
         if pos is not None:
@@ -494,7 +496,7 @@ class Skeleton:
             if tgt_all is None or tgt_all.shape != s_all.shape:
                 tgt_all = np.empty(s_all.shape)
                 for i, gi in enumerate(gg):
-                    tgt_all[:, i] = target(goals[gi], goals[gi].position)
+                    tgt_all[:, i] = goal_rows(goals[gi], goals[gi].position, rows, b)
                 if memo is not None:
                     memo["position"] = tgt_all
             e3 = e.reshape(b, nb, 3)
@@ -518,59 +520,22 @@ class Skeleton:
                 else:
                     jac4[:, sel] = cols_all * gmask
         bi = 0
+        frame = GoalFrame(rows, b, wt, mt, target_based)
         for gi, goal in enumerate(() if all_skip else goals):
             _, node, kinds, sw, maskw, zero_point = per[gi]
             if skip[gi]:
                 bi += len(kinds)
                 continue
             gn = g[:, node]
-            rj = gn[:, :3, :3]
-            oj = gn[:, :3, 3]
+            frame.rotation = gn[:, :3, :3]
+            frame.origin = gn[:, :3, 3]
+            frame.zero_point = zero_point
             for kind in kinds:
                 if grouped[bi]:
                     bi += 1
                     continue
                 r0 = 3 * bi
-                cols: FloatArray | None = None
-                if kind is BlockKind.POSITION:
-                    if zero_point:
-                        s = oj
-                    elif isinstance(goal, PositionGoal):
-                        s = apply(rj, target(goal, goal.point)) + oj
-                    else:
-                        s = oj
-                    tgt = target(goal, goal.position)  # type: ignore[union-attr]
-                    err = tgt - s
-                    if wt is not None and mt is not None:
-                        ref = tgt if target_based else s
-                        cols = mt - skew(ref) @ wt
-                elif kind is BlockKind.ROTATION:
-                    rt = target(goal, goal.rotation, 2)  # type: ignore[union-attr]
-                    axis, angle = matrix_to_axis_angle(rt @ np.swapaxes(rj, -1, -2))
-                    err = axis * angle[:, None]
-                    if wt is not None:
-                        cols = inv_right_jacobian(err) @ wt
-                elif kind is BlockKind.DIRECTION:
-                    assert isinstance(goal, DirectionGoal | PartialOrientationGoal)
-                    a = apply(rj, target(goal, goal.axis))
-                    err = target(goal, goal.direction) - a
-                    if wt is not None:
-                        cols = -(skew(a) @ wt)
-                else:
-                    assert isinstance(goal, AimGoal)
-                    a = apply(rj, target(goal, goal.axis))
-                    o = apply(rj, target(goal, goal.origin)) + oj
-                    v = target(goal, goal.target) - o
-                    dist = np.sqrt(np.sum(v * v, axis=-1))
-                    hit = dist < MIN_AIM_DISTANCE
-                    safe = np.where(hit, 1.0, dist)
-                    u = np.where(hit[:, None], a, v / safe[:, None])
-                    err = u - a
-                    if wt is not None and mt is not None:
-                        dv = mt - skew(o) @ wt  # −∂v/∂q, (b, 3, n)
-                        proj: FloatArray = dv - u[:, :, None] * (u[:, None, :] @ dv)
-                        proj = np.where(hit[:, None, None], 0.0, proj / safe[:, None, None])
-                        cols = proj - skew(a) @ wt
+                err, cols = RESIDUALS[kind](goal, frame)
                 e[:, r0 : r0 + 3] = err if sw == 1.0 else sw * err
                 if jac is not None and cols is not None:
                     np.multiply(cols, maskw, out=jac[:, r0 : r0 + 3, :])

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import InvalidGoalError, InvalidInputError, UnsupportedMethodError
+from ..errors import InvalidGoalError, InvalidInputError, UnsupportedMethodError, format_value
 from ..goals import Goal
 from .loop import FloatArray, SolveResult, StepState, clamp_max_abs
 from .registry import STEP_CLASSES
@@ -46,7 +46,8 @@ def solve(
     """
     if not isinstance(method, Method):
         raise InvalidInputError(
-            f"method must be a Method member ({', '.join(m.name for m in Method)}), got {method!r}"
+            f"method must be a Method member ({', '.join(m.name for m in Method)}), got "
+            f"{format_value(method)}"
         )
     cls = STEP_CLASSES.get(method)
     if cls is None:
@@ -57,7 +58,7 @@ def solve(
     if settings is None:
         settings = SolveSettings()
     if not isinstance(settings, SolveSettings):
-        raise InvalidInputError(f"settings must be a SolveSettings, got {settings!r}")
+        raise InvalidInputError(f"settings must be a SolveSettings, got {format_value(settings)}")
     result: SolveResult = cls().run(skeleton, goals, q0, settings)
     return result
 
@@ -84,7 +85,9 @@ def step_once(
         settings = SolveSettings()
     cls = STEP_CLASSES.get(method) if isinstance(method, Method) else None
     if cls is None:
-        raise UnsupportedMethodError(f"method must be an implemented Method, got {method!r}")
+        raise UnsupportedMethodError(
+            f"method must be an implemented Method, got {format_value(method)}"
+        )
     goals = tuple(goals)
     if not goals:
         raise InvalidGoalError("step_once needs at least one goal, got none")

@@ -43,6 +43,7 @@ from ..errors import (
     InvalidOrderError,
     InvalidRotationError,
     ShapeMismatchError,
+    format_value,
 )
 from .vec3 import TAU, wrap
 
@@ -90,7 +91,7 @@ def _as_float(value: ArrayLike, name: str) -> FloatArray:
         return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
-            f"{name} must be a real numeric array, got {value!r} ({exc})"
+            f"{name} must be a real numeric array, got {format_value(value)} ({exc})"
         ) from exc
 
 
@@ -103,7 +104,7 @@ def _check_finite(arr: FloatArray, name: str) -> None:
     if not finite.all():
         bad = tuple(int(i) for i in np.argwhere(~finite)[0])
         raise InvalidInputError(
-            f"{name} must be finite, got {arr[bad]!r} at index {_index_str(bad)}"
+            f"{name} must be finite, got {format_value(arr[bad])} at index {_index_str(bad)}"
         )
 
 
@@ -146,7 +147,8 @@ def _normalise(arr: FloatArray, name: str) -> FloatArray:
         bad = tuple(int(i) for i in np.argwhere(small)[0]) if small.ndim else ()
         raise InvalidInputError(
             f"{name} must have length > {_MIN_NORM:g} to be normalised, got "
-            f"{arr[bad]!r} (length {float(norm[bad]):.3g}) at batch index {_index_str(bad)}"
+            f"{format_value(arr[bad])} (length {float(norm[bad]):.3g}) at batch index "
+            f"{_index_str(bad)}"
         )
     out: FloatArray = arr / norm[..., None]
     return out
@@ -219,8 +221,9 @@ def angle_in_range(
         lo_b, hi_b = np.broadcast_arrays(lo, hi)
         bad = tuple(int(i) for i in np.argwhere(~(hi_b >= lo_b))[0]) if lo_b.ndim else ()
         raise InvalidInputError(
-            f"angle range must satisfy lower <= upper, got lower={float(lo_b[bad])!r} > "
-            f"upper={float(hi_b[bad])!r} at index {_index_str(bad)}"
+            f"angle range must satisfy lower <= upper, got "
+            f"lower={format_value(float(lo_b[bad]))} > "
+            f"upper={format_value(float(hi_b[bad]))} at index {_index_str(bad)}"
         )
     d = np.mod(arr - lo, TAU)  # in [0, 2*pi)
     result: NDArray[np.bool_] = np.isfinite(arr) & (
@@ -490,7 +493,7 @@ def check_order(order: str) -> str:
     """
     if not isinstance(order, str) or order not in _SPECS:
         raise InvalidOrderError(
-            f"Euler order must be one of {', '.join(EULER_ORDERS)}; got {order!r}"
+            f"Euler order must be one of {', '.join(EULER_ORDERS)}; got {format_value(order)}"
         )
     return order
 
@@ -670,7 +673,9 @@ def check_rotation(
     try:
         m = np.asarray(R, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise error(f"{name} must be a real (..., 3, 3) rotation matrix, got {R!r}") from exc
+        raise error(
+            f"{name} must be a real (..., 3, 3) rotation matrix, got {format_value(R)}"
+        ) from exc
     if m.ndim < 2 or m.shape[-2:] != (3, 3):
         raise error(f"{name} must have shape (..., 3, 3) (rotation matrices), got shape {m.shape}")
     batch = m.shape[:-2]

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, ShapeMismatchError
+from ..errors import InvalidGoalError, ShapeMismatchError, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_rotation
 from ..goals import AimGoal
@@ -185,12 +185,16 @@ def solve_aim(
     th = None if elbow is None else np.asarray(elbow, dtype=np.float64)
     if th is not None:
         if th.ndim > 1 or not np.all(np.isfinite(th)):
-            raise InvalidGoalError(f"elbow must be a finite scalar or (N,) array, got {elbow!r}")
+            raise InvalidGoalError(
+                f"elbow must be a finite scalar or (N,) array, got {format_value(elbow)}"
+            )
         sizes["elbow"] = None if th.ndim == 0 else len(th)
     sw = None if swivel is None else np.asarray(swivel, dtype=np.float64)
     if sw is not None:
         if sw.ndim > 1 or not np.all(np.isfinite(sw)):
-            raise InvalidGoalError(f"swivel must be a finite scalar or (N,), got {swivel!r}")
+            raise InvalidGoalError(
+                f"swivel must be a finite scalar or (N,), got {format_value(swivel)}"
+            )
         sizes["swivel"] = None if sw.ndim == 0 else len(sw)
     batched = {k: v for k, v in sizes.items() if v is not None}
     if len(set(batched.values())) > 1:

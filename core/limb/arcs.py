@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, InvalidInputError
+from ..errors import InvalidGoalError, InvalidInputError, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from ..goals import AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
@@ -158,7 +158,7 @@ def swivel_arcs(
     """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 3 <= n <= 100_000:
         raise InvalidInputError(
-            f"n (samples around the circle) must be an int in [3, 100000], got {n!r}"
+            f"n (samples around the circle) must be an int in [3, 100000], got {format_value(n)}"
         )
     pgoal, w_in = _pose_goal(limb, goal, wrist, psi, elbow)
     nb, w, sw, (_, pgoal) = prepare_goal(limb, pgoal, w_in, swivel, None)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, InvalidLimbError, InvalidLimitsError
+from ..errors import InvalidGoalError, InvalidLimbError, InvalidLimitsError, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_order, check_rotation, euler_spec, rodrigues
 from ..goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
@@ -61,9 +61,9 @@ def finite_array(value: ArrayLike, name: str, error: type[Exception]) -> FloatAr
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise error(f"{name} must be numeric, got {value!r}") from exc
+        raise error(f"{name} must be numeric, got {format_value(value)}") from exc
     if not np.all(np.isfinite(arr)):
-        raise error(f"{name} must be finite, got {arr!r}")
+        raise error(f"{name} must be finite, got {format_value(arr)}")
     return arr
 
 
@@ -72,7 +72,9 @@ def _transform(value: ArrayLike, name: str) -> FloatArray:
     if m.shape != (4, 4):
         raise InvalidLimbError(f"{name} must be a 4×4 transform, got shape {m.shape}")
     if np.max(np.abs(m[3] - (0.0, 0.0, 0.0, 1.0))) > 1e-12:
-        raise InvalidLimbError(f"{name} must have bottom row (0, 0, 0, 1), got {m[3]!r}")
+        raise InvalidLimbError(
+            f"{name} must have bottom row (0, 0, 0, 1), got {format_value(m[3])}"
+        )
     check_rotation(
         m[:3, :3], tol=ROTATION_TOLERANCE, name=f"{name}[:3, :3]", error=InvalidLimbError
     )
@@ -87,7 +89,7 @@ def _unit(value: ArrayLike, name: str, error: type[Exception]) -> FloatArray:
         raise error(f"{name} must be a 3-vector, got shape {v.shape}")
     n = float(np.linalg.norm(v))
     if n < 1e-12:
-        raise error(f"{name} must be a non-zero vector, got {v!r}")
+        raise error(f"{name} must be a non-zero vector, got {format_value(v)}")
     out = v / n
     out.setflags(write=False)
     return out
@@ -112,12 +114,12 @@ def _angle_bounds(
         return (default, default, default)
     items = list(value)  # type: ignore[arg-type]
     if len(items) != 3:
-        raise InvalidLimitsError(f"{name} must have 3 angles (x, y, z), got {value!r}")
+        raise InvalidLimitsError(f"{name} must have 3 angles (x, y, z), got {format_value(value)}")
     out = []
     for v in items:
         f = default if v is None else float(v)  # type: ignore[arg-type]
         if math.isnan(f):
-            raise InvalidLimitsError(f"{name} must not contain NaN, got {value!r}")
+            raise InvalidLimitsError(f"{name} must not contain NaN, got {format_value(value)}")
         out.append(f)
     return (out[0], out[1], out[2])
 
@@ -155,7 +157,8 @@ class EulerLimits:
         for i in range(3):
             if lo[i] > hi[i]:
                 raise InvalidLimitsError(
-                    f"EulerLimits angle {'xyz'[i]}: lower {lo[i]!r} > upper {hi[i]!r}; "
+                    f"EulerLimits angle {'xyz'[i]}: lower {format_value(lo[i])} > upper "
+                    f"{format_value(hi[i])}; "
                     "need lower <= upper"
                 )
         object.__setattr__(self, "lower", lo)
@@ -250,18 +253,20 @@ class LimbLimits:
                 lo, hi = (float(x) for x in self.elbow)
             except (TypeError, ValueError) as exc:
                 raise InvalidLimitsError(
-                    f"LimbLimits.elbow must be (lower, upper) in radians, got {self.elbow!r}"
+                    f"LimbLimits.elbow must be (lower, upper) in radians, got "
+                    f"{format_value(self.elbow)}"
                 ) from exc
             if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
                 raise InvalidLimitsError(
-                    f"LimbLimits.elbow must be finite with lower <= upper, got {self.elbow!r}"
+                    f"LimbLimits.elbow must be finite with lower <= upper, got "
+                    f"{format_value(self.elbow)}"
                 )
             object.__setattr__(self, "elbow", (lo, hi) if hi - lo < 2 * math.pi else None)
         for name in ("shoulder", "wrist"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, EulerLimits):
                 raise InvalidLimitsError(
-                    f"LimbLimits.{name} must be an EulerLimits or None, got {v!r}"
+                    f"LimbLimits.{name} must be an EulerLimits or None, got {format_value(v)}"
                 )
 
     def elbow_contains(self, angle: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
@@ -376,10 +381,13 @@ class Limb:
         for name, t in (("Limb.a", a), ("Limb.b", b)):
             if np.linalg.norm(t[:3, 3]) < 1e-9:
                 raise InvalidLimbError(
-                    f"{name} translation (segment length) must be non-zero, got {t[:3, 3]!r}"
+                    f"{name} translation (segment length) must be non-zero, got "
+                    f"{format_value(t[:3, 3])}"
                 )
         if self.limits is not None and not isinstance(self.limits, LimbLimits):
-            raise InvalidLimitsError(f"Limb.limits must be LimbLimits or None, got {self.limits!r}")
+            raise InvalidLimitsError(
+                f"Limb.limits must be LimbLimits or None, got {format_value(self.limits)}"
+            )
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "b", b)
         object.__setattr__(self, "effector", eff)
@@ -390,7 +398,8 @@ class Limb:
         r = math.hypot(V.dot(c.ta_l, c.tb) - c.kta * ktb, V.dot(c.ta_l, V.cross(c.k, c.tb)))
         if r < 1e-9 * c.L1 * c.L2:
             raise InvalidLimbError(
-                f"Limb.elbow_axis {k!r} cannot change the shoulder-wrist distance (it is "
+                f"Limb.elbow_axis {format_value(k)} cannot change the shoulder-wrist distance "
+                f"(it is "
                 "parallel to the upper arm or the forearm); choose an axis across the limb"
             )
         object.__setattr__(self, "_c", c)

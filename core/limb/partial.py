@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, ShapeMismatchError
+from ..errors import InvalidGoalError, ShapeMismatchError, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from ..goals import PartialOrientationGoal, PoseGoal
@@ -154,7 +154,7 @@ def choose_psi(
             or not np.all(np.isfinite(upv))
             or np.any(np.linalg.norm(upv, axis=-1) < 1e-12)
         ):
-            raise InvalidGoalError(f"up must be a finite non-zero 3-vector, got {up!r}")
+            raise InvalidGoalError(f"up must be a finite non-zero 3-vector, got {format_value(up)}")
         upv = V.unit_rows(upv)
         # height = up·centre − (cosψ up·K1 + sinψ up·K2)
         y, x = np.sum(upv * k2, axis=-1), np.sum(upv * k1, axis=-1)
@@ -163,7 +163,7 @@ def choose_psi(
     else:
         raise InvalidGoalError(
             f"psi_strategy must be a PsiStrategy ({', '.join(s.name for s in PsiStrategy)}), "
-            f"got {strategy!r}"
+            f"got {format_value(strategy)}"
         )
     flat = np.hypot(x, y) <= 1e-12 * (1.0 + np.linalg.norm(k1, axis=-1))
     out: FloatArray = np.where(flat, default, np.arctan2(y, x))
@@ -202,11 +202,11 @@ def _validate_point(value: Any, name: str, n: int | None) -> FloatArray | None:
     try:
         v = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InvalidGoalError(f"{name} must be a 3-vector (m), got {value!r}") from exc
+        raise InvalidGoalError(f"{name} must be a 3-vector (m), got {format_value(value)}") from exc
     if v.ndim not in (1, 2) or v.shape[-1] != 3:
         raise InvalidGoalError(f"{name} must have shape (3,) or (N, 3), got {v.shape}")
     if not np.all(np.isfinite(v)):
-        raise InvalidGoalError(f"{name} must be finite, got {v!r}")
+        raise InvalidGoalError(f"{name} must be finite, got {format_value(v)}")
     if v.ndim == 2 and n is not None and len(v) != n:
         raise ShapeMismatchError(f"{name} has {len(v)} rows for a batch of {n} goals")
     return v
@@ -250,7 +250,9 @@ def solve_partial(
     ref = np.asarray(limb.swivel_reference)
     psi_arr = None if psi is None else np.asarray(psi, dtype=np.float64)
     if psi_arr is not None and (psi_arr.ndim > 1 or not np.all(np.isfinite(psi_arr))):
-        raise InvalidGoalError(f"psi must be a finite scalar or (N,) array, got {psi!r}")
+        raise InvalidGoalError(
+            f"psi must be a finite scalar or (N,) array, got {format_value(psi)}"
+        )
     if psi_arr is not None and psi_arr.ndim == 1:
         if n is not None and len(psi_arr) != n:
             raise ShapeMismatchError(f"psi has {len(psi_arr)} values for a batch of {n} goals")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import InvalidGoalError, InvalidLimbError, ShapeMismatchError
+from ..errors import InvalidGoalError, InvalidLimbError, ShapeMismatchError, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_rotation, relative_angle
 from ..goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
@@ -54,7 +54,8 @@ def prepare_goal(
         )
     if goal.joint is not None:
         raise InvalidGoalError(
-            f"limb goals act on the limb's end effector: joint must be None, got {goal.joint!r}"
+            f"limb goals act on the limb's end effector: joint must be None, got "
+            f"{format_value(goal.joint)}"
         )
     n = goal._n
     sizes = {"goal": n}
@@ -142,7 +143,7 @@ def solve_checked(
     if not (isinstance(strategy, SwivelStrategy) or callable(strategy)):
         raise InvalidGoalError(
             f"strategy must be a SwivelStrategy ({', '.join(s.name for s in SwivelStrategy)}) "
-            f"or a callable, got {strategy!r}"
+            f"or a callable, got {format_value(strategy)}"
         )
     n, w, sw, (et, pgoal) = prepare_goal(limb, goal, wrist, swivel, elbow_target)
     limits = limb.limits

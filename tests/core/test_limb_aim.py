@@ -662,7 +662,7 @@ def test_partial_arguments_rejected_for_aim_goals(kw: dict) -> None:
 
 
 def test_limits_free_elbow_exact_aim_near_solvability_boundary() -> None:
-    from tests.fixtures import readme_arm as sample_arm
+    from tests.fixtures import human_arm as sample_arm
 
     limb = sample_arm(limits=True)
     target = np.array([0.07323190775017302, -0.0541480123870664, 0.46366180246748845])
