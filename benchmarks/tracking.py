@@ -3,7 +3,7 @@
 Buss (2009) §8 and Buss & Kim's demo: the Y (7 hinges, 2 effectors) and the double-Y
 (25 hinges, 4 effectors) of ``tests.fixtures`` chase targets that move sinusoidally in
 and out of reach (``buss_y_targets`` / ``buss_double_y_targets`` at t = 0.01·step). Each
-method applies **one update per step** (``core.ik_methods.step_once``, what a tracking
+method applies **one update per step** (``core.step_once``, what a tracking
 application does once per frame) from the previous step's pose. Per method and shape:
 µs per update (median [IQR] over the steps), mean and max tracking error (the largest
 effector–target distance each step, averaged over the steps; the targets leave the

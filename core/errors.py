@@ -54,13 +54,13 @@ class ShapeMismatchError(InvalidInputError):
 
 
 class InvalidSkeletonError(InvalidInputError):
-    """A :class:`~core.skeleton.Skeleton` or one of its joints is malformed (unknown or
+    """A :class:`~core.chain.skeleton.Skeleton` or one of its joints is malformed (unknown or
     later parent index, duplicate names, zero hinge axis, bad offset, unknown joint)."""
 
 
 class UnsupportedMethodError(InvalidInputError):
-    """A numeric IK method (or option) that exists in :class:`~core.ik.Method` but is not
-    implemented (or not supported by the chosen method)."""
+    """A numeric IK method (or option) that exists in :class:`~core.chain.settings.Method`
+    but is not implemented (or not supported by the chosen method)."""
 
 
 __all__ += ["InvalidSkeletonError", "UnsupportedMethodError"]

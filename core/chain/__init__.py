@@ -12,7 +12,22 @@ from .joints import Ball, Dofs, Fixed, Hinge, Joint
 from .loop import IKSolver, SolveResult, StepState
 from .registry import STEP_CLASSES, register
 from .residuals import BlockKind, Evaluation, RowBlock
-from .settings import ClampRule, Method, NullSpace, SolveSettings, StopReason
+from .settings import (
+    METHOD_SETTINGS,
+    ClampRule,
+    ClampSettings,
+    DLSSettings,
+    ExtendedJacobianSettings,
+    LBFGSBSettings,
+    LoopSettings,
+    Method,
+    NullSpace,
+    PseudoinverseSettings,
+    SDLSSettings,
+    SolveSettings,
+    StopReason,
+    TaskPrioritySettings,
+)
 from .skeleton import Skeleton
 from .solve import solve, step_once
 from .steps import (
@@ -44,6 +59,15 @@ __all__ = [
     "ClampRule",
     "StopReason",
     "SolveSettings",
+    "LoopSettings",
+    "DLSSettings",
+    "ClampSettings",
+    "PseudoinverseSettings",
+    "SDLSSettings",
+    "LBFGSBSettings",
+    "TaskPrioritySettings",
+    "ExtendedJacobianSettings",
+    "METHOD_SETTINGS",
     "SolveResult",
     "StepState",
     "IKSolver",

@@ -2,14 +2,15 @@
 
 ``solve(skeleton, goals, q0, method, settings)`` runs ONE iterative loop, owned by the
 base class :class:`IKSolver`; each method is a subclass that only implements
-``step(state) -> dq`` (the Robotics-Toolbox pattern). The registry :data:`STEP_CLASSES`
-maps every implemented :class:`Method` to its class; :func:`register` adds one.
+``step(state) -> dq`` (the Robotics-Toolbox pattern). The registry (:mod:`.registry`)
+maps every implemented :class:`Method` to its class.
 
 The loop (:meth:`IKSolver.run`), per batch row and iteration:
 
 1. Evaluate the weighted residual ``e = target − current`` (B, m), the Jacobian ``J``
    (B, m, n) with ``J Δq ≈ e`` and the unweighted per-goal errors
-   (:meth:`core.skeleton.Skeleton.evaluate`; rows by 3-row :class:`~core.skeleton.RowBlock`).
+   (:meth:`core.chain.skeleton.Skeleton.evaluate`; rows by 3-row
+   :class:`~core.chain.residuals.RowBlock`).
 2. Stop the row with :class:`StopReason` REACHED when its largest per-goal error (over
    goals of weight > 0) is ≤ ``tolerance`` (m / rad); STALLED when the objective
    ``‖e‖²`` has not dropped below ``(1 − stall_tolerance)`` × its best value for
@@ -29,10 +30,11 @@ reported are those of the returned q (measured, never estimated).
 
 Methods (``Method``): JACOBIAN_TRANSPOSE (Buss §3), PSEUDOINVERSE (§4, via SVD, with
 Liégeois null-space objectives), DLS (§5, fixed or adaptive λ), DLS_CLAMPED (Buss's DLS′,
-§2 ClampMag + §8), SDLS (Buss & Kim, selectively damped least squares) here; CCD (Lee),
+§2 ClampMag + §8), SDLS (Buss & Kim, selectively damped least squares), CCD (Lee),
 LBFGSB (Ki & Sheen §3), TASK_PRIORITY (Ki & Sheen §5–7) and EXTENDED_JACOBIAN (Šoch &
-Lórencz) in :mod:`core.ik_methods` (imported at the end of this module), which also has
-``step_once`` (one raw update per frame, for tracking moving targets). A step class may
+Lórencz): one module per family in :mod:`core.chain.steps`, registered in
+:data:`core.chain.registry.STEP_CLASSES`; :func:`core.chain.solve.step_once` applies one
+raw update per frame (tracking moving targets). A step class may
 override :meth:`IKSolver.objective` (the loop's ‖e‖² for stall detection and the best
 iterate).
 """

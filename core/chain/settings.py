@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidInputError, format_value
+
+_P = TypeVar("_P")
 
 
 class Method(Enum):
@@ -121,7 +124,7 @@ class SolveSettings:
             (their residual-scaled Levenberg–Marquardt damping, κ =
             ``TaskPriorityStep.RESIDUAL_DAMPING``), so c = 0 still damps a conflicting
             lower goal and vanishes for a consistent one (see
-            :class:`~core.ik_methods.TaskPriorityStep`). Failure mode: c > 0 leaves a
+            :class:`~core.chain.steps.task_priority.TaskPriorityStep`). Failure mode: c > 0 leaves a
             residual ≈ c²/(σ² + c²) per step, so convergence becomes linear (slower).
         extended_weight: w > 0 of EXTENDED_JACOBIAN (Šoch & Lórencz §3), default 1.0:
             multiplies the added "basic element" rows (dimensionless: both the goal rows
@@ -165,6 +168,29 @@ class SolveSettings:
     priority_damping: float = 0.0
     extended_weight: float = 1.0
     threads: int | None = None
+
+    @classmethod
+    def compose(cls, *parts: Any) -> SolveSettings:
+        """The flat settings from parts (:class:`LoopSettings`, :class:`DLSSettings`, …;
+        any subset, later parts winning for a shared field, defaults elsewhere)."""
+        kwargs: dict[str, Any] = {}
+        for part in parts:
+            if type(part) not in SETTINGS_PARTS:
+                raise InvalidInputError(
+                    "SolveSettings.compose takes settings parts "
+                    f"({', '.join(t.__name__ for t in SETTINGS_PARTS)}), got {format_value(part)}"
+                )
+            kwargs.update((f.name, getattr(part, f.name)) for f in fields(part))
+        return cls(**kwargs)
+
+    def part(self, kind: type[_P]) -> _P:
+        """One part of these settings, e.g. ``settings.part(DLSSettings)``."""
+        if kind not in SETTINGS_PARTS:
+            raise InvalidInputError(
+                f"SolveSettings.part takes one of {', '.join(t.__name__ for t in SETTINGS_PARTS)}"
+                f", got {format_value(kind)}"
+            )
+        return kind(**{f.name: getattr(self, f.name) for f in fields(kind)})  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         def num(name: str) -> float:
@@ -263,3 +289,103 @@ class SolveSettings:
             r = r.copy()
             r.setflags(write=False)
             object.__setattr__(self, "q_rest", r)
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """The loop's own settings (every method): see :class:`SolveSettings` for each field."""
+
+    max_iterations: int = 200
+    tolerance: float = 1e-6
+    max_step: float = 0.5
+    use_limits: bool = True
+    target_jacobian: bool = False
+    stall_iterations: int | None = None
+    stall_tolerance: float = 1e-12
+    threads: int | None = None
+
+
+@dataclass(frozen=True)
+class DLSSettings:
+    """DLS and DLS_CLAMPED: damping λ and the adaptive rule (see :class:`SolveSettings`)."""
+
+    damping: float = 0.01
+    adaptive_damping: bool = False
+    damping_threshold: float = 0.1
+
+
+@dataclass(frozen=True)
+class ClampSettings:
+    """DLS_CLAMPED's target clamping (see :class:`SolveSettings`)."""
+
+    clamp_distance: float = 0.5
+    clamp_angle: float = math.pi / 4
+    clamp_rule: ClampRule = ClampRule.FIXED
+
+
+@dataclass(frozen=True)
+class PseudoinverseSettings:
+    """PSEUDOINVERSE (and SDLS's cutoff): singular-value cutoff and null-space objective."""
+
+    svd_cutoff: float = 1e-6
+    null_space: NullSpace = NullSpace.NONE
+    null_space_gain: float = 0.1
+    q_rest: ArrayLike | None = None
+
+
+@dataclass(frozen=True)
+class SDLSSettings:
+    """SDLS: the per-singular-vector angle bound γ_max (rad)."""
+
+    gamma_max: float = math.pi / 4
+    svd_cutoff: float = 1e-6
+
+
+@dataclass(frozen=True)
+class LBFGSBSettings:
+    """LBFGSB: Tikhonov γ, L-BFGS-B iterations and memory, goal-path subdivisions."""
+
+    tikhonov: float = 1e-4
+    lbfgsb_iterations: int = 100
+    lbfgsb_memory: int = 5
+    subdivisions: int = 0
+    q_rest: ArrayLike | None = None
+
+
+@dataclass(frozen=True)
+class TaskPrioritySettings:
+    """TASK_PRIORITY: priority 0's damping c."""
+
+    priority_damping: float = 0.0
+
+
+@dataclass(frozen=True)
+class ExtendedJacobianSettings:
+    """EXTENDED_JACOBIAN: the weight w of the basic-element rows."""
+
+    extended_weight: float = 1.0
+
+
+#: The settings parts each method reads besides :class:`LoopSettings`.
+METHOD_SETTINGS: dict[Method, tuple[type, ...]] = {
+    Method.JACOBIAN_TRANSPOSE: (),
+    Method.PSEUDOINVERSE: (PseudoinverseSettings,),
+    Method.DLS: (DLSSettings,),
+    Method.DLS_CLAMPED: (DLSSettings, ClampSettings),
+    Method.SDLS: (SDLSSettings,),
+    Method.CCD: (),
+    Method.LBFGSB: (LBFGSBSettings,),
+    Method.TASK_PRIORITY: (TaskPrioritySettings,),
+    Method.EXTENDED_JACOBIAN: (ExtendedJacobianSettings,),
+}
+
+SETTINGS_PARTS: tuple[type, ...] = (
+    LoopSettings,
+    DLSSettings,
+    ClampSettings,
+    PseudoinverseSettings,
+    SDLSSettings,
+    LBFGSBSettings,
+    TaskPrioritySettings,
+    ExtendedJacobianSettings,
+)

@@ -27,7 +27,7 @@ def solve(
     """Solve IK for ``goals`` on ``skeleton`` from ``q0`` with ``method``.
 
     Args:
-        skeleton: the tree (:class:`~core.skeleton.Skeleton`).
+        skeleton: the tree (:class:`~core.chain.skeleton.Skeleton`).
         goals: one or more goals (:mod:`core.goals`) with ``joint=`` set; targets in the
             world (root) frame, shared or batched (N, …) with N = B.
         q0: (n_dofs,) or (B, n_dofs) start configuration(s), rad. Batched q0 solves B
@@ -79,7 +79,7 @@ def step_once(
     the step (LBFGSB subdivides on iteration 0; DLS_CLAMPED's per-effector rule needs
     ``previous_e``, the weighted residual of the previous frame, else NaN).
 
-    Raises the same errors as :func:`core.ik.solve` for malformed input.
+    Raises the same errors as :func:`core.chain.solve.solve` for malformed input.
     """
     if settings is None:
         settings = SolveSettings()

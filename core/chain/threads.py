@@ -15,9 +15,7 @@ from typing import Any
 #: unlocked DOF or Fixed joint): below it the numpy calls are short, the loop's Python
 #: between them (which holds the GIL) dominates and a second thread gains nothing or
 #: loses. The default of the methods (:attr:`IKSolver.work_per_thread`); gated DLS needs
-#: less, CCD (a sweep of short calls per DOF) more. Measured on two CPUs, µs per
-#: problem-iteration, 1 → 2 threads: JACOBIAN_TRANSPOSE double-Y (29 nodes) 1,000 rows
-#: 1.52 → 1.23, 3,000 rows 1.78 → 1.22.
+#: less, CCD (a sweep of short calls per DOF) more (measurements: docs/decisions.md).
 WORK_PER_THREAD = 10_000
 
 
@@ -43,9 +41,8 @@ class Gate:
     forward kinematics, residual, Jacobian and bookkeeping — and opens it (:meth:`open`)
     only around that heavy section, a few long calls that release the GIL. So one chunk's
     short calls overlap the other's long ones instead of both chunks contending for the
-    GIL at every short call (each contended hand-over puts a thread to sleep; on the
-    double-Y, B = 1,000, two threads: 1.87 → 1.64 µs per problem-iteration, median of 8,
-    and a much narrower spread)."""
+    GIL at every short call (each contended hand-over puts a thread to sleep; see
+    docs/decisions.md)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -69,11 +69,9 @@ def bounded_min(
 ) -> tuple[FloatArray, float]:
     """Minimise a smooth f with its gradient over a box: scipy's SLSQP. Returns (x, f).
 
-    Not L-BFGS-B: scipy's L-BFGS-B calls the bundled multithreaded OpenBLAS on every
-    iteration, and on a loaded 2-core machine that cost 5–120 ms per 4-variable
-    minimisation (0.7 ms with one BLAS thread), i.e. up to seconds per unsolvable goal;
-    SLSQP does not call BLAS. Its line search may step outside the box, where scipy
-    evaluates f at the clipped point and warns; that warning is silenced here.
+    SLSQP does not call BLAS (why not L-BFGS-B: docs/decisions.md). Its line search may
+    step outside the box, where scipy evaluates f at the clipped point and warns; that
+    warning is silenced here.
     """
 
     from scipy.optimize import minimize

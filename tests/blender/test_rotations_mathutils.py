@@ -1,4 +1,4 @@
-"""Cross-check core.rotations against the real mathutils bundled with bpy (float32).
+"""Cross-check core.geometry.rotations against the real mathutils bundled with bpy (float32).
 
 Findings pinned here:
 

@@ -89,7 +89,9 @@ def test_no_function_level_imports_but_scipy() -> None:
                 names = (
                     [a.name for a in node.names]
                     if isinstance(node, ast.Import)
-                    else [node.module or ""] if node.level == 0 else ["." + (node.module or "")]
+                    else [node.module or ""]
+                    if node.level == 0
+                    else ["." + (node.module or "")]
                 )
                 if not all(n == "scipy" or n.startswith("scipy.") for n in names):
                     bad.append(f"{m}:{node.lineno} imports {names}")

@@ -1,4 +1,4 @@
-"""Tests of core.ik: the iterative solvers (Buss 2009; Buss & Kim SDLS)."""
+"""Tests of core.chain (solve): the iterative solvers (Buss 2009; Buss & Kim SDLS)."""
 
 from __future__ import annotations
 

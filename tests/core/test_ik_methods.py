@@ -1,4 +1,4 @@
-"""Tests of core.ik_methods: CCD (Lee), LBFGSB (Ki & Sheen §3), TASK_PRIORITY (Ki & Sheen
+"""Tests of core.chain.steps: CCD (Lee), LBFGSB (Ki & Sheen §3), TASK_PRIORITY (Ki & Sheen
 §5–7) and EXTENDED_JACOBIAN (Šoch & Lórencz)."""
 
 from __future__ import annotations

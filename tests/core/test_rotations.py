@@ -1,4 +1,4 @@
-"""Tests of core.rotations (pure numpy, no bpy)."""
+"""Tests of core.geometry.rotations (pure numpy, no bpy)."""
 
 from __future__ import annotations
 

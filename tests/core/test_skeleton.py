@@ -1,4 +1,4 @@
-"""Tests of core.skeleton: forward kinematics, residuals, analytic Jacobians, validation."""
+"""Tests of core.chain.skeleton: forward kinematics, residuals, analytic Jacobians, validation."""
 
 from __future__ import annotations
 

@@ -1,8 +1,12 @@
-"""The remaining step classes of :mod:`core.ik`: CCD (Lee), LBFGSB (Ki & Sheen §3),
-TASK_PRIORITY (Ki & Sheen §5–7) and EXTENDED_JACOBIAN (Šoch & Lórencz).
+"""The step classes, one module per method family: Jacobian transpose and
+pseudo-inverse (:mod:`.jacobian`), DLS, DLS_CLAMPED and SDLS (:mod:`.dls`), CCD (Lee,
+:mod:`.ccd`), LBFGSB (Ki & Sheen §3, :mod:`.lbfgsb`), TASK_PRIORITY (Ki & Sheen §5–7,
+:mod:`.task_priority`) and EXTENDED_JACOBIAN (Šoch & Lórencz, :mod:`.extended_jacobian`).
+The notes below describe the last four; the loop's module (:mod:`core.chain.loop`)
+describes the first five.
 
-Imported by :mod:`core.ik` (registration happens on import); each class only implements
-``step(state) -> Δq`` and runs inside the one loop of :meth:`core.ik.IKSolver.run`
+Imported by :mod:`core.chain` (registration happens on import); each class only implements
+``step(state) -> Δq`` and runs inside the one loop of :meth:`core.chain.loop.IKSolver.run`
 (iteration limits, tolerance, ``max_step`` clamp, joint limits, per-row stopping). CCD and
 LBFGSB return a Δq with ``max |Δq_j| ≤ max_step`` and ``q + Δq`` inside the limits (when
 ``use_limits``), so the loop's clamp and clip are no-ops for them; TASK_PRIORITY applies

@@ -102,8 +102,7 @@ class CCDStep(IKSolver):
 
     method = Method.CCD
     #: A sweep is many short calls per DOF, so a second thread pays only on more work
-    #: (1 → 2 threads, µs per problem-iteration: double-Y 1,000 rows (29,000) 9.6 → 14.6,
-    #: 2,000 rows 12.0 → 11.4; arm 3,000 rows (24,000) 4.0 → 4.4, 6,000 rows 4.4 → 2.6).
+    #: (measured crossovers: docs/decisions.md).
     work_per_thread = 25_000
 
     def step(self, state: StepState) -> FloatArray:

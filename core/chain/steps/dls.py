@@ -19,16 +19,14 @@ from .jacobian import svd
 def spd_solve(a: FloatArray, r: FloatArray, parallel: bool = False) -> FloatArray:
     """x with a x = r for symmetric positive definite a (b, k, k), r (b, k).
 
-    Below :data:`~core.skeleton.BATCH_LAST_ROWS` rows, and in a solve whose chunks run
-    side by side on threads (``parallel``): LAPACK LU (``numpy.linalg.solve``, one call
-    that releases the GIL). Otherwise LAPACK Cholesky (``numpy.linalg.cholesky``,
+    Below :data:`~core.chain.kinematics.BATCH_LAST_ROWS` rows, and in a solve whose chunks
+    run side by side on threads (``parallel``): LAPACK LU (``numpy.linalg.solve``, one
+    call that releases the GIL). Otherwise LAPACK Cholesky (``numpy.linalg.cholesky``,
     batched) and the two triangular substitutions batch-last (k steps each over rows of b
-    values; numpy has no batched triangular solve): about 1.3× faster than LU on one
-    thread for the 12×12 systems of a 4-effector tree, but its 4k small calls hold the
-    GIL, so with two threads LU is faster (measured on the double-Y, B = 1,000: 1.9 vs
-    2.2 µs per problem-iteration). A factor that is not positive definite to working
-    precision (LinAlgError: a zero-damped, rank-deficient JJᵀ) falls back to LU for the
-    whole batch."""
+    values; numpy has no batched triangular solve): faster than LU on one thread, but its
+    4k small calls hold the GIL, so threaded solves use LU (docs/decisions.md). A factor
+    that is not positive definite to working precision (LinAlgError: a zero-damped,
+    rank-deficient JJᵀ) falls back to LU for the whole batch."""
     b, k = r.shape
     if b >= BATCH_LAST_ROWS and not parallel:
         try:
@@ -68,7 +66,7 @@ def _dls_solve(
     j: FloatArray, e: FloatArray, lam2: float | FloatArray, parallel: bool
 ) -> FloatArray:
     b, m, n = j.shape
-    if b == 1 and m <= n:  # one problem: LAPACK's Cholesky solve in one call (≈ 2× faster)
+    if b == 1 and m <= n:  # one problem: LAPACK's Cholesky solve in one call
         j0 = j[0]
         a0 = j0 @ j0.T
         a0.flat[:: m + 1] += lam2 if isinstance(lam2, float) else float(lam2[0])
@@ -118,9 +116,7 @@ class DLSStep(IKSolver):
 
     method = Method.DLS
     gated = True
-    #: Gated chunks gain from less work (1 → 2 threads, µs per problem-iteration: Y
-    #: 1,500 rows (13,500) 0.98 → 0.87, double-Y 500 rows (14,500) 2.51 → 1.96, 1,000
-    #: rows 2.60 → 1.83; arm 1,000 rows (8,000) 1.33 → 1.38, 2,500 rows 1.39 → 1.08).
+    #: Gated chunks gain from less work (measured crossovers: docs/decisions.md).
     work_per_thread = 6_000
 
     def step(self, state: StepState) -> FloatArray:

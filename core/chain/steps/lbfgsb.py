@@ -108,8 +108,7 @@ class LBFGSBStep(IKSolver):
 
     method = Method.LBFGSB
     #: scipy's L-BFGS-B runs row by row, driven from Python: threads only contend for
-    #: the GIL (measured on the double-Y, B = 1,000: 1,743 → 2,659 µs per
-    #: problem-iteration with two threads).
+    #: the GIL (docs/decisions.md).
     auto_threads = False
 
     def step(self, state: StepState) -> FloatArray:

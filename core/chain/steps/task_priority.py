@@ -89,7 +89,7 @@ class TaskPriorityStep(IKSolver):
     optimum to ~1e-10 in ‖e_k‖²; measured with the defaults: Ki & Sheen's chain 83–103
     iterations, the arm/elbow conflict 68, three levels with an unreachable, stretched
     last level ~750 (Ki & Sheen's 3-effector chain). A reachable lower level still
-    converges in 7–9 iterations (previously 6–7).
+    converges in 7–9 iterations.
 
     Joint limits (``use_limits`` and a skeleton with limits; a clamping loop in the
     spirit of Baerlocher & Boulic, and of Ki & Sheen's bounded §7 problem, Eq. 7.3–7.5):
