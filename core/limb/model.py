@@ -190,6 +190,29 @@ class EulerLimits:
         return ok
 
 
+def family_violations(fam: FloatArray, lim: EulerLimits) -> FloatArray:
+    """Angular distance (rad) of each Euler family outside the limits: ``fam`` (..., 2, 3)
+    in ``lim``'s order → (..., 2), the sum over the limited angles of how far each lies
+    outside its range (circularly, to the nearer bound)."""
+    lo, hi = lim.bounds()
+    tot = np.zeros(fam.shape[:-1])
+    for i, on in enumerate(lim.limited):
+        if not on:
+            continue
+        d = (fam[..., i] - lo[i]) % V.TAU
+        width = hi[i] - lo[i]
+        outside = np.where(d <= width, 0.0, np.minimum(d - width, V.TAU - d))
+        tot = tot + outside
+    return tot
+
+
+def least_violating_family(fam: FloatArray, lim: EulerLimits | None) -> FloatArray:
+    """The Euler family a joint's angles are read in: of ``fam`` (2, 3), the one least
+    outside ``lim`` (:func:`family_violations`; the first on a tie, and without limits)."""
+    out: FloatArray = fam[0 if lim is None else int(np.argmin(family_violations(fam, lim)))]
+    return out
+
+
 def _limit_equations(
     order: str,
     lo: tuple[float, float, float],

@@ -40,9 +40,9 @@ from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from ..goals import PartialOrientationGoal, PoseGoal
 from .feasible import midpoint_swivel, within_limits
-from .model import REACH_TOLERANCE, Limb, LimbLimits, LimbSolution, limits_active
+from .model import REACH_TOLERANCE, Limb, LimbLimits, LimbSolution, family_violations, limits_active
 from .pose import pose_feasible_swivel, solve_pose
-from .unsolvable import central_cost_grad, violation
+from .unsolvable import central_cost_grad
 
 FloatArray = NDArray[np.float64]
 
@@ -531,7 +531,7 @@ def limits_cost(
     v = np.zeros(np.shape(elbow))
     for lim, r in ((limits.shoulder, shoulder), (limits.wrist, wrist)):
         if lim is not None and any(lim.limited):
-            v = v + violation(matrix_to_euler_families(r, lim.order), lim)
+            v = v + family_violations(matrix_to_euler_families(r, lim.order), lim).min(axis=-1)
     if limits.elbow is not None:
         lo, hi = limits.elbow
         d = (np.asarray(elbow) - lo) % (2.0 * math.pi)

@@ -26,7 +26,7 @@ from ..geometry.rotations import (
     matrix_to_euler_families,
     relative_angle,
 )
-from .model import Limb, LimbLimits
+from .model import EulerLimits, Limb, LimbLimits, least_violating_family
 from .unsolvable import bounded_min, central_cost_grad, euler_box
 
 FloatArray = NDArray[np.float64]
@@ -61,20 +61,12 @@ def _into(a: float, lo: float | None, hi: float | None) -> tuple[float, float]:
     return (hi, over) if over <= under else (lo, under)
 
 
-def _start_angles(rot: FloatArray, order: str, box: Box) -> list[float]:
-    """The Euler angles of ``rot`` (the family needing the least clipping) inside ``box``."""
-    best: list[float] = []
-    best_moved = math.inf
-    for fam in matrix_to_euler_families(rot, order, check=False):
-        moved = 0.0
-        out = []
-        for a, (lo, hi) in zip(fam.tolist(), box, strict=True):
-            v, m = _into(a, lo, hi)
-            out.append(v)
-            moved += m
-        if moved < best_moved:
-            best, best_moved = out, moved
-    return best
+def _start_angles(rot: FloatArray, lim: EulerLimits | None, box: Box) -> list[float]:
+    """The Euler angles of ``rot`` in the family least outside ``lim``
+    (:func:`~core.limb.model.least_violating_family`), moved into ``box``."""
+    order = "XYZ" if lim is None else lim.order
+    fam = least_violating_family(matrix_to_euler_families(rot, order, check=False), lim)
+    return [_into(a, lo, hi)[0] for a, (lo, hi) in zip(fam.tolist(), box, strict=True)]
 
 
 def _off_gimbal(x: FloatArray, first: int, order: str, box: Box) -> None:
@@ -145,9 +137,9 @@ def reach_toward(
     box = sbox + ebox + (wbox if pose else [])
     r1s, ths, r2s = start
     x0 = np.array(
-        _start_angles(r1s, so, sbox)
+        _start_angles(r1s, limits.shoulder, sbox)
         + [_into(float(ths), *ebox[0])[0]]
-        + (_start_angles(r2s, wo, wbox) if pose else [])
+        + (_start_angles(r2s, limits.wrist, wbox) if pose else [])
     )
     scale = limb.length
     g = np.asarray(position, dtype=np.float64)
@@ -193,7 +185,7 @@ def reach_toward(
         f0 = limb.forward(euler_to_matrix(fixed[:3], so), fixed[3], np.eye(3))[:3, :3]
         re = np.asarray(limb.effector)[:3, :3]
         exact = re @ f0.T @ rgoal @ re.T
-        wstarts = [np.array(_start_angles(exact, wo, wbox)), x0[4:7]]
+        wstarts = [np.array(_start_angles(exact, limits.wrist, wbox)), x0[4:7]]
         wstarts += [lo[4:7] + u[:3] * (hi[4:7] - lo[4:7]) for u in _EXTRA_STARTS]
 
         def orientation(xs: FloatArray) -> FloatArray:

@@ -16,23 +16,9 @@ from ..geometry import vec3 as V
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from .feasible import JointCoeffs, feasible_sets, joint_coeffs
 from .kernel import Problem, elbow_matrix, solve_circle
-from .model import EulerLimits, FloatArray, Limb, LimbLimits
+from .model import EulerLimits, FloatArray, Limb, LimbLimits, family_violations
 
 _SLSQP_OPTIONS = {"ftol": 1e-15, "maxiter": 200}
-
-
-def violation(fam: FloatArray, lim: EulerLimits) -> FloatArray:
-    """Angular distance (rad) of Euler families (..., 2, 3) outside the limits, best family."""
-    lo, hi = lim.bounds()
-    tot = np.zeros(fam.shape[:-1])
-    for i, on in enumerate(lim.limited):
-        if not on:
-            continue
-        d = (fam[..., i] - lo[i]) % V.TAU
-        width = hi[i] - lo[i]
-        outside = np.where(d <= width, 0.0, np.minimum(d - width, V.TAU - d))
-        tot = tot + outside
-    return tot.min(axis=-1)  # type: ignore[no-any-return]
 
 
 def least_violating_swivel(sh: JointCoeffs, lim: EulerLimits | None) -> float:
@@ -45,7 +31,9 @@ def least_violating_swivel(sh: JointCoeffs, lim: EulerLimits | None) -> float:
     phi = np.linspace(-math.pi, math.pi, 721)[:-1]
     step = math.pi / 360
     for stage in range(7):
-        viol = violation(matrix_to_euler_families(sh.at(phi[None]), lim.order), lim)[0]
+        viol = family_violations(matrix_to_euler_families(sh.at(phi[None]), lim.order), lim).min(
+            axis=-1
+        )[0]
         best = float(phi[int(np.argmin(viol))])
         if stage < 6:
             phi = np.linspace(best - step, best + step, 65)
