@@ -38,6 +38,7 @@ from .feasible import closest_swivel, feasible_sets, joint_coeffs, midpoint_swiv
 from .kernel import Circle, Problem, shoulder_at
 from .model import REACH_TOLERANCE, Limb, LimbSolution, SwivelStrategy
 from .partial import middle_cost
+from .rows import padded_intervals
 from .unsolvable import central_cost_grad
 
 FloatArray = NDArray[np.float64]
@@ -393,11 +394,7 @@ def _minimise_f(
 
 def _stack(rows: list[Any], replace: Any) -> Any:
 
-    width = max(len(r.feasible_swivel) for r in rows) or 1
-    fs = np.full((len(rows), width, 2), np.nan)
-    for i, r in enumerate(rows):
-        if r.feasible_swivel:
-            fs[i, : len(r.feasible_swivel)] = np.array(r.feasible_swivel)
+    fs = padded_intervals([r.feasible_swivel for r in rows])
     return LimbSolution(
         shoulder=np.array([r.shoulder for r in rows]),
         elbow=np.array([r.elbow for r in rows]),

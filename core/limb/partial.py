@@ -42,6 +42,7 @@ from ..goals import PartialOrientationGoal, PoseGoal
 from .feasible import midpoint_swivel, within_limits
 from .model import REACH_TOLERANCE, Limb, LimbLimits, LimbSolution, family_violations, limits_active
 from .pose import pose_feasible_swivel, solve_pose
+from .rows import kwargs_rows, merge_rows
 from .unsolvable import central_cost_grad
 
 FloatArray = NDArray[np.float64]
@@ -285,24 +286,18 @@ def solve_partial(
     rows: dict[int, LimbSolution] = {}
     idx = np.nonzero(has)[0]
     if len(idx):
-        sub = _pose_solution(limb, _take(goal, idx), psi_r[idx], ref, _rows_of(pose_kwargs, idx, n))
+        sub = _pose_solution(
+            limb, _take(goal, idx), psi_r[idx], ref, kwargs_rows(pose_kwargs, idx, n)
+        )
         rows.update({int(i): sub[j] for j, i in enumerate(idx)})
     for i in np.nonzero(~has)[0]:
         ri = reach.row(int(i))
         gi = _take(goal, i)
         if not ri.any:
-            rows[int(i)] = _unreachable_element(limb, gi, ri, ref, _rows_of(pose_kwargs, i, n))
+            rows[int(i)] = _unreachable_element(limb, gi, ri, ref, kwargs_rows(pose_kwargs, i, n))
         else:
             rows[int(i)] = _limited_element(limb, gi, float(psi_r[i]), ri, ref)
-    return _merge_rows(sol, rows)
-
-
-def _rows_of(kwargs: dict[str, Any], i: Any, n: int) -> dict[str, Any]:
-    """Per-goal keyword values (arrays with a leading axis of length n) taken at ``i``."""
-    return {
-        k: (v[i] if isinstance(v, np.ndarray) and v.ndim >= 1 and len(v) == n else v)
-        for k, v in kwargs.items()
-    }
+    return merge_rows(sol, rows)
 
 
 def _take(goal: PartialOrientationGoal, i: Any) -> PartialOrientationGoal:
@@ -317,40 +312,6 @@ def _broadcast(goal: PartialOrientationGoal, n: int) -> PartialOrientationGoal:
         np.broadcast_to(np.asarray(goal.axis), (n, 3)),
         np.broadcast_to(np.asarray(goal.direction), (n, 3)),
     )
-
-
-_FIELDS = (
-    "shoulder",
-    "elbow",
-    "wrist",
-    "swivel",
-    "reachable",
-    "within_limits",
-    "position_error",
-    "orientation_error",
-    "psi",
-)
-
-
-def _merge_rows(sol: LimbSolution, rows: dict[int, LimbSolution]) -> LimbSolution:
-    """Batched ``sol`` with rows i replaced by the single solutions ``rows[i]``."""
-
-    fields: dict[str, Any] = {}
-    for name in _FIELDS:
-        arr = np.array(getattr(sol, name), copy=True)
-        for i, r in rows.items():
-            arr[i] = getattr(r, name)
-        fields[name] = arr
-    fs = np.asarray(sol.feasible_swivel)
-    width = max([fs.shape[1]] + [len(r.feasible_swivel) for r in rows.values()])
-    out = np.full((fs.shape[0], width, 2), np.nan)
-    out[:, : fs.shape[1]] = fs
-    for i, r in rows.items():
-        out[i] = np.nan
-        if r.feasible_swivel:
-            out[i, : len(r.feasible_swivel)] = np.array(r.feasible_swivel)
-    fields["feasible_swivel"] = out
-    return replace(sol, **fields)
 
 
 def _pose_solution(
