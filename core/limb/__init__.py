@@ -5,7 +5,8 @@ Read in this order: :mod:`.model` (the limb, its limits, the solution), :mod:`.k
 intervals and strategies), :mod:`.pose` (position/pose goals), :mod:`.fast_path` (the
 scalar mirror of the pose solve for one goal), :mod:`.unsolvable` and :mod:`.reach` (no
 feasible φ, goals out of reach), :mod:`.partial` (§3.3) and :mod:`.aim` (§3.4),
-:mod:`.solve` (the entry points) and :mod:`.arcs` (the labelled elbow circle).
+:mod:`.rows` (rows solved alone and merged back), :mod:`.solve` (the entry points) and
+:mod:`.arcs` (the labelled elbow circle).
 """
 
 from .aim import aim_error, solve_aim
