@@ -138,12 +138,10 @@ def animate_targets(bpy: Any, obj: Any, frames: int) -> list[Any]:
         base = t.rotation_euler.copy()
         for f in range(1, frames + 11, 10):
             a = 2.0 * math.pi * f / 90.0 + i
-            t.location = centre + 0.06 * np.array((math.cos(a), 0.5 * math.sin(2 * a), math.sin(a)))
-            t.rotation_euler = (
-                base.x + 0.3 * math.sin(a),
-                base.y + 0.2 * math.cos(a),
-                base.z + 0.1 * math.sin(a),
-            )
+            t.location = centre + 0.06 * np.array((math.cos(a), 0.5 * math.sin(2 * a),
+                                                   math.sin(a)))
+            t.rotation_euler = (base.x + 0.3 * math.sin(a), base.y + 0.2 * math.cos(a),
+                                base.z + 0.1 * math.sin(a))
             t.keyframe_insert("location", frame=f)
             t.keyframe_insert("rotation_euler", frame=f)
         targets.append(t)
@@ -199,21 +197,13 @@ def measure_limber(bpy: Any, module: str, frames: int, repeats: int) -> tuple[An
     from bpy_extras import anim_utils
 
     ad = obj.animation_data
-    bag = (
-        anim_utils.animdata_get_channelbag_for_assigned_slot(ad)
-        if hasattr(anim_utils, "animdata_get_channelbag_for_assigned_slot")
-        else ad.action
-    )
+    bag = anim_utils.animdata_get_channelbag_for_assigned_slot(ad) if hasattr(
+        anim_utils, "animdata_get_channelbag_for_assigned_slot") else ad.action
     keys = sum(len(fc.keyframe_points) for fc in bag.fcurves)
     return obj, {
-        "per_frame": per_frame,
-        "solve_us": solve_us,
-        "bake_s": bake_s,
-        "cpu_s": cpu_s,
+        "per_frame": per_frame, "solve_us": solve_us, "bake_s": bake_s, "cpu_s": cpu_s,
         "keys": keys,
-        "limbs": len(obj.limber.limbs),
-        "worst": worst,
-        "frame_reads_s": frame_reads_s,
+        "limbs": len(obj.limber.limbs), "worst": worst, "frame_reads_s": frame_reads_s,
         "fast": fast,
     }
 
@@ -222,9 +212,8 @@ def measure_blender(
     bpy: Any, limber_rig: Any, frames: int, repeats: int
 ) -> tuple[list[float], list[float]]:
     """Blender's IK constraints on a fresh meta-rig, the same targets, ``nla.bake``."""
-    specs = [
-        (lb.upper_bone, lb.lower_bone, lb.end_bone, lb.target) for lb in limber_rig.limber.limbs
-    ]
+    specs = [(lb.upper_bone, lb.lower_bone, lb.end_bone, lb.target)
+             for lb in limber_rig.limber.limbs]
     bpy.data.objects.remove(limber_rig)
     obj = metarig(bpy)
     for _, lower, end, target in specs:
@@ -244,12 +233,8 @@ def measure_blender(
         for _ in range(repeats):
             t0, c0 = time.perf_counter(), time.process_time()
             res = bpy.ops.nla.bake(
-                frame_start=1,
-                frame_end=frames,
-                only_selected=True,
-                visual_keying=True,
-                clear_constraints=False,
-                bake_types={"POSE"},
+                frame_start=1, frame_end=frames, only_selected=True, visual_keying=True,
+                clear_constraints=False, bake_types={"POSE"},
             )
             wall.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
@@ -317,27 +302,16 @@ def rows(r: Result) -> list[list[object]]:
     return [
         ["Limber per frame: solve_object (4 limbs, solve + write)", r.per_frame_us.fmt(), "µs"],
         ["Limber core solve per limb (solve_us)", r.solve_us.fmt(), "µs"],
-        [
-            f"Limber bake, {r.frames} frames (limber.bake)",
-            f"{lb:.3f}",
-            f"s ({1e3 * lb / r.frames:.3f} ms/frame, {r.keys} keys)",
-        ],
-        [
-            "Limber bake reading each frame after a frame change (bake_object fast=False)",
-            f"{lf:.3f}",
-            f"s ({1e3 * lf / r.frames:.3f} ms/frame; {lf / lb:.1f}× the bake above)",
-        ],
-        [
-            f"Blender bake, {r.frames} frames (nla.bake, IK constraints)",
-            f"{bb:.3f}",
-            f"s ({1e3 * bb / r.frames:.3f} ms/frame)",
-        ],
+        [f"Limber bake, {r.frames} frames (limber.bake)", f"{lb:.3f}",
+         f"s ({1e3 * lb / r.frames:.3f} ms/frame, {r.keys} keys)"],
+        ["Limber bake reading each frame after a frame change (bake_object fast=False)",
+         f"{lf:.3f}",
+         f"s ({1e3 * lf / r.frames:.3f} ms/frame; {lf / lb:.1f}× the bake above)"],
+        [f"Blender bake, {r.frames} frames (nla.bake, IK constraints)", f"{bb:.3f}",
+         f"s ({1e3 * bb / r.frames:.3f} ms/frame)"],
         ["speed-up (Blender / Limber bake time)", f"{r.speedup:.1f}", "×"],
-        [
-            "process CPU time of the bakes (Limber / Blender)",
-            f"{lc:.3f} / {bc:.3f}",
-            f"s ({bc / lc:.1f}×)",
-        ],
+        ["process CPU time of the bakes (Limber / Blender)", f"{lc:.3f} / {bc:.3f}",
+         f"s ({bc / lc:.1f}×)"],
     ]
 
 
@@ -358,12 +332,9 @@ def render(r: Result, quick: bool) -> str:
         "bakes include Blender's frame evaluation for every frame; the targets use wall "
         "time (the CPU row counts all of this process's threads). Limber bakes analytic "
         "limbs as one batch per limb; "
-        + (
-            "the targets' inputs were sampled from their F-curves (no frame change per frame: "
-            "`BakeResult.fast`)"
-            if r.fast_reads
-            else "the inputs were read after a frame change per frame (fast reads not eligible)"
-        )
+        + ("the targets' inputs were sampled from their F-curves (no frame change per frame: "
+           "`BakeResult.fast`)" if r.fast_reads else
+           "the inputs were read after a frame change per frame (fast reads not eligible)")
         + ". Blender's rig: IK "
         "constraint (chain 2) on each lower bone plus Copy Rotation on each end bone, same "
         f"target Empties. Largest Limber position error over the run: "
@@ -401,9 +372,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or (QUICK_OUT if args.quick else DEFAULT_OUT)
     suite = run(args.quick, out.parent)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        "# Bake throughput\n\n" + suite.markdown.split("\n", 1)[1].lstrip("\n"), encoding="utf-8"
-    )
+    out.write_text("# Bake throughput\n\n" + suite.markdown.split("\n", 1)[1].lstrip("\n"),
+                   encoding="utf-8")
     print(suite.markdown)
     return 0
 

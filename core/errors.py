@@ -7,9 +7,11 @@ the offending value and what would be valid.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "format_value",
+    "finite_array",
     "LimberError",
     "InvalidInputError",
     "InvalidLimbError",
@@ -81,3 +83,15 @@ def format_value(value: object) -> str:
             return f"[{inner}]"
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     return repr(value)
+
+
+def finite_array(value: ArrayLike, name: str, error: type[Exception]) -> NDArray[np.float64]:
+    """``value`` as a float64 array; raises ``error`` naming ``name`` when it is not numeric
+    or not finite."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise error(f"{name} must be numeric, got {format_value(value)}") from exc
+    if not np.all(np.isfinite(arr)):
+        raise error(f"{name} must be finite, got {format_value(arr)}")
+    return arr

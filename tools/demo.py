@@ -44,7 +44,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # type: ignore[import-untyped]  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
-from core import (  # noqa: E402  # noqa: E402
+from core import (  # noqa: E402
     EulerLimits,
     Limb,
     LimbLimits,
@@ -305,31 +305,21 @@ def plot(
             hand = elbow_only.forward(sol.shoulder[j], sol.elbow[j], sol.wrist[j])[:3, 3]
             elb = elbow_only.elbow_position(sol.shoulder[j])
             pts = _body(np.array([np.zeros(3), elb, wrist, hand]))
-            ax3.plot(
-                *pts.T,
-                color=colour,
-                lw=1.6 if ok[j] else 0.9,
-                ls="-" if ok[j] else "--",
-                alpha=0.95 if ok[j] else 0.55,
-            )
+            ax3.plot(*pts.T, color=colour, lw=1.6 if ok[j] else 0.9, ls="-" if ok[j] else "--",
+                     alpha=0.95 if ok[j] else 0.55)
         # the CLOSEST solution of the fully limited arm, bold
         s = solve_limb(arm, goal)
-        pts = _body(
-            np.array(
-                [
-                    np.zeros(3),
-                    arm.elbow_position(s.shoulder),
-                    arm.wrist_position(s.shoulder, s.elbow),
-                    arm.forward(s.shoulder, s.elbow, s.wrist)[:3, 3],
-                ]
-            )
-        )
+        pts = _body(np.array([
+            np.zeros(3),
+            arm.elbow_position(s.shoulder),
+            arm.wrist_position(s.shoulder, s.elbow),
+            arm.forward(s.shoulder, s.elbow, s.wrist)[:3, 3],
+        ]))
         ax3.plot(*pts.T, color=colour, lw=3.2, marker="o", ms=3.5)
         g_body = _body(np.asarray(goal.position, dtype=np.float64))
         ax3.scatter(*g_body, color=colour, marker="*", s=140, edgecolor="k", lw=0.5)
-        ax3.text(
-            *(g_body + np.array([0.0, 0.02, 0.02])), f"goal {gi + 1}", color=colour, fontsize=8
-        )
+        ax3.text(*(g_body + np.array([0.0, 0.02, 0.02])), f"goal {gi + 1}", color=colour,
+                 fontsize=8)
     ax3.set_xlabel("x: right (m)")
     ax3.set_ylabel("y: forward (m)")
     ax3.set_zlabel("z: up (m)")
@@ -359,28 +349,13 @@ def plot(
                 ax2.barh(y, b - a, left=a, height=0.55, color="tab:green", alpha=0.75, zorder=2)
         if not r.feasible_deg:
             why = "out of reach" if not r.reachable else "no φ meets every limit"
-            ax2.text(
-                -172,
-                y,
-                f"empty: {why}",
-                va="center",
-                fontsize=8,
-                color="tab:red",
-                zorder=5,
-                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0},
-            )
+            ax2.text(-172, y, f"empty: {why}", va="center", fontsize=8, color="tab:red",
+                     zorder=5, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
         for j, deg in enumerate(SWEEP_DEG):
             d = ((deg + 180) % 360) - 180
             ok_j = r.sweep_within[j]
-            ax2.plot(
-                d,
-                y,
-                marker="o" if ok_j else "x",
-                ms=4 if ok_j else 3,
-                color="k" if ok_j else "#e88",
-                zorder=3,
-                ls="none",
-            )
+            ax2.plot(d, y, marker="o" if ok_j else "x", ms=4 if ok_j else 3,
+                     color="k" if ok_j else "#e88", zorder=3, ls="none")
         c = r.strategies["CLOSEST"]["swivel_deg"]
         m = r.strategies["MIDPOINT"]["swivel_deg"]
         ax2.plot(c, y + 0.3, marker="v", color="tab:blue", ms=7, zorder=4, ls="none")
@@ -398,24 +373,11 @@ def plot(
         handles=[
             Line2D([], [], color="tab:green", lw=6, alpha=0.75, label="feasible φ"),
             Line2D([], [], color="k", marker="o", ls="none", ms=4, label="sweep φ within limits"),
-            Line2D(
-                [],
-                [],
-                color="tab:red",
-                marker="x",
-                ls="none",
-                ms=4,
-                label="sweep φ violates limits",
-            ),
+            Line2D([], [], color="tab:red", marker="x", ls="none", ms=4,
+                   label="sweep φ violates limits"),
             Line2D([], [], color="tab:blue", marker="v", ls="none", label="CLOSEST (to φ_d = 0)"),
-            Line2D(
-                [],
-                [],
-                color="tab:orange",
-                marker="^",
-                ls="none",
-                label="MIDPOINT (largest interval)",
-            ),
+            Line2D([], [], color="tab:orange", marker="^", ls="none",
+                   label="MIDPOINT (largest interval)"),
         ],
         loc="upper center",
         bbox_to_anchor=(0.5, -0.09),
@@ -531,7 +493,8 @@ def write_report(
         "feasible set is empty the position is kept and the orientation error minimised "
         "within the limits.",
         "",
-        "| # | CLOSEST φ | within | pos err | ori err | MIDPOINT φ | within | pos err | ori err |",
+        "| # | CLOSEST φ | within | pos err | ori err | MIDPOINT φ | within | pos err "
+        "| ori err |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
@@ -587,11 +550,8 @@ def run(out_dir: Path) -> dict[str, Any]:
         if lim is None:
             return None
         lo, hi = lim.bounds()
-        return {
-            "order": lim.order,
-            "lower_deg": [_deg(x) for x in lo],
-            "upper_deg": [_deg(x) for x in hi],
-        }
+        return {"order": lim.order, "lower_deg": [_deg(x) for x in lo],
+                "upper_deg": [_deg(x) for x in hi]}
 
     summary: dict[str, Any] = {
         "arm": {

@@ -94,18 +94,10 @@ END_FRAMES: dict[str, tuple[str, Landmark, Landmark, tuple[float, float, float]]
 #: (left joint, right joint, spine bottom, spine top).
 BODY_LANDMARKS: dict[str, tuple[tuple[Landmark, ...], tuple[Landmark, ...]]] = {
     "arm": (
-        (
-            ("LeftShoulder", "head"),
-            ("RightShoulder", "head"),
-            ("Hips", "head"),
-            ("lowerneck", "head"),
-        ),
-        (
-            ("upper_arm.L", "head"),
-            ("upper_arm.R", "head"),
-            ("spine", "head"),
-            ("spine.004", "head"),
-        ),
+        (("LeftShoulder", "head"), ("RightShoulder", "head"), ("Hips", "head"),
+         ("lowerneck", "head")),
+        (("upper_arm.L", "head"), ("upper_arm.R", "head"), ("spine", "head"),
+         ("spine.004", "head")),
     ),
     "leg": (
         (("LeftHip", "head"), ("RightHip", "head"), ("Hips", "head"), ("Chest", "head")),
@@ -162,9 +154,8 @@ def frame_from(y_dir: np.ndarray, x_hint: np.ndarray) -> np.ndarray:
     return np.stack((x, y, z), axis=-1)
 
 
-def body_frame(
-    left: np.ndarray, right: np.ndarray, bottom: np.ndarray, top: np.ndarray
-) -> np.ndarray:
+def body_frame(left: np.ndarray, right: np.ndarray, bottom: np.ndarray, top: np.ndarray
+               ) -> np.ndarray:
     """Torso/pelvis frame(s): X right → left, Z along the spine line, Y = Z × X."""
     x = unit(left - right)
     up = top - bottom
@@ -215,7 +206,6 @@ def install_limber(bpy: Any, workdir: Path) -> tuple[str, str]:
     add-on module (``bl_ext.user_default.limber``) and a note on how it was installed.
     """
     from tools.dev_package import stage_development_source
-
     source = workdir / "source"
     source.mkdir()
     stage_development_source(source)
@@ -223,19 +213,9 @@ def install_limber(bpy: Any, workdir: Path) -> tuple[str, str]:
     cli = scripts / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
     package = workdir / "limber.zip"
     proc = subprocess.run(
-        [
-            sys.executable,
-            str(cli),
-            "build",
-            "--source-dir",
-            str(source),
-            "--output-filepath",
-            str(package),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+        [sys.executable, str(cli), "build", "--source-dir", str(source),
+         "--output-filepath", str(package)],
+        capture_output=True, text=True, timeout=300, check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"building the extension failed:\n{proc.stdout}\n{proc.stderr}")
@@ -247,11 +227,9 @@ def install_limber(bpy: Any, workdir: Path) -> tuple[str, str]:
     module = "bl_ext.user_default.limber"
     if result != {"FINISHED"} or module not in bpy.context.preferences.addons:
         raise RuntimeError(f"installing {package} failed ({result})")
-    return module, (
-        "its package built with Blender's blender_ext.py (development package: "
-        "no bundled scipy wheels) and installed with Install from Disk "
-        "(extensions.package_install_files)"
-    )
+    return module, ("its package built with Blender's blender_ext.py (development package: "
+                    "no bundled scipy wheels) and installed with Install from Disk "
+                    "(extensions.package_install_files)")
 
 
 @dataclass
@@ -271,13 +249,8 @@ def read_clip(bpy: Any, frames: Sequence[int]) -> tuple[Any, Clip]:
     if "io_anim_bvh" not in bpy.context.preferences.addons:
         bpy.ops.preferences.addon_enable(module="io_anim_bvh")
     result = bpy.ops.import_anim.bvh(
-        filepath=str(CLIP),
-        global_scale=1.0,
-        axis_forward="-Z",
-        axis_up="Y",
-        update_scene_fps=True,
-        update_scene_duration=True,
-        rotate_mode="NATIVE",
+        filepath=str(CLIP), global_scale=1.0, axis_forward="-Z", axis_up="Y",
+        update_scene_fps=True, update_scene_duration=True, rotate_mode="NATIVE",
     )
     if result != {"FINISHED"}:
         raise RuntimeError(f"importing {CLIP} failed ({result})")
@@ -306,14 +279,8 @@ def read_clip(bpy: Any, frames: Sequence[int]) -> tuple[Any, Clip]:
     fps = scene.render.fps / scene.render.fps_base
     rest = rest_points(src)
     rest_rot = {b: mw[:3, :3] @ np.array(src.data.bones[b].matrix_local)[:3, :3] for b in ends}
-    return src, Clip(
-        frames=list(frames),
-        fps=fps,
-        points=pts,
-        rotations=rots,
-        rest_points=rest,
-        rest_rotations=rest_rot,
-    )
+    return src, Clip(frames=list(frames), fps=fps, points=pts, rotations=rots,
+                     rest_points=rest, rest_rotations=rest_rot)
 
 
 def rest_points(rig: Any) -> dict[Landmark, np.ndarray]:
@@ -383,9 +350,8 @@ def retarget(rig: Any, clip: Clip, lift: np.ndarray) -> dict[str, Retarget]:
         off = (elbow - s_m) - np.sum((elbow - s_m) * axis, axis=1, keepdims=True) * axis
         pole = elbow + 0.4 * unit(off)
         c_bone, c_tip, m_tip, hint = END_FRAMES[name]
-        a_c0 = frame_from(
-            clip.rest_points[c_tip] - clip.rest_points[(c_bone, "head")], np.array(hint)
-        )
+        a_c0 = frame_from(clip.rest_points[c_tip] - clip.rest_points[(c_bone, "head")],
+                          np.array(hint))
         a_m0 = frame_from(rest[m_tip] - rest[(m_end, "head")], np.array(hint))
         # The clip's landmark frame rides on its end bone; the meta-rig's end bone sits in
         # its own landmark frame as at rest.
@@ -395,13 +361,8 @@ def retarget(rig: Any, clip: Clip, lift: np.ndarray) -> dict[str, Retarget]:
     return out
 
 
-def key_object(
-    bpy: Any,
-    obj: Any,
-    frames: Sequence[int],
-    location: np.ndarray,
-    rotation: np.ndarray | None = None,
-) -> None:
+def key_object(bpy: Any, obj: Any, frames: Sequence[int], location: np.ndarray,
+               rotation: np.ndarray | None = None) -> None:
     """Key an object's location (N, 3) and quaternion rotation (N, 3, 3) on ``frames`` in bulk."""
     from bpy_extras import anim_utils
 
@@ -444,7 +405,8 @@ def _body_bones(rig: Any) -> list[Any]:
     out = []
     for b in rig.data.bones:
         chain = [b, *b.parent_recursive]
-        if any(p.name == "face" for p in chain) or b.name.startswith(("breast", "pelvis", "heel")):
+        if any(p.name == "face" for p in chain) or b.name.startswith(("breast", "pelvis",
+                                                                      "heel")):
             continue
         out.append(b)
     return out
@@ -473,24 +435,16 @@ def add_mannequin(bpy: Any, rig: Any) -> Any:
             r1 = 0.75 * r0
         group = obj.vertex_groups.new(name=b.name).index
         res = bmesh.ops.create_cone(
-            bm,
-            cap_ends=True,
-            segments=16,
-            radius1=r0,
-            radius2=r1,
-            depth=length,
+            bm, cap_ends=True, segments=16, radius1=r0, radius2=r1, depth=length,
             matrix=Matrix(_cone_matrix(head, tail).tolist()),
         )
         verts = res["verts"]
         if b.name == "spine.006" or b.name in limb_bones:  # round joints / the head
             sph = bmesh.ops.create_uvsphere(
-                bm,
-                u_segments=16,
-                v_segments=8,
+                bm, u_segments=16, v_segments=8,
                 radius=(0.11 if b.name == "spine.006" else r0 * 1.05),
-                matrix=Matrix.Translation(
-                    tuple(head if b.name != "spine.006" else (head + tail) / 2.0)
-                ),
+                matrix=Matrix.Translation(tuple(head if b.name != "spine.006" else
+                                                (head + tail) / 2.0)),
             )
             verts = verts + sph["verts"]
         for v in verts:
@@ -520,7 +474,8 @@ def material(bpy: Any, name: str, colour: tuple[float, ...]) -> Any:
     return mat
 
 
-def add_marker(bpy: Any, parent: Any, name: str, radius: float, colour: tuple[float, ...]) -> Any:
+def add_marker(bpy: Any, parent: Any, name: str, radius: float, colour: tuple[float, ...]
+               ) -> Any:
     """A small sphere (render-visible) riding on an Empty."""
     import bmesh
 
@@ -661,7 +616,8 @@ def bake(bpy: Any, sc: Scene, frames: Sequence[int]) -> float:
     """``limber.bake`` over the frames; returns the wall time (s)."""
     bpy.context.view_layer.objects.active = sc.rig
     t0 = time.perf_counter()
-    result = bpy.ops.limber.bake(armature=sc.rig.name, frame_start=frames[0], frame_end=frames[-1])
+    result = bpy.ops.limber.bake(armature=sc.rig.name, frame_start=frames[0],
+                                 frame_end=frames[-1])
     seconds = time.perf_counter() - t0
     if result != {"FINISHED"}:
         raise RuntimeError(f"limber.bake failed ({result})")
@@ -692,8 +648,7 @@ def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
             rec = raw[lb.name]
             rec.setdefault("pos", []).append(float(np.linalg.norm(end[:3, 3] - tgt[:3, 3])))
             rec.setdefault("rot", []).append(
-                float(rotation_angle_between(end[:3, :3], tgt[:3, :3]))
-            )
+                float(rotation_angle_between(end[:3, :3], tgt[:3, :3])))
             for key in ("reachable", "within_limits", "swivel", "feasible_swivel", "solve_us"):
                 rec.setdefault(key, []).append(getattr(st, key))
             rec.setdefault("message", []).append(st.message)
@@ -701,8 +656,7 @@ def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
             s_inv = mapping.inv_rigid(mapping.shoulder_frame(sc.rig, rm, rig_eval))
             g = s_inv @ mapping.target_in_armature(rig_eval, lb.target.evaluated_get(dg), "")
             p = s_inv @ np.append(
-                mapping.object_in_armature(rig_eval, lb.pole.evaluated_get(dg)), 1.0
-            )
+                mapping.object_in_armature(rig_eval, lb.pole.evaluated_get(dg)), 1.0)
             wish_in[lb.name].append((g[:3, 3], p[:3]))
     tracks: dict[str, Track] = {}
     for lb in sc.rig.limber.limbs:
@@ -784,11 +738,8 @@ def contact_frames(frames: Sequence[int], k: int) -> list[int]:
     k = max(1, min(k, len(frames)))
     if len(frames) <= k:
         return list(frames)
-    idx = (
-        np.linspace(0, len(frames) - 1, k + 2)[1:-1]
-        if len(frames) > k + 2
-        else np.linspace(0, len(frames) - 1, k)
-    )
+    idx = np.linspace(0, len(frames) - 1, k + 2)[1:-1] if len(frames) > k + 2 else \
+        np.linspace(0, len(frames) - 1, k)
     return [frames[int(round(i))] for i in idx]
 
 
@@ -849,7 +800,8 @@ def plot_frames(bpy: Any, sc: Scene, frames: Sequence[int], folder: Path) -> lis
             h = mw[:3, :3] @ np.array(pb.head) + mw[:3, 3]
             t = mw[:3, :3] @ np.array(pb.tail) + mw[:3, 3]
             colour = LIMB_COLOUR if name in limb_bones else (0.35, 0.35, 0.4, 1.0)
-            ax.plot(*zip(h, t, strict=True), color=colour[:3], lw=3 if name in limb_bones else 1.5)
+            ax.plot(*zip(h, t, strict=True), color=colour[:3],
+                    lw=3 if name in limb_bones else 1.5)
         for tgt in sc.targets.values():
             p = np.array(tgt.evaluated_get(dg).matrix_world)[:3, 3]
             ax.scatter(*p, color=TARGET_COLOUR[:3], s=18)
@@ -867,9 +819,8 @@ def plot_frames(bpy: Any, sc: Scene, frames: Sequence[int], folder: Path) -> lis
     return out
 
 
-def compose_sheet(
-    images: Sequence[Path], frames: Sequence[int], fps: float, path: Path, columns: int
-) -> None:
+def compose_sheet(images: Sequence[Path], frames: Sequence[int], fps: float, path: Path,
+                  columns: int) -> None:
     """Tile pose images into one labelled contact sheet (palette PNG, small)."""
     from PIL import Image, ImageDraw, ImageFont
 
@@ -883,17 +834,15 @@ def compose_sheet(
     for i, (tile, f) in enumerate(zip(tiles, frames, strict=True)):
         x, y = (i % cols) * w, (i // cols) * h
         sheet.paste(tile, (x, y))
-        draw.text(
-            (x + 8, y + 6), f"frame {f}  (t = {(f - 1) / fps:.2f} s)", fill=(20, 20, 20), font=font
-        )
+        draw.text((x + 8, y + 6), f"frame {f}  (t = {(f - 1) / fps:.2f} s)", fill=(20, 20, 20),
+                  font=font)
     for t in tiles:
         t.close()
     sheet.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
 
 
-def make_contact_sheet(
-    bpy: Any, sc: Scene, frames: Sequence[int], out: Path, k: int, prefer: str
-) -> tuple[Path, str, list[str]]:
+def make_contact_sheet(bpy: Any, sc: Scene, frames: Sequence[int], out: Path, k: int,
+                       prefer: str) -> tuple[Path, str, list[str]]:
     """Render (or plot) ``k`` poses; returns (sheet, renderer used, notes on failures)."""
     chosen = contact_frames(frames, k)
     folder = out / "poses"
@@ -937,9 +886,8 @@ def plot_swivel(tracks: dict[str, Track], times: np.ndarray, path: Path) -> None
     from matplotlib.patches import Patch
 
     bins = np.arange(-180.0, 180.0, 1.0) + 0.5
-    fig, axes = plt.subplots(
-        len(tracks), 1, figsize=(11, 2.3 * len(tracks)), sharex=True, squeeze=False
-    )
+    fig, axes = plt.subplots(len(tracks), 1, figsize=(11, 2.3 * len(tracks)), sharex=True,
+                             squeeze=False)
     span = (float(times[0]), float(times[-1]) if len(times) > 1 else float(times[0]) + 1e-2)
     for ax, (name, tr) in zip(axes[:, 0], tracks.items(), strict=True):
         rad = np.radians(bins)
@@ -947,16 +895,9 @@ def plot_swivel(tracks: dict[str, Track], times: np.ndarray, path: Path) -> None
         for j, fs in enumerate(tr.feasible):
             for lo, hi in fs:
                 mask[((rad - lo) % (2.0 * math.pi)) <= (hi - lo), j] = 1.0
-        ax.imshow(
-            mask,
-            extent=(*span, -180.0, 180.0),
-            origin="lower",
-            aspect="auto",
-            cmap=ListedColormap(["#f3d3cf", "#cfeccf"]),
-            vmin=0,
-            vmax=1,
-            interpolation="nearest",
-        )
+        ax.imshow(mask, extent=(*span, -180.0, 180.0), origin="lower", aspect="auto",
+                  cmap=ListedColormap(["#f3d3cf", "#cfeccf"]), vmin=0, vmax=1,
+                  interpolation="nearest")
         ax.plot(*_breaks(times, np.degrees(wrap(tr.wish))), color="0.45", lw=1.0, ls="--")
         ax.plot(*_breaks(times, np.degrees(wrap(tr.swivel))), color="k", lw=1.3)
         ax.set_ylim(-180, 180)
@@ -989,12 +930,8 @@ def summarise(tracks: dict[str, Track], frames: Sequence[int], bake_s: float) ->
     limbs: dict[str, Any] = {}
     for name, tr in tracks.items():
         ok = tr.reachable
-        inside = np.array(
-            [
-                any(((w - lo) % (2.0 * math.pi)) <= (hi - lo) for lo, hi in fs)
-                for w, fs in zip(tr.wish, tr.feasible, strict=True)
-            ]
-        )
+        inside = np.array([any(((w - lo) % (2.0 * math.pi)) <= (hi - lo) for lo, hi in fs)
+                           for w, fs in zip(tr.wish, tr.feasible, strict=True)])
         pos_med, pos_max = _stats(tr.position_error[ok])
         rot_med, rot_max = _stats(tr.orientation_error[ok])
         miss = tr.position_error[~ok]
@@ -1009,10 +946,8 @@ def summarise(tracks: dict[str, Track], frames: Sequence[int], bake_s: float) ->
             "orientation_error_rad": {"median": rot_med, "max": rot_max},
             "missed_position_error_m": {"median": _stats(miss)[0], "max": _stats(miss)[1]},
             "missed_orientation_error_rad": _stats(tr.orientation_error[~ok])[1],
-            "solve_us": {
-                "median": float(np.median(tr.solve_us)),
-                "p95": float(np.percentile(tr.solve_us, 95)),
-            },
+            "solve_us": {"median": float(np.median(tr.solve_us)),
+                         "p95": float(np.percentile(tr.solve_us, 95))},
             "messages": tr.messages,
         }
     n = len(frames)
@@ -1074,24 +1009,15 @@ def write_report(path: Path, sc: Scene, summary: dict[str, Any], info: dict[str,
         "drives a **pole** Empty: swivel mode POLE, i.e. the clip's swivel angle.",
         "- **Limits** (Bone > Inverse Kinematics on the meta-rig, degrees, left side; the right "
         "side mirrored): "
-        + (
-            "none (`--no-limits`)."
-            if not info["use_limits"]
-            else "; ".join(
-                f"{kind} {role} "
-                + " ".join(
-                    f"{ax} [{lim[0]:g}, {lim[1]:g}]"
-                    for ax, lim in zip("xyz", axes, strict=True)
-                    if lim is not None
-                )
-                for kind, table in JOINT_LIMITS_DEG.items()
-                for role, axes in table.items()
-                if any(a is not None for a in axes)
-            )
-            + "; wrists and ankles free. Where the clip's swivel would break a limit, Limber "
-            "uses the nearest feasible swivel; where no swivel is feasible it reports the "
-            "target as not reached."
-        ),
+        + ("none (`--no-limits`)." if not info["use_limits"] else "; ".join(
+            f"{kind} {role} " + " ".join(
+                f"{ax} [{lim[0]:g}, {lim[1]:g}]" for ax, lim in zip("xyz", axes, strict=True)
+                if lim is not None)
+            for kind, table in JOINT_LIMITS_DEG.items()
+            for role, axes in table.items() if any(a is not None for a in axes))
+           + "; wrists and ankles free. Where the clip's swivel would break a limit, Limber "
+           "uses the nearest feasible swivel; where no swivel is feasible it reports the "
+           "target as not reached."),
         "",
         "## Results",
         "",
@@ -1105,19 +1031,14 @@ def write_report(path: Path, sc: Scene, summary: dict[str, Any], info: dict[str,
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, v in summary["limbs"].items():
-        pe, oe, me, su = (
-            v["position_error_m"],
-            v["orientation_error_rad"],
-            v["missed_position_error_m"],
-            v["solve_us"],
-        )
+        pe, oe, me, su = (v["position_error_m"], v["orientation_error_rad"],
+                          v["missed_position_error_m"], v["solve_us"])
         lines.append(
             f"| {name} | {v['reached']}/{fr} | {v['within_limits']}/{fr} | "
             f"{v['clip_swivel_feasible']}/{fr} | {_fmt_um(pe['median'])} / {_fmt_um(pe['max'])}"
             f" | {_fmt_urad(oe['median'])} / {_fmt_urad(oe['max'])} | "
             f"{_fmt_mm(me['median'])} / {_fmt_mm(me['max'])} | "
-            f"{su['median']:.0f} / {su['p95']:.0f} |"
-        )
+            f"{su['median']:.0f} / {su['p95']:.0f} |")
     lines += [
         "",
         "Errors are over the frames where the target was reached (float32 keys and targets "
@@ -1136,8 +1057,8 @@ def write_report(path: Path, sc: Scene, summary: dict[str, Any], info: dict[str,
         f"{len(summary['limbs'])} limbs = **{summary['bake_ms_per_frame']:.2f} ms per frame** "
         "(solve, write, frame change and keying).",
         "- Analytic solve per limb (median): "
-        + ", ".join(f"{k} {v['solve_us']['median']:.0f} µs" for k, v in summary["limbs"].items())
-        + ".",
+        + ", ".join(f"{k} {v['solve_us']['median']:.0f} µs" for k, v in
+                    summary["limbs"].items()) + ".",
         f"- Whole demo: {info['total_s']:.1f} s (scene {info['scene_s']:.1f} s, measure "
         f"{info['measure_s']:.1f} s, pictures {info['pictures_s']:.1f} s). Timings are from "
         "one run on a shared machine.",
@@ -1147,8 +1068,8 @@ def write_report(path: Path, sc: Scene, summary: dict[str, Any], info: dict[str,
         f"- `contact_sheet.png`: {len(info['contact_frames'])} poses (frames "
         f"{', '.join(map(str, info['contact_frames']))}), rendered with "
         f"**{info['renderer']}**"
-        + (f" (tried first: {'; '.join(info['render_notes'])})" if info["render_notes"] else "")
-        + ". Orange: the four limbs Limber solves; red balls: targets; blue "
+        + (f" (tried first: {'; '.join(info['render_notes'])})" if info["render_notes"]
+           else "") + ". Orange: the four limbs Limber solves; red balls: targets; blue "
         "balls: poles.",
         "- `swivel.png`: per limb, the feasible swivel band over time (green), the clip's "
         "swivel (dashed) and the swivel Limber used (black).",
@@ -1184,27 +1105,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description="Limber demo: retarget a mocap clip onto the Rigify meta-rig, bake it "
         "with Limber, write a report, pictures and a .blend (headless).",
     )
-    p.add_argument(
-        "--frames",
-        type=int,
-        default=None,
-        help="bake only the first N frames of the clip (default: all)",
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="output folder (default: $LIMBER_DEMO_OUT, else demo_out/)",
-    )
-    p.add_argument(
-        "--render",
-        choices=RENDERERS,
-        default="workbench",
-        help="renderer tried first for the contact sheet; the others follow "
-        "automatically if it fails (default: workbench)",
-    )
-    p.add_argument("--contact", type=int, default=6, help="poses in the contact sheet (default: 6)")
-    p.add_argument("--no-limits", action="store_true", help="bake without the joint limits")
+    p.add_argument("--frames", type=int, default=None,
+                   help="bake only the first N frames of the clip (default: all)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="output folder (default: $LIMBER_DEMO_OUT, else demo_out/)")
+    p.add_argument("--render", choices=RENDERERS, default="workbench",
+                   help="renderer tried first for the contact sheet; the others follow "
+                   "automatically if it fails (default: workbench)")
+    p.add_argument("--contact", type=int, default=6,
+                   help="poses in the contact sheet (default: 6)")
+    p.add_argument("--no-limits", action="store_true",
+                   help="bake without the joint limits")
     args = p.parse_args(argv)
     if args.frames is not None and args.frames < 1:
         p.error(f"--frames must be at least 1, got {args.frames}")
@@ -1218,11 +1129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "bpy" in sys.modules:
         # Inside a Blender session the demo would reset its preferences and install Limber
         # into the user's own extensions folder: it runs in a fresh bpy-module process only.
-        print(
-            "limber demo: error: run it with 'bash tools/demo.sh' (a fresh bpy-module "
-            "process), not inside a running Blender or after importing bpy",
-            file=sys.stderr,
-        )
+        print("limber demo: error: run it with 'bash tools/demo.sh' (a fresh bpy-module "
+              "process), not inside a running Blender or after importing bpy", file=sys.stderr)
         return 2
     out = Path(args.out or os.environ.get("LIMBER_DEMO_OUT") or DEFAULT_OUT).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -1255,7 +1163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"saved {blend}")
         t0 = time.perf_counter()
         setup_stage(bpy)
-        sheet, renderer, notes = make_contact_sheet(bpy, sc, frames, out, args.contact, args.render)
+        sheet, renderer, notes = make_contact_sheet(bpy, sc, frames, out, args.contact,
+                                                    args.render)
         times = (np.asarray(frames, dtype=float) - 1.0) / sc.clip.fps
         plot_swivel(tracks, times, out / "swivel.png")
         pictures_s = time.perf_counter() - t0
@@ -1267,14 +1176,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "blender": bpy.app.version_string,
         "python": platform.python_version(),
         "machine": f"{platform.machine()} {platform.processor() or platform.system()} "
-        f"({os.cpu_count()} CPUs)",
+                   f"({os.cpu_count()} CPUs)",
         "installed": installed,
         "use_limits": not args.no_limits,
-        "renderer": {
-            "workbench": "Workbench",
-            "cycles": "Cycles (CPU, 16 samples)",
-            "matplotlib": "matplotlib (3-D stick figures)",
-        }[renderer],
+        "renderer": {"workbench": "Workbench", "cycles": "Cycles (CPU, 16 samples)",
+                     "matplotlib": "matplotlib (3-D stick figures)"}[renderer],
         "render_notes": notes,
         "contact_frames": contact_frames(frames, args.contact),
         "scene_s": scene_s,

@@ -9,7 +9,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidInputError, InvalidLimitsError, InvalidSkeletonError, format_value
+from ..errors import (
+    InvalidInputError,
+    InvalidLimitsError,
+    InvalidSkeletonError,
+    finite_array,
+    format_value,
+)
 from ..geometry.rotations import check_order, check_rotation
 
 FloatArray = NDArray[np.float64]
@@ -26,16 +32,6 @@ _MIN_AXIS = 1e-9
 
 
 AXES = {"X": 0, "Y": 1, "Z": 2}
-
-
-def finite_array(value: ArrayLike, name: str, error: type[Exception]) -> FloatArray:
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise error(f"{name} must be numeric, got {format_value(value)}") from exc
-    if not np.all(np.isfinite(arr)):
-        raise error(f"{name} must be finite, got {format_value(arr)}")
-    return arr
 
 
 def _limits(

@@ -83,10 +83,11 @@ from ..errors import (
     InvalidInputError,
     InvalidSkeletonError,
     ShapeMismatchError,
+    finite_array,
     format_value,
 )
 from ..goals import Goal, PartialOrientationGoal, PoseGoal, PositionGoal
-from .joints import Ball, BoolArray, FloatArray, Hinge, IntArray, Joint, finite_array
+from .joints import Ball, BoolArray, FloatArray, Hinge, IntArray, Joint
 from .kinematics import CYC, KinematicPlan, skew
 from .residuals import (
     RESIDUALS,

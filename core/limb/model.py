@@ -18,7 +18,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, InvalidLimbError, InvalidLimitsError, format_value
+from ..errors import (
+    InvalidGoalError,
+    InvalidLimbError,
+    InvalidLimitsError,
+    finite_array,
+    format_value,
+)
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_order, check_rotation, euler_spec, rodrigues
 from ..goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
@@ -55,16 +61,6 @@ def _in_range(a: Any, lo: float, hi: float, tol: float) -> BoolArray:
     d = np.mod(a - lo, V.TAU)
     ok: BoolArray = (d <= hi - lo + tol) | (d >= V.TAU - tol)
     return ok
-
-
-def finite_array(value: ArrayLike, name: str, error: type[Exception]) -> FloatArray:
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise error(f"{name} must be numeric, got {format_value(value)}") from exc
-    if not np.all(np.isfinite(arr)):
-        raise error(f"{name} must be finite, got {format_value(arr)}")
-    return arr
 
 
 def _transform(value: ArrayLike, name: str) -> FloatArray:

@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import InvalidGoalError, InvalidLimbError, ShapeMismatchError, format_value
+from ..errors import (
+    InvalidGoalError,
+    InvalidLimbError,
+    ShapeMismatchError,
+    finite_array,
+    format_value,
+)
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_rotation, relative_angle
 from ..goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
@@ -36,7 +42,6 @@ from .model import (
     Objective,
     SwivelStrategy,
     batch_of,
-    finite_array,
     limits_active,
 )
 from .reach import reach_toward, swivel_of

@@ -161,10 +161,8 @@ class InstalledLimber:
         ok = all(getattr(c, "is_registered", False) for c in addon.CLASSES)
         pointer = getattr(bpy.types.Object, "bl_rna", None)
         prop = pointer.properties.get("limber") if pointer is not None else None
-        ok = (
-            ok
-            and prop is not None
-            and prop.fixed_type.identifier == (props.LIMBER_PG_object.bl_rna.identifier)
+        ok = ok and prop is not None and prop.fixed_type.identifier == (
+            props.LIMBER_PG_object.bl_rna.identifier
         )
         if not ok:
             package = importlib.import_module(self.module)
@@ -182,9 +180,7 @@ def limber_session(
         archive.extractall(directory / EXTENSION_ID)
     repos = bpy.context.preferences.extensions.repos
     repo = repos.new(
-        name="Limber session",
-        module=SESSION_REPO_MODULE,
-        custom_directory=str(directory),
+        name="Limber session", module=SESSION_REPO_MODULE, custom_directory=str(directory),
         source="USER",
     )
     module = f"bl_ext.{SESSION_REPO_MODULE}.{EXTENSION_ID}"

@@ -56,9 +56,10 @@ def test_bake_reproduces_solved_poses_and_keeps_other_keys(limber: Any) -> None:
     for f in (-5, 50, 150):
         pbs["upper_arm.L"].keyframe_insert("rotation_quaternion", frame=f)
     pbs["spine.003"].keyframe_insert("rotation_quaternion", frame=40)
-    assert bpy.ops.limber.bake(
-        armature=obj.name, frame_start=START, frame_end=END, disable_limbs=True
-    ) == {"FINISHED"}
+    assert (
+        bpy.ops.limber.bake(armature=obj.name, frame_start=START, frame_end=END, disable_limbs=True)
+        == {"FINISHED"}
+    )
     assert not any(lb.enabled for lb in obj.limber.limbs)
     fcurves = _fcurves(obj)
     keyed = {fc.data_path.split('"')[1] for fc in fcurves}

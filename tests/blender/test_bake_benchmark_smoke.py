@@ -15,14 +15,8 @@ def test_quick_run_has_every_row(limber: Any, tmp_path: Path) -> None:
     assert isinstance(suite, Suite) and suite.key == "bake"
     text = suite.markdown
     assert text.startswith("## Bake throughput")
-    for row in (
-        "Limber per frame",
-        "Limber core solve per limb",
-        "Limber bake, 50 frames",
-        "Blender bake, 50 frames",
-        "speed-up",
-        "process CPU time",
-    ):
+    for row in ("Limber per frame", "Limber core solve per limb", "Limber bake, 50 frames",
+                "Blender bake, 50 frames", "speed-up", "process CPU time"):
         assert f"| {row}" in text, row
     assert len(suite.targets) == 2
     assert all(t.detail for t in suite.targets)

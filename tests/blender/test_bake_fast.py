@@ -322,32 +322,12 @@ def test_keys_outside_the_range_keep_their_handles_and_types(limber: Any) -> Non
     k.handle_left_type = k.handle_right_type = "FREE"
     k.handle_left, k.handle_right, k.interpolation = (-12.0, 0.5), (-7.0, 1.2), "LINEAR"
     fc.keyframe_points[2].easing = "EASE_IN"
-    before = [
-        (
-            tuple(p.co),
-            tuple(p.handle_left),
-            tuple(p.handle_right),
-            p.interpolation,
-            p.handle_left_type,
-            p.handle_right_type,
-            p.easing,
-        )
-        for p in fc.keyframe_points
-    ]
+    before = [(tuple(p.co), tuple(p.handle_left), tuple(p.handle_right), p.interpolation,
+               p.handle_left_type, p.handle_right_type, p.easing) for p in fc.keyframe_points]
     assert bake.bake_object(obj, bpy.context.scene, START, END).fast
     pts = sorted(fc.keyframe_points, key=lambda p: p.co.x)
-    after = [
-        (
-            tuple(p.co),
-            tuple(p.handle_left),
-            tuple(p.handle_right),
-            p.interpolation,
-            p.handle_left_type,
-            p.handle_right_type,
-            p.easing,
-        )
-        for p in pts
-    ]
+    after = [(tuple(p.co), tuple(p.handle_left), tuple(p.handle_right), p.interpolation,
+              p.handle_left_type, p.handle_right_type, p.easing) for p in pts]
     assert len(pts) == 3 + END - START + 1
     assert after[:2] == before[:2] and after[-1][0] == before[-1][0]
     assert after[-1][3:] == before[-1][3:]

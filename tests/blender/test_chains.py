@@ -403,9 +403,8 @@ def test_bake_and_cli_include_chains(limber: Any, tmp_path: Any) -> None:
     t = _animated_tail(obj)
     path = tmp_path / "tail.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
-    assert bpy.ops.limber.bake(
-        armature=obj.name, frame_start=1, frame_end=26, disable_limbs=True
-    ) == {"FINISHED"}
+    assert bpy.ops.limber.bake(armature=obj.name, frame_start=1, frame_end=26,
+                               disable_limbs=True) == {"FINISHED"}
     assert not obj.limber.chains["tail"].enabled
     fcurves = anim_utils.animdata_get_channelbag_for_assigned_slot(obj.animation_data).fcurves
     keyed = {fc.data_path.split('"')[1] for fc in fcurves}
@@ -415,19 +414,8 @@ def test_bake_and_cli_include_chains(limber: Any, tmp_path: Any) -> None:
         assert errors(obj, "tail3", t)[0] <= TOL
     cli = limber.sub("addon.cli")
     out = tmp_path / "out.blend"
-    argv = [
-        "bake",
-        "--input",
-        str(path),
-        "--output",
-        str(out),
-        "--start",
-        "1",
-        "--end",
-        "6",
-        "--limbs",
-        "tail",
-    ]
+    argv = ["bake", "--input", str(path), "--output", str(out), "--start", "1", "--end", "6",
+            "--limbs", "tail"]
     assert cli.main(argv) == 0
     report = tmp_path / "r.json"
     argv = ["report", "--input", str(path), "--start", "1", "--end", "2", "--json", str(report)]
@@ -436,24 +424,8 @@ def test_bake_and_cli_include_chains(limber: Any, tmp_path: Any) -> None:
 
     rows = json.loads(report.read_text())["frames"][0]["limbs"]
     assert rows[0]["kind"] == "chain" and rows[0]["reachable"] and rows[0]["solver"] == "DLS"
-    assert (
-        cli.main(
-            [
-                "bake",
-                "--input",
-                str(path),
-                "--output",
-                str(out),
-                "--start",
-                "1",
-                "--end",
-                "2",
-                "--limbs",
-                "nope",
-            ]
-        )
-        == 1
-    )
+    assert cli.main(["bake", "--input", str(path), "--output", str(out), "--start", "1",
+                     "--end", "2", "--limbs", "nope"]) == 1
 
 
 def test_live_playback_solves_chain_only_armatures(limber: Any) -> None:

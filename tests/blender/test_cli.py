@@ -70,30 +70,15 @@ def test_cli_bad_arguments_and_missing_bones(limber: Any, tmp_path: Path, capsys
     cli = limber.sub("addon.cli")
     assert cli.main(["bake", "--input", "x.blend"]) == 2
     assert cli.main(["frobnicate"]) == 2
-    assert (
-        cli.main(
-            [
-                "report",
-                "--input",
-                str(tmp_path / "missing.blend"),
-                "--start",
-                "1",
-                "--end",
-                "2",
-                "--json",
-                str(tmp_path / "r.json"),
-            ]
-        )
-        == 1
-    )
+    assert cli.main(["report", "--input", str(tmp_path / "missing.blend"), "--start", "1",
+                     "--end", "2", "--json", str(tmp_path / "r.json")]) == 1
     rig = _saved_rig(tmp_path)
     bpy.ops.wm.open_mainfile(filepath=str(rig))
     bpy.data.objects["metarig"].limber.limbs["arm.L"].end_bone = "no_such_bone"
     bpy.ops.wm.save_mainfile()
     out = tmp_path / "o.blend"
-    status = cli.main(
-        ["bake", "--input", str(rig), "--output", str(out), "--start", "1", "--end", "3"]
-    )
+    status = cli.main(["bake", "--input", str(rig), "--output", str(out), "--start", "1",
+                       "--end", "3"])
     assert status == 1 and not out.exists()
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("limber: error")]
     assert len(lines) == 4

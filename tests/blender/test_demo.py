@@ -65,22 +65,9 @@ def _env() -> dict[str, str]:
 def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("demo_out")
     proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "tools" / "demo_blender.py"),
-            "--frames",
-            str(FRAMES),
-            "--contact",
-            "2",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=_env(),
-        cwd=ROOT,
+        [sys.executable, str(ROOT / "tools" / "demo_blender.py"), "--frames", str(FRAMES),
+         "--contact", "2", "--out", str(out)],
+        capture_output=True, text=True, timeout=600, check=False, env=_env(), cwd=ROOT,
     )
     assert proc.returncode == 0, f"demo failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return out
@@ -117,11 +104,7 @@ def test_demo_summary_reports_every_limb_and_frame(demo_out: Path) -> None:
 def test_demo_blend_reopens_with_the_baked_action(demo_out: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", REOPEN, str(demo_out / "limber_demo.blend"), str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=_env(),
+        capture_output=True, text=True, timeout=300, check=False, env=_env(),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -157,7 +140,8 @@ def test_continuous_quats_have_no_sign_flips() -> None:
     from tools.demo_blender import continuous_quats
 
     angles = np.linspace(0.0, 4.0 * np.pi, 50)  # twice round: matrix_to_quat flips at π
-    r = axis_angle_to_matrix(np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8]), angles)
+    r = axis_angle_to_matrix(np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8]),
+                             angles)
     q = continuous_quats(r)
     assert np.all(np.sum(q[1:] * q[:-1], axis=1) > 0.0)
     np.testing.assert_allclose(quat_to_matrix(q), r, atol=1e-12)

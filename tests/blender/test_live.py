@@ -44,15 +44,9 @@ def _rig(limber: Any) -> tuple[Any, Any, Any]:
 
 def _channels(obj: Any) -> list[tuple[Any, ...]]:
     return [
-        (
-            pb.rotation_mode,
-            tuple(pb.location),
-            tuple(pb.rotation_quaternion),
-            tuple(pb.rotation_euler),
-            pb.rotation_euler.order,
-            tuple(pb.rotation_axis_angle),
-            tuple(pb.scale),
-        )
+        (pb.rotation_mode, tuple(pb.location), tuple(pb.rotation_quaternion),
+         tuple(pb.rotation_euler), pb.rotation_euler.order, tuple(pb.rotation_axis_angle),
+         tuple(pb.scale))
         for pb in obj.pose.bones
     ]
 
@@ -152,7 +146,9 @@ def test_input_signature_tracks_targets_poles_and_swivels_not_own_writes(limber:
 def test_status_text(limber: Any) -> None:
     live = limber.sub("addon.live")
     solve = limber.sub("addon.solve")
-    ok = solve.LimbStatus(object="A", limb="arm.L", solved=True, reachable=True, within_limits=True)
+    ok = solve.LimbStatus(
+        object="A", limb="arm.L", solved=True, reachable=True, within_limits=True
+    )
     far = solve.LimbStatus(object="A", limb="leg.R", solved=True, position_error=0.0213)
     bad = solve.LimbStatus(object="A", limb="arm.R", message="no target")
     text = live.status_text([ok, far, bad])

@@ -77,15 +77,11 @@ NAME_SCHEMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "rigify .L/.R": ("{stem}.{S}", ("upper_arm", "forearm", "hand", "thigh", "shin", "foot")),
     "unreal _l/_r": ("{stem}_{s}", ("upperarm", "lowerarm", "hand", "thigh", "calf", "foot")),
     "Left/Right prefix": ("{Side}{stem}", _STEMS),
-    "_Left/_Right suffix": (
-        "{stem}_{Side}",
-        ("UpperArm", "LowerArm", "Hand", "UpperLeg", "LowerLeg", "Foot"),
-    ),
+    "_Left/_Right suffix": ("{stem}_{Side}", ("UpperArm", "LowerArm", "Hand", "UpperLeg",
+                                             "LowerLeg", "Foot")),
     "space L/R": ("{stem} {S}", ("upper arm", "forearm", "hand", "thigh", "shin", "foot")),
-    "generated DEF- only": (
-        "DEF-{stem}.{S}",
-        ("upper_arm", "forearm", "hand", "thigh", "shin", "foot"),
-    ),
+    "generated DEF- only": ("DEF-{stem}.{S}", ("upper_arm", "forearm", "hand", "thigh", "shin",
+                                               "foot")),
     "mixamo namespace": ("mixamorig:{Side}{stem}", _STEMS),
 }
 
@@ -157,12 +153,9 @@ def test_random_reachable_targets(limber: Any, goal_type: str) -> None:
                 obj.pose.bones[b].rotation_quaternion = random_quaternion(rng, 1.5)
         evaluate()
         for name, bones in RIGIFY_LIMBS.items():
-            targets[name].matrix_world = (
-                obj.matrix_world
-                @ obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-                .pose.bones[bones[2]]
-                .matrix
-            )
+            targets[name].matrix_world = obj.matrix_world @ obj.evaluated_get(
+                bpy.context.evaluated_depsgraph_get()
+            ).pose.bones[bones[2]].matrix
         if goal_type == "POSITION":  # the end bone keeps its local rotation
             for bones in RIGIFY_LIMBS.values():
                 for b in bones[:2]:
@@ -190,9 +183,9 @@ def test_unreachable_target_stretches_toward_it(limber: Any) -> None:
     bones = RIGIFY_LIMBS["arm.L"]
     shoulder = world_pose(obj, bones[0])[:3, 3]
     far = shoulder + np.array((2.0, 0.5, 0.3))
-    target = add_empty(
-        "far", np.array([[1, 0, 0, far[0]], [0, 1, 0, far[1]], [0, 0, 1, far[2]], [0, 0, 0, 1]])
-    )
+    target = add_empty("far", np.array(
+        [[1, 0, 0, far[0]], [0, 1, 0, far[1]], [0, 0, 1, far[2]], [0, 0, 0, 1]]
+    ))
     add_limb(obj, "arm.L", bones, target=target, goal_type="POSITION")
     assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
     evaluate()

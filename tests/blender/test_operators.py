@@ -27,7 +27,9 @@ TOL = 1e-5
 
 
 def _all_poses(obj: Any) -> dict[str, np.ndarray]:
-    return {b: world_pose(obj, b) for bones in RIGIFY_LIMBS.values() for b in bones}
+    return {
+        b: world_pose(obj, b) for bones in RIGIFY_LIMBS.values() for b in bones
+    }
 
 
 def _assert_same_poses(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
@@ -195,11 +197,7 @@ def test_settings_survive_save_and_reload(limber: Any, tmp_path: Path) -> None:
     assert (limb.upper_bone, limb.lower_bone, limb.end_bone) == RIGIFY_LIMBS["arm.L"]
     assert limb.target.name == "T" and limb.pole.name == "P"
     assert (limb.goal_type, limb.axis, limb.solver, limb.swivel_mode, limb.hinge_axis) == (
-        "POSITION",
-        "NEG_Z",
-        "ANALYTIC",
-        "POLE",
-        "NEG_X",
+        "POSITION", "NEG_Z", "ANALYTIC", "POLE", "NEG_X"
     )
     assert limb.swivel == pytest.approx(0.75)
     assert not limb.use_limits and not limb.enabled
@@ -224,17 +222,8 @@ def test_every_property_has_a_description(limber: Any) -> None:
     assert math.isclose(swivel.soft_max, math.pi, rel_tol=1e-6)
 
 
-OPERATOR_IDS = (
-    "detect_limbs",
-    "add_limb",
-    "remove_limb",
-    "solve",
-    "bake",
-    "snap_swivel",
-    "snap_target",
-    "add_chain",
-    "remove_chain",
-)
+OPERATOR_IDS = ("detect_limbs", "add_limb", "remove_limb", "solve", "bake", "snap_swivel",
+                "snap_target", "add_chain", "remove_chain")
 
 
 def test_operator_contract_ids_undo_and_hidden_armature(limber: Any) -> None:
@@ -249,6 +238,7 @@ def test_operator_contract_ids_undo_and_hidden_armature(limber: Any) -> None:
         prop = rna.properties["armature"]
         assert prop.type == "STRING"
         assert prop.is_hidden and prop.is_skip_save, name
+
 
 
 def test_add_and_remove_chain(limber: Any) -> None:

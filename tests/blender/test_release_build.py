@@ -31,11 +31,7 @@ def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {**os.environ, "LIMBER_VENV": os.environ.get("LIMBER_VENV", sys.prefix)}
     proc = subprocess.run(
         ["bash", str(REPO_ROOT / "tools" / "build.sh"), str(out)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        env=env,
+        capture_output=True, text=True, timeout=900, check=False, env=env,
     )
     assert proc.returncode == 0, f"tools/build.sh failed:\n{proc.stdout}\n{proc.stderr}"
     return out
@@ -50,9 +46,9 @@ def test_manifest_bundles_scipy_for_three_platforms() -> None:
     for w in wheels:
         name = Path(w).name
         assert w.startswith("./wheels/") and name.startswith("scipy-1.15.3-cp311-cp311-")
-    stripped = tomllib.loads(
-        manifest_without_wheels((REPO_ROOT / "blender_manifest.toml").read_text(encoding="utf-8"))
-    )
+    stripped = tomllib.loads(manifest_without_wheels(
+        (REPO_ROOT / "blender_manifest.toml").read_text(encoding="utf-8")
+    ))
     assert "wheels" not in stripped and "platforms" not in stripped
     assert stripped["id"] == "limber"
 
@@ -71,7 +67,8 @@ def test_one_package_per_platform_with_its_own_wheel(
         assert len(wheels) == 1 and tag in wheels[0], wheels
         assert f'platforms = ["{plat.replace("_", "-")}"]' in manifest
         top = {n.split("/", 1)[0] for n in names}
-        assert top <= {"blender_manifest.toml", "__init__.py", "core", "addon", "LICENSE", "wheels"}
+        assert top <= {"blender_manifest.toml", "__init__.py", "core", "addon", "LICENSE",
+                       "wheels"}
         assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
         proc = blender_ext("validate", str(path))
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -150,9 +147,6 @@ def test_install_linux_zip_enable_solve_disable(release_dir: Path, tmp_path: Pat
     script.write_text(INSTALL_SCRIPT, encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, str(script), str(release_dir / "limber-0.1.0-linux_x64.zip")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+        capture_output=True, text=True, timeout=600, check=False,
     )
     assert proc.returncode == 0 and "LIMBER-ZIP-OK" in proc.stdout, proc.stdout + proc.stderr

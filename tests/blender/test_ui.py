@@ -134,13 +134,7 @@ def test_panel_draw_runs_against_a_real_layout_and_never_solves(
             None, context, layout, obj.limber, limb, 0, obj.limber, "active_limb_index"
         )
         ui.LIMBER_UL_chains.draw_item(
-            None,
-            context,
-            layout,
-            obj.limber,
-            chain,
-            0,
-            context.window_manager,
+            None, context, layout, obj.limber, chain, 0, context.window_manager,
             "limber_chain_index",
         )
     assert_layout_clean(capfd)
@@ -165,13 +159,7 @@ def test_panel_draw_with_a_numeric_limb_and_a_solved_chain(
         ui.LIMBER_PT_main.draw(SimpleNamespace(layout=layout), context)
         ui.LIMBER_PT_limb.draw(SimpleNamespace(layout=layout), context)
         ui.LIMBER_UL_chains.draw_item(
-            None,
-            context,
-            layout,
-            obj.limber,
-            chain,
-            0,
-            context.window_manager,
+            None, context, layout, obj.limber, chain, 0, context.window_manager,
             "limber_chain_index",
         )
     assert_layout_clean(capfd)
@@ -215,17 +203,9 @@ def test_status_lines_text(limber: Any) -> None:
     ui = limber.sub("addon.ui")
     solve = limber.sub("addon.solve")
     ok = solve.LimbStatus(
-        object="A",
-        limb="arm",
-        solved=True,
-        message="ok",
-        reachable=True,
-        within_limits=True,
-        position_error=2e-7,
-        orientation_error=1e-7,
-        swivel=0.3,
-        feasible_swivel=((-1.0, 2.0),),
-        solve_us=41.6,
+        object="A", limb="arm", solved=True, message="ok", reachable=True, within_limits=True,
+        position_error=2e-7, orientation_error=1e-7, swivel=0.3,
+        feasible_swivel=((-1.0, 2.0),), solve_us=41.6,
     )
     rows = ui.status_lines(ok)
     texts = [t for t, _ in rows]
@@ -235,14 +215,8 @@ def test_status_lines_text(limber: Any) -> None:
         "at limit: elbow, shoulder Z"
     )
     far = solve.LimbStatus(
-        object="A",
-        limb="arm",
-        solved=True,
-        reachable=False,
-        within_limits=False,
-        position_error=0.1234,
-        orientation_error=0.0,
-        solve_us=12.0,
+        object="A", limb="arm", solved=True, reachable=False, within_limits=False,
+        position_error=0.1234, orientation_error=0.0, solve_us=12.0,
         message="no pole object; using the swivel angle; target not reached (x); no pose "
         "within the joint limits reaches the target",
     )
