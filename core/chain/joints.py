@@ -20,16 +20,12 @@ from ..geometry.rotations import check_order, check_rotation
 
 FloatArray = NDArray[np.float64]
 
-
 BoolArray = NDArray[np.bool_]
-
 
 IntArray = NDArray[np.intp]
 
-
 #: Hinge axes shorter than this are rejected.
 _MIN_AXIS = 1e-9
-
 
 AXES = {"X": 0, "Y": 1, "Z": 2}
 

@@ -13,18 +13,14 @@ from .joints import AXES, Ball, FloatArray, Hinge, IntArray, Joint
 
 EYE3 = np.eye(3)
 
-
 #: Component permutations i+1 and i+2 (mod 3) of the cross-product formula.
 _NEXT = np.array([1, 2, 0], dtype=np.intp)
 
-
 _NEXT2 = np.array([2, 0, 1], dtype=np.intp)
-
 
 #: Components x, y, z, x, y: slices 1:4 and 2:5 of a vector extended so are its
 #: components i+1 and i+2 (views, not copies).
 CYC = np.array([0, 1, 2, 0, 1], dtype=np.intp)
-
 
 #: From this many rows on, forward kinematics runs batch-last (see KinematicPlan).
 BATCH_LAST_ROWS = 64

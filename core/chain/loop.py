@@ -62,7 +62,6 @@ from .threads import WORK_PER_THREAD, Gate, worker_count
 
 FloatArray = NDArray[np.float64]
 
-
 IntArray = NDArray[np.intp]
 
 

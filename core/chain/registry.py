@@ -11,7 +11,6 @@ from .settings import Method
 #: Implemented methods → their step classes. Extend with :func:`register`.
 STEP_CLASSES: dict[Method, type[Any]] = {}
 
-
 _S = TypeVar("_S", bound=type[Any])
 
 

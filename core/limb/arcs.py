@@ -37,7 +37,6 @@ from .solve import feasible_swivel, solve_limb
 
 FloatArray = NDArray[np.float64]
 
-
 BoolArray = NDArray[np.bool_]
 
 

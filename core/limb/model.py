@@ -31,24 +31,18 @@ from ..goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
 
 FloatArray = NDArray[np.float64]
 
-
 BoolArray = NDArray[np.bool_]
-
 
 #: Slack (rad) when testing a joint angle against its limits.
 LIMIT_TOLERANCE = 1e-9
-
 
 #: A goal counts as reached when the position error is at most this × limb length and the
 #: orientation error at most this (rad).
 REACH_TOLERANCE = 1e-9
 
-
 EPS_LEN = 1e-9
 
-
 TINY = 1e-300
-
 
 IDENTITY = np.eye(3)
 

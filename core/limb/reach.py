@@ -31,12 +31,9 @@ from .unsolvable import bounded_min, central_cost_grad, euler_box
 
 FloatArray = NDArray[np.float64]
 
-
 Box = list[tuple[float | None, float | None]]
 
-
 _TAU = 2.0 * math.pi
-
 
 _STEP = 1e-6
 
@@ -44,7 +41,6 @@ _STEP = 1e-6
 # Distance (rad) kept between a middle Euler angle and gimbal lock in returned poses: the
 # outer angles are then recovered from the matrix to ~1e-16 / 5e-7 = 2e-10 rad (within
 _GIMBAL_OFFSET = 5e-7
-
 
 _EXTRA_STARTS = np.random.default_rng(20000601).uniform(0.0, 1.0, (4, 7))
 
