@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..geometry.vec3 import skew
 from .joints import AXES, Ball, FloatArray, Hinge, IntArray, Joint
 
 EYE3 = np.eye(3)
@@ -24,24 +25,6 @@ CYC = np.array([0, 1, 2, 0, 1], dtype=np.intp)
 
 #: From this many rows on, forward kinematics runs batch-last (see KinematicPlan).
 BATCH_LAST_ROWS = 64
-
-
-def _skew_table() -> FloatArray:
-    """(3, 9) table E with ``(v @ E).reshape(3, 3)`` the cross-product matrix [v]×."""
-    t = np.zeros((3, 9))
-    t[2, 1], t[1, 2], t[2, 3] = -1.0, 1.0, 1.0
-    t[0, 5], t[1, 6], t[0, 7] = -1.0, -1.0, 1.0
-    t.setflags(write=False)
-    return t
-
-
-_SKEW = _skew_table()
-
-
-def skew(v: FloatArray) -> FloatArray:
-    """[v]× for v (..., 3): (..., 3, 3), with [v]× u = v × u."""
-    out: FloatArray = (v @ _SKEW).reshape(v.shape[:-1] + (3, 3))
-    return out
 
 
 def axis_basis(a: FloatArray) -> FloatArray:

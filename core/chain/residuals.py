@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import InvalidGoalError, ShapeMismatchError, format_value
 from ..geometry.rotations import matrix_to_axis_angle
+from ..geometry.vec3 import skew
 from ..goals import (
     AimGoal,
     DirectionGoal,
@@ -24,7 +25,7 @@ from ..goals import (
     PositionGoal,
 )
 from .joints import FloatArray, IntArray
-from .kinematics import EYE3, skew
+from .kinematics import EYE3
 
 #: Aim targets closer than this to the ray origin count as hit.
 MIN_AIM_DISTANCE = 1e-12

@@ -86,9 +86,10 @@ from ..errors import (
     finite_array,
     format_value,
 )
+from ..geometry.vec3 import skew
 from ..goals import Goal, PartialOrientationGoal, PoseGoal, PositionGoal
 from .joints import Ball, BoolArray, FloatArray, Hinge, IntArray, Joint
-from .kinematics import CYC, KinematicPlan, skew
+from .kinematics import CYC, KinematicPlan
 from .residuals import (
     RESIDUALS,
     BlockKind,

@@ -45,7 +45,7 @@ from ..errors import (
     ShapeMismatchError,
     format_value,
 )
-from .vec3 import TAU, wrap
+from .vec3 import TAU, skew, wrap
 
 __all__ = [
     "FloatArray",
@@ -259,22 +259,14 @@ def axis_angle_to_matrix(axis: ArrayLike, angle: ArrayLike) -> FloatArray:
 
 def rodrigues(axis: FloatArray, angle: FloatArray) -> FloatArray:
     """Rotation matrices ``(..., 3, 3)`` about unit ``axis`` ``(..., 3)`` by ``angle``
-    ``(...)`` (rad; batches broadcast): Rodrigues' formula, unvalidated (the arithmetic of
-    :func:`axis_angle_to_matrix`, for callers that already hold unit float64 axes)."""
-    x, y, z = axis[..., 0], axis[..., 1], axis[..., 2]
-    c = np.cos(angle)
-    s = np.sin(angle)
-    t = 1.0 - c
-    out = np.empty(np.broadcast_shapes(axis.shape[:-1], np.shape(angle)) + (3, 3))
-    out[..., 0, 0] = t * x * x + c
-    out[..., 0, 1] = t * x * y - s * z
-    out[..., 0, 2] = t * x * z + s * y
-    out[..., 1, 0] = t * x * y + s * z
-    out[..., 1, 1] = t * y * y + c
-    out[..., 1, 2] = t * y * z - s * x
-    out[..., 2, 0] = t * x * z - s * y
-    out[..., 2, 1] = t * y * z + s * x
-    out[..., 2, 2] = t * z * z + c
+    ``(...)`` (rad; batches broadcast): Rodrigues' formula
+    ``cos θ·I + sin θ·[k]× + (1 − cos θ)·k kᵀ``, unvalidated (for callers that already
+    hold unit float64 axes; :func:`axis_angle_to_matrix` validates, then calls it)."""
+    c = np.cos(angle)[..., None, None]
+    s = np.sin(angle)[..., None, None]
+    out: FloatArray = (
+        c * _EYE + s * skew(axis) + (1.0 - c) * (axis[..., :, None] * axis[..., None, :])
+    )
     return out
 
 

@@ -7,6 +7,9 @@ operation is one vectorised numpy call over the batch). The same kernel code run
 both, so single and batched results agree to rounding (≤ 1e-14).
 
 ``ScalarOps`` and ``ArrayOps`` supply the few functions whose spelling differs.
+
+The same few operations on float64 arrays whose last axis holds the components (the
+chain solvers' layout): :func:`cross_rows`, :func:`unit_rows` and :func:`skew`.
 """
 
 from __future__ import annotations
@@ -222,6 +225,24 @@ def cross_rows(a: FloatArray, b: FloatArray) -> FloatArray:
     """a × b over the last axis of float64 arrays (broadcast), by components: faster than
     ``np.cross`` on the small arrays of the solvers. The array form of :func:`cross`."""
     out: FloatArray = a[..., _NEXT] * b[..., _NEXT2] - a[..., _NEXT2] * b[..., _NEXT]
+    return out
+
+
+def _skew_table() -> FloatArray:
+    """(3, 9) table E with ``(v @ E).reshape(3, 3)`` the cross-product matrix [v]×."""
+    t = np.zeros((3, 9))
+    t[2, 1], t[1, 2], t[2, 3] = -1.0, 1.0, 1.0
+    t[0, 5], t[1, 6], t[0, 7] = -1.0, -1.0, 1.0
+    t.setflags(write=False)
+    return t
+
+
+_SKEW = _skew_table()
+
+
+def skew(v: FloatArray) -> FloatArray:
+    """[v]× for v (..., 3): (..., 3, 3), with [v]× u = v × u."""
+    out: FloatArray = (v @ _SKEW).reshape(v.shape[:-1] + (3, 3))
     return out
 
 
