@@ -76,6 +76,8 @@ from .geometry import (
     matrix_to_quat,
     orthonormalize,
     quat_to_matrix,
+    relative_angle,
+    rodrigues,
     rotation_angle_between,
     wrap_angle,
 )
@@ -201,5 +203,7 @@ __all__ = [
     "orthonormalize",
     "quat_to_matrix",
     "rotation_angle_between",
+    "relative_angle",
+    "rodrigues",
     "wrap_angle",
 ]

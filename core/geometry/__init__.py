@@ -16,6 +16,8 @@ from .rotations import (
     matrix_to_quat,
     orthonormalize,
     quat_to_matrix,
+    relative_angle,
+    rodrigues,
     rotation_angle_between,
     wrap_angle,
 )
@@ -36,5 +38,7 @@ __all__ = [
     "orthonormalize",
     "quat_to_matrix",
     "rotation_angle_between",
+    "relative_angle",
+    "rodrigues",
     "wrap_angle",
 ]
