@@ -105,3 +105,37 @@ __all__ += [
     "solve",
 ]
 __all__ += ["SwivelArcs", "swivel_arcs", "blocking_limits", "limits_at_bound"]
+
+# Rotation and rigid-transform helpers the Blender bridge uses (outside code imports
+# only top-level names of `core`).
+from .geometry.rigid import (  # noqa: E402
+    affine_inverse,
+    continuous_eulers,
+    continuous_quaternions,
+    goal_errors,
+    goal_in_frame,
+    orthonormalize_yz,
+    quaternion_of,
+    refine_goal,
+    rigid_inverse,
+    rotation_about,
+    similarity_scale,
+    translation,
+)
+from .rotations import (  # noqa: E402
+    EULER_ORDERS,
+    axis_angle_to_matrix,
+    euler_to_matrix,
+    matrix_to_axis_angle,
+    matrix_to_euler_families,
+    matrix_to_quat,
+    quat_to_matrix,
+)
+
+__all__ += [
+    "affine_inverse", "continuous_eulers", "continuous_quaternions", "goal_errors",
+    "goal_in_frame", "orthonormalize_yz", "quaternion_of", "refine_goal", "rigid_inverse",
+    "rotation_about", "similarity_scale", "translation",
+    "EULER_ORDERS", "axis_angle_to_matrix", "euler_to_matrix", "matrix_to_axis_angle",
+    "matrix_to_euler_families", "matrix_to_quat", "quat_to_matrix",
+]

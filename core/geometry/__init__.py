@@ -1,0 +1,1 @@
+"""Geometry helpers of the core (rotations, vectors, rigid and affine transforms)."""

@@ -1,0 +1,244 @@
+"""Rigid and affine 4×4 transforms, frame orthonormalisation, goal errors and key
+continuity: the transform arithmetic the Blender bridge needs, batched and tested here.
+
+Conventions: 4×4 homogeneous matrices acting on column vectors (last row ``0 0 0 1``),
+leading batch axes allowed everywhere (``(..., 4, 4)``), never a Python loop over them.
+Quaternions are ``(w, x, y, z)``. Units: whatever the inputs use (metres, radians).
+
+Frames of bones under non-uniform scale are sheared; their *orientation* is defined here
+as the **Y-first Gram–Schmidt** orthonormalisation (:func:`orthonormalize_yz`): the Y
+(bone) axis keeps its direction, Z is made orthogonal to it, X = Y × Z. That choice is
+what makes goals exact on sheared frames: for an invertible 3×3 ``F`` and a rotation
+``R``, ``orthonormalize_yz(F @ X) == R`` exactly when ``X = orthonormalize_yz(F⁻¹ @ R)``
+up to right-multiplication by an upper-triangular (Y, Z, X order) positive matrix, which
+the orthonormalisation ignores (see :func:`goal_in_frame`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+
+__all__ = [
+    "orthonormalize_yz",
+    "affine_inverse",
+    "rigid_inverse",
+    "translation",
+    "goal_in_frame",
+    "similarity_scale",
+    "rotation_about",
+    "quaternion_of",
+    "goal_errors",
+    "continuous_quaternions",
+    "continuous_eulers",
+    "refine_goal",
+]
+
+
+def orthonormalize_yz(m: ArrayLike) -> FloatArray:
+    """Y-first Gram–Schmidt of the 3×3 part of ``m`` (``(..., 3, 3)`` or ``(..., 4, 4)``).
+
+    Y keeps its direction, Z loses its Y component, X = Y × Z. A 4×4 input keeps its
+    translation and gets the last row ``0 0 0 1``. Removes uniform and non-uniform scale
+    and float32 noise; exact (to rounding) for rotations. Raises ``ValueError`` for a
+    zero Y axis or Z parallel to Y (a degenerate frame).
+    """
+    a = np.array(m, dtype=np.float64)
+    y = a[..., :3, 1]
+    ny = np.linalg.norm(y, axis=-1, keepdims=True)
+    z = a[..., :3, 2]
+    if np.any(ny <= 0.0):
+        raise ValueError("degenerate frame: zero Y axis")
+    y = y / ny
+    z = z - np.sum(z * y, axis=-1, keepdims=True) * y
+    nz = np.linalg.norm(z, axis=-1, keepdims=True)
+    if np.any(nz <= 0.0):
+        raise ValueError("degenerate frame: Z axis parallel to Y")
+    z = z / nz
+    a[..., :3, 0] = np.cross(y, z)
+    a[..., :3, 1] = y
+    a[..., :3, 2] = z
+    if a.shape[-1] == 4:
+        a[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
+    return a
+
+
+def affine_inverse(m: ArrayLike) -> FloatArray:
+    """Inverse of affine 4×4 transforms ``(..., 4, 4)`` (any invertible 3×3 part: scale
+    and shear allowed). Raises ``numpy.linalg.LinAlgError`` for a singular one."""
+    a = np.asarray(m, dtype=np.float64)
+    out = np.zeros(a.shape)
+    inv3 = np.linalg.inv(a[..., :3, :3])
+    out[..., :3, :3] = inv3
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv3, a[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def rigid_inverse(m: ArrayLike) -> FloatArray:
+    """Inverse of rigid 4×4 transforms ``(..., 4, 4)`` (transpose, no linear solve)."""
+    a = np.asarray(m, dtype=np.float64)
+    out = np.zeros(a.shape)
+    rt = np.swapaxes(a[..., :3, :3], -1, -2)
+    out[..., :3, :3] = rt
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, a[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def translation(t: ArrayLike) -> FloatArray:
+    """Translation matrices ``(..., 4, 4)`` for offsets ``(..., 3)``."""
+    v = np.asarray(t, dtype=np.float64)
+    out = np.zeros(v.shape[:-1] + (4, 4))
+    out[..., :, :] = np.eye(4)
+    out[..., :3, 3] = v
+    return out
+
+
+def goal_in_frame(frame: ArrayLike, target: ArrayLike) -> FloatArray:
+    """A target frame expressed in an affine ``frame`` as a rigid goal, ``(..., 4, 4)``.
+
+    ``frame``: the (possibly scaled or sheared) frame in which the solved rotations act,
+    ``target``: the target's frame in the same space as ``frame`` (its scale is ignored).
+    Position: ``frame⁻¹ · p`` exactly (the solved chain's point maps back onto ``p``).
+    Rotation: :func:`orthonormalize_yz` of ``frame⁻¹ · orthonormalize_yz(target)``, so the
+    chain's end frame pushed through ``frame`` has the target's Y-first orientation.
+    """
+    t = orthonormalize_yz(target)
+    return orthonormalize_yz(affine_inverse(frame) @ t)
+
+
+def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Per-matrix uniform scale of the 3×3 part of ``m`` and whether it *is* a similarity
+    (scale × rotation, no shear, no reflection) within relative tolerance ``tol``.
+
+    Returns ``(scale (...,), ok (...,))``; scale is the mean column length.
+    """
+    a = np.asarray(m, dtype=np.float64)[..., :3, :3]
+    s2 = np.einsum("...ij,...ij->...", a, a) / 3.0
+    gram = np.swapaxes(a, -1, -2) @ a
+    dev = np.abs(gram - s2[..., None, None] * np.eye(3)).max(axis=(-1, -2))
+    ok = (s2 > 0.0) & (dev <= tol * s2) & (np.linalg.det(a) > 0.0)
+    return np.sqrt(s2), ok
+
+
+def rotation_about(axis: ArrayLike, angle: float) -> FloatArray:
+    """Rot(axis, angle) for one unit ``axis`` (3,) by Rodrigues' formula (scalar path:
+    no batching overhead; :func:`core.rotations.axis_angle_to_matrix` is the batched one)."""
+    c, s = math.cos(angle), math.sin(angle)
+    x, y, z = (float(v) for v in np.asarray(axis, dtype=np.float64).reshape(3))
+    t = 1.0 - c
+    return np.array(
+        (
+            (c + x * x * t, x * y * t - z * s, x * z * t + y * s),
+            (y * x * t + z * s, c + y * y * t, y * z * t - x * s),
+            (z * x * t - y * s, z * y * t + x * s, c + z * z * t),
+        )
+    )
+
+
+def quaternion_of(r: ArrayLike) -> tuple[float, float, float, float]:
+    """Unit quaternion (w, x, y, z) of one rotation matrix (Shepperd's method, scalar
+    path for per-bone use; same result as the batched ``core.matrix_to_quat``)."""
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = np.asarray(r, dtype=np.float64).tolist()
+    tr = m00 + m11 + m22
+    if tr >= m00 and tr >= m11 and tr >= m22:
+        w4 = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
+        q = (0.25 * w4, (m21 - m12) / w4, (m02 - m20) / w4, (m10 - m01) / w4)
+    elif m00 >= m11 and m00 >= m22:
+        x4 = 2.0 * math.sqrt(max(1.0 + m00 - m11 - m22, 0.0))
+        q = ((m21 - m12) / x4, 0.25 * x4, (m01 + m10) / x4, (m02 + m20) / x4)
+    elif m11 >= m22:
+        y4 = 2.0 * math.sqrt(max(1.0 + m11 - m00 - m22, 0.0))
+        q = ((m02 - m20) / y4, (m01 + m10) / y4, 0.25 * y4, (m12 + m21) / y4)
+    else:
+        z4 = 2.0 * math.sqrt(max(1.0 + m22 - m00 - m11, 0.0))
+        q = ((m10 - m01) / z4, (m02 + m20) / z4, (m12 + m21) / z4, 0.25 * z4)
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
+
+
+def _angle(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Angle between rotations (..., 3, 3), stable near 0 (atan2 of skew and trace)."""
+    rel = np.swapaxes(a, -1, -2) @ b
+    c = (np.trace(rel, axis1=-2, axis2=-1) - 1.0) / 2.0
+    skew = rel - np.swapaxes(rel, -1, -2)
+    s = np.linalg.norm(skew, axis=(-2, -1)) / (2.0 * math.sqrt(2.0))
+    out: FloatArray = np.arctan2(s, c)
+    return out
+
+
+def goal_errors(kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
+                ) -> tuple[FloatArray, FloatArray]:
+    """Position and orientation error of end frames against target frames.
+
+    ``kind``: ``'POSITION'`` (head to target origin; orientation error 0), ``'POSE'``
+    (head, and the angle between the Y-first orientations), ``'PARTIAL'`` (head, and the
+    angle between the end frame's ``axis`` and the target's same axis), ``'AIM'`` (0, and
+    the angle between the end frame's ``axis`` and the direction from its head to the
+    target origin). ``axis`` (3,) is a unit axis of the end frame. ``end`` / ``target``:
+    ``(..., 4, 4)`` in one space (scale and shear allowed; positions in that space's
+    units, angles in radians). Returns ``(position (...,), orientation (...,))``.
+    """
+    e = np.asarray(end, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    ax = np.asarray(axis, dtype=np.float64)
+    shape = np.broadcast_shapes(e.shape, t.shape)[:-2]
+    zero = np.zeros(shape)
+    pos = np.linalg.norm(e[..., :3, 3] - t[..., :3, 3], axis=-1) * np.ones(shape)
+    if kind == "POSITION":
+        return pos, zero
+    if kind == "POSE":
+        return pos, _angle(orthonormalize_yz(e[..., :3, :3]), orthonormalize_yz(t[..., :3, :3]))
+    d = e[..., :3, :3] @ ax
+    d = d / np.linalg.norm(d, axis=-1, keepdims=True)
+    if kind == "PARTIAL":
+        w = t[..., :3, :3] @ ax
+    elif kind == "AIM":
+        w = t[..., :3, 3] - e[..., :3, 3]
+        pos = zero
+    else:
+        raise ValueError(f"kind must be POSITION, POSE, PARTIAL or AIM, got {kind!r}")
+    w = w / np.linalg.norm(w, axis=-1, keepdims=True)
+    cross = np.linalg.norm(np.cross(d, w), axis=-1)
+    ori: FloatArray = np.arctan2(cross, np.sum(d * w, axis=-1)) * np.ones(shape)
+    return pos, ori
+
+
+def continuous_quaternions(q: ArrayLike, previous: ArrayLike | None = None) -> FloatArray:
+    """Quaternion keys ``(N, 4)`` with signs flipped so that each is in the hemisphere of
+    the one before it; the first one in the hemisphere of ``previous`` (4,) when given
+    (a kept key before the range), else as given. Same rotations, no 360° spins."""
+    a = np.array(q, dtype=np.float64)
+    if not len(a):
+        return a
+    ref = a[:1] if previous is None else np.asarray(previous, dtype=np.float64)[None]
+    dots = np.einsum("ij,ij->i", a, np.concatenate([ref, a[:-1]]))
+    flips = np.cumprod(np.where(dots < 0.0, -1.0, 1.0))
+    a *= flips[:, None]
+    return a
+
+
+def continuous_eulers(e: ArrayLike, previous: ArrayLike | None = None) -> FloatArray:
+    """Euler keys ``(N, 3)`` unwrapped (each angle within π of the key before it); the
+    first within π of ``previous`` (3,) when given. Same rotations."""
+    a = np.array(e, dtype=np.float64)
+    if not len(a):
+        return a
+    if previous is not None:
+        p = np.asarray(previous, dtype=np.float64)
+        a[0] = p + np.mod(a[0] - p + math.pi, 2.0 * math.pi) - math.pi
+    out: FloatArray = np.unwrap(a, axis=0, period=2.0 * math.pi)
+    return out
+
+
+def refine_goal(goal: ArrayLike, reached: ArrayLike, target: ArrayLike) -> FloatArray:
+    """The next goal of a fixed-point correction: ``goal · reached⁻¹ · target`` (rigid
+    ``(..., 4, 4)``). When what is reached differs from what was asked by a constant
+    offset on either side (``reached = L·goal`` or ``goal·C``), one step lands on target."""
+    return np.asarray(goal, dtype=np.float64) @ rigid_inverse(reached) @ np.asarray(
+        target, dtype=np.float64)

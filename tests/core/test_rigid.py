@@ -1,0 +1,160 @@
+"""core.geometry.rigid: affine/rigid transforms, Y-first orientation, goal errors, key
+continuity (numpy only)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from core import (
+    affine_inverse,
+    continuous_eulers,
+    continuous_quaternions,
+    euler_to_matrix,
+    goal_errors,
+    goal_in_frame,
+    matrix_to_quat,
+    orthonormalize_yz,
+    quat_to_matrix,
+    quaternion_of,
+    refine_goal,
+    rigid_inverse,
+    rotation_about,
+    similarity_scale,
+    translation,
+)
+
+
+def _rot(rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+    q = rng.normal(size=(4,) if n is None else (n, 4))
+    return quat_to_matrix(q / np.linalg.norm(q, axis=-1, keepdims=True))
+
+
+def _rigid(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = np.zeros((n, 4, 4))
+    m[:, :3, :3] = _rot(rng, n)
+    m[:, :3, 3] = rng.normal(size=(n, 3))
+    m[:, 3, 3] = 1.0
+    return m
+
+
+def _affine(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = _rigid(rng, n)
+    m[:, :3, :3] = m[:, :3, :3] @ (np.eye(3) + 0.4 * rng.uniform(-1, 1, size=(n, 3, 3)))
+    return m
+
+
+def test_orthonormalize_keeps_rotations_and_y_direction() -> None:
+    rng = np.random.default_rng(1)
+    r = _rot(rng, 50)
+    assert np.allclose(orthonormalize_yz(r), r, atol=1e-12)
+    a = _affine(rng, 50)
+    o = orthonormalize_yz(a)
+    assert np.allclose(np.swapaxes(o[:, :3, :3], 1, 2) @ o[:, :3, :3], np.eye(3), atol=1e-12)
+    y = a[:, :3, 1] / np.linalg.norm(a[:, :3, 1], axis=1, keepdims=True)
+    assert np.allclose(o[:, :3, 1], y, atol=1e-12)
+    assert np.allclose(o[:, :3, 3], a[:, :3, 3])
+    with pytest.raises(ValueError, match="Y axis"):
+        orthonormalize_yz(np.zeros((3, 3)))
+
+
+def test_inverses() -> None:
+    rng = np.random.default_rng(2)
+    a = _affine(rng, 20)
+    assert np.allclose(a @ affine_inverse(a), np.eye(4), atol=1e-10)
+    r = _rigid(rng, 20)
+    assert np.allclose(r @ rigid_inverse(r), np.eye(4), atol=1e-12)
+    t = translation(np.array([1.0, 2.0, 3.0]))
+    assert np.allclose(t[:3, 3], (1, 2, 3)) and np.allclose(t[:3, :3], np.eye(3))
+
+
+def test_goal_in_sheared_frame_is_exact() -> None:
+    """The chain's end frame pushed through a sheared frame lands on the target: position
+    exactly, Y-first orientation exactly."""
+    rng = np.random.default_rng(3)
+    frame = _affine(rng, 40)
+    target = _affine(rng, 40)
+    g = goal_in_frame(frame, target)
+    end = frame @ g
+    assert np.allclose(end[:, :3, 3], target[:, :3, 3], atol=1e-10)
+    assert np.allclose(orthonormalize_yz(end[:, :3, :3]),
+                       orthonormalize_yz(target[:, :3, :3]), atol=1e-10)
+    # ... and stays exact under a positive diagonal scale of the end bone itself.
+    s = np.diag([1.3, 0.7, 2.0])
+    assert np.allclose(orthonormalize_yz(end[:, :3, :3] @ s),
+                       orthonormalize_yz(target[:, :3, :3]), atol=1e-10)
+
+
+def test_similarity_scale() -> None:
+    rng = np.random.default_rng(4)
+    r = _rot(rng, 10) * 1.7
+    s, ok = similarity_scale(r)
+    assert np.allclose(s, 1.7) and ok.all()
+    s, ok = similarity_scale(r @ np.diag([1.0, 1.2, 1.0]))
+    assert not ok.any()
+    _, ok = similarity_scale(-np.eye(3))
+    assert not ok
+
+
+def test_rotation_about_and_quaternion_of_match_batched() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        angle = float(rng.uniform(-4, 4))
+        r = rotation_about(axis, angle)
+        q = np.array(quaternion_of(r))
+        ref = matrix_to_quat(r)
+        assert np.allclose(q * np.sign(q @ ref), ref, atol=1e-12)
+        assert np.allclose(quat_to_matrix(q), r, atol=1e-12)
+
+
+def test_goal_errors_by_kind() -> None:
+    t = np.eye(4)
+    e = np.eye(4)
+    e[:3, 3] = (0.3, 0.4, 0.0)
+    e[:3, :3] = rotation_about((0.0, 0.0, 1.0), 0.25)
+    pos, ori = goal_errors("POSE", (0, 1, 0), e, t)
+    assert math.isclose(float(pos), 0.5) and math.isclose(float(ori), 0.25)
+    pos, ori = goal_errors("POSITION", (0, 1, 0), e, t)
+    assert math.isclose(float(pos), 0.5) and float(ori) == 0.0
+    pos, ori = goal_errors("PARTIAL", (0, 0, 1), e, t)  # the Z axes still agree
+    assert math.isclose(float(pos), 0.5) and abs(float(ori)) < 1e-12
+    aim = np.eye(4)
+    aim[:3, 3] = (0.0, -2.0, 0.0)
+    pos, ori = goal_errors("AIM", (0, 1, 0), aim, t)  # +Y from (0,-2,0) hits the origin
+    assert float(pos) == 0.0 and abs(float(ori)) < 1e-12
+    with pytest.raises(ValueError, match="kind"):
+        goal_errors("NOPE", (0, 1, 0), e, t)
+
+
+def test_quaternion_keys_continue_from_previous_key() -> None:
+    rng = np.random.default_rng(6)
+    q = matrix_to_quat(_rot(rng, 1))[0]
+    seq = np.array([q, -q, q, -q])
+    out = continuous_quaternions(seq, previous=-q)
+    assert np.allclose(out, -np.array([q, q, q, q]))
+    out = continuous_quaternions(seq)
+    assert np.allclose(out, np.array([q, q, q, q]))
+
+
+def test_euler_keys_unwrap_from_previous_key() -> None:
+    e = np.array([[0.1, 0.0, 3.1], [0.2, 0.0, -3.1]])
+    out = continuous_eulers(e, previous=(2 * math.pi, 0.0, 3.0))
+    assert np.allclose(out[0], (0.1 + 2 * math.pi, 0.0, 3.1))
+    assert np.allclose(out[1, 2], 2 * math.pi - 3.1)
+    r = euler_to_matrix(out, "XYZ")
+    assert np.allclose(r, euler_to_matrix(e, "XYZ"))
+
+
+def test_refine_goal_corrects_constant_offsets_in_one_step() -> None:
+    rng = np.random.default_rng(7)
+    target, left, right = _rigid(rng, 3)
+    reached = left @ target  # asked `target`, got L·target
+    g = refine_goal(target, reached, target)
+    assert np.allclose(left @ g, target, atol=1e-10)
+    reached = target @ right
+    g = refine_goal(target, reached, target)
+    assert np.allclose(g @ right, target, atol=1e-10)
