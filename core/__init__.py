@@ -110,10 +110,13 @@ __all__ += ["SwivelArcs", "swivel_arcs", "blocking_limits", "limits_at_bound"]
 # only top-level names of `core`).
 from .geometry.rigid import (  # noqa: E402
     affine_inverse,
+    basis_frame,
+    basis_rotation,
     continuous_eulers,
     continuous_quaternions,
     goal_errors,
     goal_in_frame,
+    limb_links,
     orthonormalize_yz,
     quaternion_of,
     refine_goal,
@@ -135,7 +138,8 @@ from .rotations import (  # noqa: E402
 __all__ += [
     "affine_inverse", "continuous_eulers", "continuous_quaternions", "goal_errors",
     "goal_in_frame", "orthonormalize_yz", "quaternion_of", "refine_goal", "rigid_inverse",
-    "rotation_about", "similarity_scale", "translation",
+    "rotation_about", "similarity_scale", "translation", "basis_frame", "basis_rotation",
+    "limb_links",
     "EULER_ORDERS", "axis_angle_to_matrix", "euler_to_matrix", "matrix_to_axis_angle",
     "matrix_to_euler_families", "matrix_to_quat", "quat_to_matrix",
 ]

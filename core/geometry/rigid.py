@@ -36,6 +36,9 @@ __all__ = [
     "continuous_quaternions",
     "continuous_eulers",
     "refine_goal",
+    "basis_frame",
+    "basis_rotation",
+    "limb_links",
 ]
 
 
@@ -236,9 +239,72 @@ def continuous_eulers(e: ArrayLike, previous: ArrayLike | None = None) -> FloatA
     return out
 
 
-def refine_goal(goal: ArrayLike, reached: ArrayLike, target: ArrayLike) -> FloatArray:
-    """The next goal of a fixed-point correction: ``goal · reached⁻¹ · target`` (rigid
-    ``(..., 4, 4)``). When what is reached differs from what was asked by a constant
-    offset on either side (``reached = L·goal`` or ``goal·C``), one step lands on target."""
-    return np.asarray(goal, dtype=np.float64) @ rigid_inverse(reached) @ np.asarray(
-        target, dtype=np.float64)
+def refine_goal(goal: ArrayLike, reached: ArrayLike, target: ArrayLike,
+                rotation: bool = True) -> FloatArray:
+    """The next goal of a fixed-point correction (rigid ``(..., 4, 4)``).
+
+    ``rotation=True``: ``goal · reached⁻¹ · target``; when what is reached differs from
+    what was asked by a constant offset on either side (``reached = L·goal`` or
+    ``goal·C``), one step lands on target. ``rotation=False`` (position-only goals):
+    the goal's position moves by ``target − reached`` and its rotation is kept.
+    """
+    g = np.asarray(goal, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    if rotation:
+        out: FloatArray = g @ rigid_inverse(reached) @ t
+        return out
+    out = g.copy()
+    out[..., :3, 3] += t[..., :3, 3] - np.asarray(reached, dtype=np.float64)[..., :3, 3]
+    return out
+
+
+def basis_frame(pose: ArrayLike, basis: ArrayLike) -> FloatArray:
+    """The frame a bone's local rotation and scale act in: ``pose · (basis without its
+    translation)⁻¹`` for pose matrices ``pose`` and local matrices ``basis`` (``(..., 4,
+    4)``, Blender's ``matrix`` and ``matrix_basis``). With that frame ``F``, the bone's
+    pose for another local rotation ``R`` (same scale ``S``) is ``F · R · S``: its head
+    (translation) does not depend on its own rotation. Exact whatever the parent chain
+    does (scale, inherit modes, constraints above the bone)."""
+    b = np.array(basis, dtype=np.float64)
+    b[..., :3, 3] = 0.0
+    out: FloatArray = np.asarray(pose, dtype=np.float64) @ affine_inverse(b)
+    return out
+
+
+def basis_rotation(basis: ArrayLike) -> FloatArray:
+    """The rotation ``R`` of local matrices ``basis = T · R · S`` (``(..., 4, 4)`` →
+    ``(..., 3, 3)``; S positive diagonal, as Blender composes ``matrix_basis``)."""
+    b = np.asarray(basis, dtype=np.float64)[..., :3, :3]
+    out: FloatArray = b / np.linalg.norm(b, axis=-2, keepdims=True)
+    return out
+
+
+def limb_links(pose: ArrayLike, basis: ArrayLike, tol: float = 1e-6
+               ) -> tuple[FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]:
+    """A three-bone limb's links as Blender evaluates them, for a rigid limb model.
+
+    ``pose``, ``basis``: ``(..., 3, 4, 4)`` pose and local matrices of (upper, lower,
+    end) in one space (armature space). Returns ``(frame, a, b, ok)``: ``frame`` the
+    upper bone's :func:`basis_frame`; ``a`` / ``b`` rigid ``(..., 4, 4)`` links such that
+    ``frame · R1 · a · Rθ · b · R2`` is the end bone's pose up to a uniform scale of its
+    3×3 part, whatever sits between the bones (helper bones, pose scale of the upper and
+    lower bones); ``ok`` whether that holds — each link is a similarity (uniform scale
+    and rotation); a stretched (non-uniformly scaled) segment is not. The lower bone's
+    and the end bone's rotations must act in frames that follow their parents (Inherit
+    Rotation on, full Inherit Scale) for the links to stay constant while R1, Rθ change.
+    """
+    p = np.asarray(pose, dtype=np.float64)
+    bs = np.asarray(basis, dtype=np.float64)
+    frames = basis_frame(p, bs)  # (..., 3, 4, 4)
+    rot = np.zeros(p.shape)
+    rot[..., :3, :3] = basis_rotation(bs)
+    rot[..., 3, 3] = 1.0
+    # link i: (frame_i · R_i)⁻¹ · frame_{i+1} = S_i · (what sits between the bones)
+    link = affine_inverse(frames[..., :2, :, :] @ rot[..., :2, :, :]) @ frames[..., 1:, :, :]
+    s, ok = similarity_scale(link, tol)
+    a = link[..., 0, :, :].copy()
+    b = link[..., 1, :, :].copy()
+    a[..., :3, :3] /= s[..., 0, None, None]
+    b[..., :3, :3] /= s[..., 1, None, None]
+    b[..., :3, 3] *= s[..., 0, None]
+    return frames[..., 0, :, :], orthonormalize_yz(a), orthonormalize_yz(b), ok.all(axis=-1)

@@ -15,6 +15,7 @@ from core import (
     euler_to_matrix,
     goal_errors,
     goal_in_frame,
+    limb_links,
     matrix_to_quat,
     orthonormalize_yz,
     quat_to_matrix,
@@ -158,3 +159,50 @@ def test_refine_goal_corrects_constant_offsets_in_one_step() -> None:
     reached = target @ right
     g = refine_goal(target, reached, target)
     assert np.allclose(g @ right, target, atol=1e-10)
+
+
+def _basis(rng: np.random.Generator, scale: tuple[float, float, float]) -> np.ndarray:
+    m = np.eye(4)
+    m[:3, :3] = _rot(rng) @ np.diag(scale)
+    m[:3, 3] = rng.normal(size=3) * 0.1
+    return m
+
+
+def test_limb_links_reproduce_the_pose_chain_with_helpers_and_scale() -> None:
+    """A pose chain composed like Blender's (parent · offset · basis) with a scaled,
+    sheared parent, a uniformly scaled upper bone and a posed helper between the lower and
+    the end bone: frame · R1 · a · Rθ · b · R2 equals the end pose up to uniform scale,
+    for other rotations too."""
+    rng = np.random.default_rng(8)
+    parent = _affine(rng, 1)[0]
+    off_up, off_lo, off_h, off_en = _rigid(rng, 4)
+    helper = _basis(rng, (1.0, 1.0, 1.0))
+
+    def chain(b_up: np.ndarray, b_lo: np.ndarray, b_en: np.ndarray) -> list[np.ndarray]:
+        up = parent @ off_up @ b_up
+        lo = up @ off_lo @ b_lo
+        en = lo @ off_h @ helper @ off_en @ b_en
+        return [up, lo, en]
+
+    bases = [_basis(rng, (1.2, 1.2, 1.2)), _basis(rng, (0.9, 0.9, 0.9)), _basis(rng, (1, 2, 1))]
+    pose = np.stack(chain(*bases))
+    frame, a, b, ok = limb_links(pose, np.stack(bases))
+    assert bool(ok)
+    for _ in range(5):  # other rotations, same scales and locations
+        new = []
+        for bs in bases:
+            m = bs.copy()
+            m[:3, :3] = _rot(rng) @ np.diag(np.linalg.norm(bs[:3, :3], axis=0))
+            new.append(m)
+        end = chain(*new)[2]
+        rot = [np.eye(4) for _ in range(3)]
+        for r, m in zip(rot, new, strict=True):
+            r[:3, :3] = m[:3, :3] / np.linalg.norm(m[:3, :3], axis=0)
+        model = frame @ rot[0] @ a @ rot[1] @ b @ rot[2]
+        assert np.allclose(model[:3, 3], end[:3, 3], atol=1e-10)
+        assert np.allclose(orthonormalize_yz(model[:3, :3]), orthonormalize_yz(end[:3, :3]),
+                           atol=1e-10)
+    stretched = [bases[0].copy(), bases[1], bases[2]]
+    stretched[0][:3, :3] = stretched[0][:3, :3] @ np.diag([1.0, 1.3, 1.0])
+    _, _, _, ok = limb_links(np.stack(chain(*stretched)), np.stack(stretched))
+    assert not bool(ok)
