@@ -18,22 +18,31 @@ the channelbag of the action slot the armature uses; Blender 4.2/4.3 in ``action
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import bpy
 import numpy as np
 
-from ..core import LimberError, solve_limb
-from ..core.rotations import axis_angle_to_matrix, euler_to_matrix, quat_to_matrix
-from . import mapping, solve
+from ..core import (
+    LimberError,
+    axis_angle_to_matrix,
+    continuous_eulers,
+    continuous_quaternions,
+    euler_to_matrix,
+    limb_links,
+    quat_to_matrix,
+    solve_limb,
+)
+from . import compat, mapping, solve
+from .bridge import read, requests, verify
+from .bridge.read import LimbRead, ReadError
+from .bridge.requests import VaryingLinks
 from .mapping import MappingError
 from .solve import LimbStatus, solve_object
 
-SLOTTED_ACTIONS = bpy.app.version >= (4, 4, 0)
 #: Keyframe attributes kept for keys outside the baked range: (name, width, dtype).
 _KEY_ATTRS: tuple[tuple[str, int, Any], ...] = (
     ("co", 2, np.float32),
@@ -44,6 +53,9 @@ _KEY_ATTRS: tuple[tuple[str, int, Any], ...] = (
     ("handle_right_type", 1, np.int32),
     ("easing", 1, np.int32),
     ("type", 1, np.int32),
+    ("back", 1, np.float32),
+    ("amplitude", 1, np.float32),
+    ("period", 1, np.float32),
 )
 
 
@@ -59,33 +71,12 @@ class BakeResult:
     #: True when a batched bake read its inputs from F-curves, without a frame change per
     #: frame (see :func:`_fast_reads`).
     fast: bool = False
-
-
-def _fcurves(obj: Any) -> Any:
-    """The F-curve collection the armature's animation lives in (created if needed)."""
-    ad = obj.animation_data or obj.animation_data_create()
-    action = ad.action
-    if action is None:
-        action = bpy.data.actions.new(f"{obj.name}Action")
-        ad.action = action
-    if not SLOTTED_ACTIONS:
-        return action.fcurves
-    slot = ad.action_slot
-    if slot is None:
-        slot = action.slots.new(id_type="OBJECT", name=obj.name)
-        ad.action_slot = slot
-    layer = action.layers[0] if len(action.layers) else action.layers.new("Layer")
-    strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
-    return strip.channelbag(slot, ensure=True).fcurves
-
-
-def _ensure_fcurve(fcurves: Any, path: str, index: int, group: str) -> Any:
-    fc = fcurves.find(path, index=index)
-    if fc is not None:
-        return fc
-    if SLOTTED_ACTIONS:
-        return fcurves.new(path, index=index, group_name=group)
-    return fcurves.new(path, index=index, action_group=group)
+    #: {limb or chain name: why} for items no frame was solved for.
+    skipped: dict[str, str] = field(default_factory=dict)
+    #: Where the keys went: "action", "tweaked strip" or "new NLA track".
+    destination: str = "action"
+    #: Per item, its worst frame's status (also stored in the items' ``status``).
+    worst: list[LimbStatus] = field(default_factory=list)
 
 
 def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: float) -> int:
@@ -127,19 +118,35 @@ def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: f
     return n_new
 
 
-def _continuous(path: str, values: np.ndarray) -> np.ndarray:
-    """Make per-frame rotation values continuous (quaternion sign, Euler 2π unwrapping)."""
+def _continuous(path: str, values: np.ndarray, previous: np.ndarray | None = None
+                ) -> np.ndarray:
+    """Per-frame rotation values made continuous (quaternion sign, Euler unwrapping),
+    starting from ``previous`` (the kept key before the range) when there is one."""
     if path.endswith("rotation_quaternion"):
-        # q_i keeps its sign relative to q_{i-1}: flip_i = flip_{i-1} · sign(q_i · q_{i-1}).
-        dots = np.einsum("ij,ij->i", values[1:], values[:-1])
-        flips = np.cumprod(np.where(dots < 0.0, -1.0, 1.0))
-        q: np.ndarray = values.copy()
-        q[1:] *= flips[:, None]
-        return q
+        return continuous_quaternions(values, previous)
     if path.endswith("rotation_euler"):
-        out: np.ndarray = np.unwrap(values, axis=0, period=2.0 * math.pi)
-        return out
+        return continuous_eulers(values, previous)
     return values
+
+
+def _previous_key(fcurves: Any, path: str, width: int, lo: float) -> np.ndarray | None:
+    """The values of the last keys before frame ``lo`` on a rotation's F-curves (all
+    ``width`` channels keyed there), else None."""
+    if fcurves is None:
+        return None
+    out = np.empty(width)
+    for idx in range(width):
+        fc = fcurves.find(path, index=idx)
+        if fc is None or not len(fc.keyframe_points):
+            return None
+        pts = fc.keyframe_points
+        co = np.empty(2 * len(pts), dtype=np.float32)
+        pts.foreach_get("co", co)
+        before = co[0::2] < lo - 1e-4
+        if not before.any():
+            return None
+        out[idx] = co[1::2][before][np.argmax(co[0::2][before])]
+    return out
 
 
 def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | None) -> list[Any]:
@@ -164,7 +171,7 @@ def _action_paths(ad: Any) -> list[str]:
     action = ad.action
     if action is None:
         return []
-    if not SLOTTED_ACTIONS:
+    if not compat.SLOTTED_ACTIONS:
         return [fc.data_path for fc in action.fcurves]
     paths: list[str] = []
     if ad.action_slot is not None:
@@ -191,7 +198,7 @@ def _detach_replaced_animation(obj: Any, bones: Sequence[str]) -> Callable[[], N
     if not paths or not all(p.startswith(heads) for p in paths):
         return None
     action = ad.action
-    slot = ad.action_slot if SLOTTED_ACTIONS else None
+    slot = ad.action_slot if compat.SLOTTED_ACTIONS else None
     ad.action = None
 
     def restore() -> None:
@@ -249,7 +256,7 @@ def _plain_fcurves(idb: Any) -> list[Any] | None:
     if (ad.action_influence != 1.0 or ad.action_blend_type != "REPLACE"
             or ad.action_extrapolation != "HOLD"):
         return None
-    if SLOTTED_ACTIONS:
+    if compat.SLOTTED_ACTIONS:
         slot = ad.action_slot
         if slot is None:
             return []
@@ -333,9 +340,10 @@ def _armature_swivels(
 ) -> dict[int, Any] | None:
     """When everything a batched bake reads from the armature stays constant over the
     range except the swivel angles: {limb index: its swivel F-curve}. None when the
-    armature's world matrix, a limb's parent-bone (shoulder) chain, an unconnected upper
-    bone's location or a held end bone's rotation may change, or when a frame change may
-    run other code (frame-change or depsgraph handlers other than Limber's, time remapping)."""
+    armature's world matrix, a limb's parent-bone (shoulder) chain or helper bones, a
+    limb bone's location or scale or a held end bone's rotation may change, or when a
+    frame change may run other code (frame-change or depsgraph handlers other than
+    Limber's, time remapping)."""
     own = {(fn.__module__, fn.__name__) for _, fn in solve.HANDLERS}
     handlers = bpy.app.handlers
     if any((getattr(h, "__module__", ""), getattr(h, "__name__", "")) not in own
@@ -356,10 +364,10 @@ def _armature_swivels(
     pbs = obj.pose.bones
     if any(c.type in ("IK", "SPLINE_IK") for pb in pbs for c in pb.constraints):
         return None  # an IK constraint may move bones above its owner
-    fixed = set().union(*(_ancestors(obj, rig.upper) for rig in rigs))
+    fixed = set().union(*(_ancestors(obj, rig.upper) | set(rig.helpers) for rig in rigs))
     if any(len(pbs[b].constraints) for b in fixed):
         return None
-    loose = {rig.upper for rig in rigs if not rig.upper_connected}
+    loose = {b for rig in rigs for b in rig.bones}  # their location and scale must hold
     held = {rig.end for lb, rig in zip(items, rigs, strict=True)
             if lb.goal_type in ("POSITION", "AIM")}
     swivels = {lb.path_from_id("swivel"): k for k, lb in enumerate(items)}
@@ -373,7 +381,7 @@ def _armature_swivels(
             return None
         bone, _, rest = path[len('pose.bones["'):].partition('"]')
         prop = rest.rsplit(".", 1)[-1]
-        if (bone in fixed or (bone in loose and prop == "location")
+        if (bone in fixed or (bone in loose and prop in ("location", "scale"))
                 or (bone in held and prop.startswith("rotation_"))):
             return None
     return out
@@ -387,7 +395,7 @@ def _close(a: Any, b: Any) -> bool:
 
 
 def _fast_eligible(
-    obj: Any, scene: Any, items: list[Any], rigs: list[Any], plans: list[Any],
+    obj: Any, scene: Any, items: list[Any], rigs: list[Any],
 ) -> tuple[dict[int, Any], dict[int, tuple[Any, list[Any]]]] | None:
     """The swivel F-curves ({limb index: F-curve}) and the target and pole objects with
     their transform F-curves ({pointer: (object, F-curves)}) when the fast reads are
@@ -399,8 +407,9 @@ def _fast_eligible(
     if swivels is None:
         return None
     objects: dict[int, tuple[Any, list[Any]]] = {}
-    for plan in plans:
-        for ob in (plan.target, plan.pole):
+    for lb in items:
+        pole = lb.pole if lb.swivel_mode == "POLE" else None
+        for ob in (lb.target, pole):
             if ob is not None and ob.as_pointer() not in objects:
                 fcs = _plain_object(ob, obj)
                 if fcs is None:
@@ -409,10 +418,26 @@ def _fast_eligible(
     return swivels, objects
 
 
+def _same_read(a: LimbRead, b: LimbRead, i: int) -> bool:
+    """Whether frame ``i`` of the fast read ``b`` matches the frame-change read ``a``
+    (N = 1) in everything the request uses (the limb's frame and links, not the solved
+    bones' own rotations)."""
+    la = _links(a, 0)
+    lb = _links(b, i)
+    return (all(_close(x, y) for x, y in zip(la, lb, strict=True))
+            and _close(a.target[0], b.target[i]) and _close(a.swivel[0], b.swivel[i])
+            and _close(None if a.pole is None else a.pole[0],
+                       None if b.pole is None else b.pole[i]))
+
+
+def _links(r: LimbRead, i: int) -> tuple[Any, ...]:
+    frame, a, b, _ = limb_links(r.pose[i], r.basis[i])
+    return (r.world[i] @ frame, a, b)
+
+
 def _fast_reads(
     obj: Any, scene: Any, frames: list[int], items: list[Any], rigs: list[Any],
-    plans: list[Any],
-) -> tuple[np.ndarray, list[dict[str, Any]]] | None:
+) -> list[LimbRead] | None:
     """The batched bake's reads without a frame change per frame, or None (read frame by
     frame). Eligible when the armature side is constant apart from F-curve swivels
     (:func:`_armature_swivels`) and each target and pole is an unparented, unconstrained
@@ -420,7 +445,7 @@ def _fast_reads(
     evaluated at every frame and the world matrices composed in numpy. The frame-change
     reads are still taken at the first, middle and last frame: any difference beyond
     float32 rounding falls back too."""
-    eligible = _fast_eligible(obj, scene, items, rigs, plans)
+    eligible = _fast_eligible(obj, scene, items, rigs)
     if eligible is None:
         return None
     swivels, objects = eligible
@@ -430,65 +455,45 @@ def _fast_reads(
     except LimberError:
         return None
     n = len(frames)
-    checks = sorted({0, n // 2, n - 1})
-    reads: list[dict[str, Any]] = []
-    world = np.empty(0)
-    for i in checks:
+    reads: list[LimbRead] = []
+    for i in sorted({0, n // 2, n - 1}):
         scene.frame_set(frames[i])
         dg = bpy.context.evaluated_depsgraph_get()
         obj_eval = obj.evaluated_get(dg)
-        w = mapping.mat4(obj_eval.matrix_world)
-        if i == 0:
-            world = np.broadcast_to(w, (n, 4, 4))
-        elif not _close(w, world[i]):
-            return None
-        for k, (lb, rig, plan) in enumerate(zip(items, rigs, plans, strict=True)):
-            r = solve.read_raw(obj, obj_eval, lb, rig, dg, False, plan)
+        for k, (lb, rig) in enumerate(zip(items, rigs, strict=True)):
+            r = read.read_limb(obj_eval, lb, rig.bones, dg)
             if i == 0:
-                swivel = (_sample(swivels[k], at) if k in swivels
-                          else np.full(n, r.swivel))
-                pole = None if plan.pole is None else worlds[plan.pole.as_pointer()][:, :3, 3]
-                reads.append({
-                    "parent": None if r.parent is None else np.broadcast_to(r.parent, (n, 4, 4)),
-                    "location": None if r.location is None else np.broadcast_to(
-                        r.location, (n, 3)),
-                    "target": worlds[plan.target.as_pointer()],
-                    "wrist": None if r.wrist is None else np.broadcast_to(r.wrist, (n, 3, 3)),
-                    "pole": pole,
-                    "swivel": swivel,
-                })
-            got = reads[k]
-            if not (_close(r.target, got["target"][i]) and _close(r.swivel, got["swivel"][i])
-                    and all(_close(v, None if got[key] is None else got[key][i])
-                            for key, v in (("parent", r.parent), ("location", r.location),
-                                           ("wrist", r.wrist), ("pole", r.pole)))):
+                pole = lb.pole if lb.swivel_mode == "POLE" else None
+                reads.append(read.broadcast(
+                    r, n,
+                    target=worlds[lb.target.as_pointer()],
+                    pole=None if r.pole is None else worlds[pole.as_pointer()][:, :3, 3],
+                    swivel=_sample(swivels[k], at) if k in swivels else np.full(n, r.swivel[0]),
+                ))
+            if not _same_read(r, reads[k], i):
                 return None
-    return np.ascontiguousarray(world), reads
+    return reads
 
 
 def _read_frames(
     obj: Any, scene: Any, frames: list[int], items: list[Any], rigs: list[Any],
-    plans: list[Any], check: bool, progress: Callable[[int], None] | None,
-) -> list[dict[str, Any]] | None:
-    """The batched bake's reads with one frame change per frame (None: a limb's settings
-    or pole presence change within the range)."""
-    world: list[np.ndarray] = []
-    raw: list[list[solve.RawFrame]] = [[] for _ in items]
+    progress: Callable[[int], None] | None,
+) -> list[LimbRead] | None:
+    """The batched bake's reads with one frame change per frame (None: a pole that
+    appears or disappears within the range)."""
+    raw: list[list[LimbRead]] = [[] for _ in items]
     for i, f in enumerate(frames):
         scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
         obj_eval = obj.evaluated_get(dg)
-        world.append(mapping.mat4(obj_eval.matrix_world))
         for k, lb in enumerate(items):
-            r = solve.read_raw(obj, obj_eval, lb, rigs[k], dg, check, plans[k])
-            first = raw[k][0] if raw[k] else r
-            if r.signature != first.signature or (r.pole is None) != (first.pole is None):
+            r = read.read_limb(obj_eval, lb, rigs[k].bones, dg)
+            if raw[k] and (r.pole is None) != (raw[k][0].pole is None):
                 return None
             raw[k].append(r)
         if progress is not None:
             progress(i)
-    w = np.stack(world)
-    return [solve.goal_inputs_batch(obj, w, rf, rig) for rf, rig in zip(raw, rigs, strict=True)]
+    return [read.stack(rs) for rs in raw]
 
 
 def _bake_batched(
@@ -500,30 +505,31 @@ def _bake_batched(
     fast: bool = True,
 ) -> tuple[dict[tuple[str, str], np.ndarray], list[list[LimbStatus]], bool] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
-    (a bone or target problem on some frame, bone settings or a pole that change within
-    the range)."""
+    (a bone or target problem on some frame, bone settings, links or a pole that change
+    within the range, or a limb whose model is not proven: that needs the evaluated pose
+    of every frame)."""
     bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
-    check = _settings_animated(obj, bones)
+    if _settings_animated(obj, bones):
+        return None
     written = [b for lb in items for b in (
-        (lb.upper_bone, lb.lower_bone, lb.end_bone) if lb.goal_type in solve.WRIST_GOALS
+        (lb.upper_bone, lb.lower_bone, lb.end_bone) if lb.goal_type in requests.WRIST_GOALS
         else (lb.upper_bone, lb.lower_bone))]
     restore = _detach_replaced_animation(obj, written)
     try:
         rigs = [solve.rig_for(obj, lb) for lb in items]
-        plans = [solve.raw_plan(obj, lb, rig) for lb, rig in zip(items, rigs, strict=True)]
-        quick = None if check or not fast else _fast_reads(obj, scene, frames, items, rigs,
-                                                           plans)
+        quick = _fast_reads(obj, scene, frames, items, rigs) if fast else None
         if quick is not None:
-            w, reads = quick
-            inputs = [solve.goal_inputs_arrays(obj, w, rig, **rd)
-                      for rd, rig in zip(reads, rigs, strict=True)]
+            reads = quick
             if progress is not None:
                 progress(len(frames) - 1)
         else:
-            inputs = _read_frames(obj, scene, frames, items, rigs, plans, check, progress)
-            if inputs is None:
+            got = _read_frames(obj, scene, frames, items, rigs, progress)
+            if got is None:
                 return None
-    except MappingError:
+            reads = got
+        reqs = [requests.limb_request(lb, rig, rd)
+                for lb, rig, rd in zip(items, rigs, reads, strict=True)]
+    except (MappingError, ReadError, VaryingLinks, LimberError, ValueError):
         return None
     finally:
         if restore is not None:
@@ -532,31 +538,59 @@ def _bake_batched(
     samples: dict[tuple[str, str], np.ndarray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
     pbs = obj.pose.bones
-    for lb, rig, gi in zip(items, rigs, inputs, strict=True):
-        kwargs = solve.limb_kwargs(lb, gi["wrist"], gi["elbow_target"], gi["swivel"])
+    for lb, rig, req in zip(items, rigs, reqs, strict=True):
+        notes, proven = solve.analytic_notes(obj, rig, lb, req)
+        if not proven:
+            return None
         t0 = time.perf_counter()
         try:
-            sol = solve_limb(rig.limb, solve.limb_goal(lb.goal_type, lb.axis, gi["g"]), **kwargs)
+            sol = solve_limb(req.limb, req.goal, **req.kwargs)
         except LimberError:
             return None
         each_us = (time.perf_counter() - t0) * 1e6 / n
         rots = [(rig.upper, sol.shoulder, rig.family_limits[0]),
                 (rig.lower, axis_angle_to_matrix(rig.hinge_axis, sol.elbow),
                  rig.family_limits[1])]
-        if lb.goal_type in solve.WRIST_GOALS:
+        if lb.goal_type in requests.WRIST_GOALS:
             rots.append((rig.end, sol.wrist, rig.family_limits[2]))
         for bone, r, lim in rots:
             pb = pbs[bone]
             path = f'pose.bones["{bone}"].{mapping.rotation_path(pb)}'
             samples[(path, bone)] = mapping.rotation_values_batch(pb, r, lim)
-        note = "no pole object; using the swivel angle" if (
-            lb.swivel_mode == "POLE" and lb.pole is None) else ""
-        notes = solve.analytic_notes(obj, rig, note)
-        for row, st in zip(statuses, solve.analytic_statuses(obj.name, lb, sol, notes, each_us),
-                           strict=True):
+        sts = analytic_statuses(obj.name, lb, sol, req, notes, each_us)
+        for row, st, f in zip(statuses, sts, frames, strict=True):
+            st.frame = f
             row.append(st)
         solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
     return samples, statuses, quick is not None
+
+
+def analytic_statuses(
+    obj_name: str, settings: Any, sol: Any, req: Any, notes: list[str], solve_us: float
+) -> list[LimbStatus]:
+    """One status per row of a batched :class:`core.LimbSolution` (the batched bake,
+    proven model): the same fields and messages as :func:`solve.fill_analytic`."""
+    pos, ori = verify.model_errors(req, sol)
+    reach = np.asarray(sol.reachable, dtype=bool)
+    rows = zip(
+        pos.tolist(), ori.tolist(), reach.tolist(),
+        np.asarray(sol.within_limits, dtype=bool).tolist(),
+        np.asarray(sol.swivel, dtype=np.float64).tolist(),
+        np.asarray(sol.feasible_swivel, dtype=np.float64).tolist(),
+        strict=True,
+    )
+    out = []
+    for p, o, r, w, sw, fs in rows:
+        st = LimbStatus(
+            object=obj_name, limb=settings.name, solver=settings.solver, solved=True,
+            reachable=r or verify.reached(p, o), within_limits=w, position_error=p,
+            orientation_error=o, swivel=sw,
+            feasible_swivel=tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi),
+            solve_us=solve_us,
+        )
+        solve.finish_status(st, list(notes))
+        out.append(st)
+    return out
 
 
 def _bake_per_frame(
@@ -589,6 +623,103 @@ def _bake_per_frame(
             seq.extend([seq[-1]] * (len(frames) - len(seq)))
         out[key] = np.array(seq, dtype=np.float64)
     return out, statuses
+
+
+class BakeError(MappingError):
+    """A bake Blender cannot express as asked (the message says why and what to do)."""
+
+
+def _live_strips(ad: Any) -> bool:
+    return ad is not None and any(not t.mute and len(t.strips) for t in ad.nla_tracks)
+
+
+@dataclass
+class _Destination:
+    """Where a bake writes its keys: F-curves and the map from scene to key frames."""
+
+    kind: str
+    fcurves: Any = None
+    time: Callable[[np.ndarray], np.ndarray] | None = None
+    finish: Callable[[float, float], None] | None = None
+
+
+def _destination(obj: Any, paths: list[str]) -> _Destination:
+    """Choose where the keys go so that the evaluated pose is the baked one in the range
+    and nothing changes outside it:
+
+    * tweak mode: the tweaked strip's action, at the strip's own time
+      (``AnimData.nla_tweak_strip_time_to_scene``: offset, scale, repeat, reverse);
+    * NLA strips playing and the active action not already overriding the baked channels
+      with REPLACE at full influence: a new action in a new NLA track on top, one strip
+      over the range, REPLACE, no extrapolation (outside the range the strips below play
+      unchanged). An active action that blends (ADD, influence < 1, ...) the same
+      channels on top of it cannot be expressed: :class:`BakeError`;
+    * otherwise the active action (created if needed).
+    """
+    ad = obj.animation_data
+    if ad is not None and ad.use_tweak_mode:
+        def to_strip(f: np.ndarray) -> np.ndarray:
+            return np.array([ad.nla_tweak_strip_time_to_scene(float(x), invert=True)
+                             for x in f])
+        return _Destination("tweaked strip", compat.assigned_fcurves(ad)
+                            or compat.ensure_fcurves(obj), to_strip)
+    if not _live_strips(ad):
+        return _Destination("action", compat.ensure_fcurves(obj))
+    active = compat.assigned_fcurves(ad)
+    own = {fc.data_path for fc in active} if active is not None else set()
+    overlap = own & set(paths)
+    full = ad.action_blend_type == "REPLACE" and ad.action_influence == 1.0
+    if overlap and full:
+        return _Destination("action", active)
+    if overlap:
+        raise BakeError(
+            f"the active action of {obj.name!r} blends ({ad.action_blend_type}, influence "
+            f"{ad.action_influence:g}) the baked channels over NLA strips; push it down to "
+            "a strip or set it to Replace at full influence, then bake again")
+    previous = (ad.action, ad.action_slot if compat.SLOTTED_ACTIONS else None)
+    action = bpy.data.actions.new(f"{obj.name}LimberBake")
+    ad.action = action
+    fcurves = compat.ensure_fcurves(obj)
+    slot = ad.action_slot if compat.SLOTTED_ACTIONS else None
+
+    def finish(lo: float, hi: float) -> None:
+        ad.action = previous[0]
+        if previous[1] is not None:
+            ad.action_slot = previous[1]
+        track = ad.nla_tracks.new()
+        track.name = "Limber bake"
+        strip = track.strips.new(action.name, int(lo), action)
+        if slot is not None and strip.action_slot != slot:
+            strip.action_slot = slot
+        strip.blend_type = "REPLACE"
+        strip.extrapolation = "NOTHING"
+        strip.influence = 1.0
+
+    return _Destination("new NLA track", fcurves, None, finish)
+
+
+def _worst(statuses: list[list[LimbStatus]], frames: list[int]) -> list[LimbStatus]:
+    """Per item (by kind and name), the status of its worst frame: unsolved or missed
+    frames first, then the largest error; its message names the frame."""
+    by: dict[tuple[str, str], LimbStatus] = {}
+    for row in statuses:
+        for st in row:
+            key = (st.kind, st.limb)
+            cur = by.get(key)
+            rank = (st.solved, st.reached, -(st.position_error + st.orientation_error))
+            if cur is None or rank < (cur.solved, cur.reached,
+                                      -(cur.position_error + cur.orientation_error)):
+                by[key] = st
+    span = f"frames {frames[0]}–{frames[-1]}" if frames else ""
+    out = []
+    for worst in by.values():
+        st = replace(worst, notes=list(worst.notes), worst_of=span)
+        out.append(st)
+        if st.solved:
+            st.message = verify.status_message(st)
+        else:
+            st.message = f"worst frame {st.frame} of {span}: {st.message}"
+    return out
 
 
 def bake_object(
@@ -632,16 +763,31 @@ def bake_object(
     finally:
         scene.limber.live_playback = live
 
+    worst = _worst(statuses, frames)
+    skipped = {st.limb: st.message for st in worst if not st.solved}
     fr = np.array(frames, dtype=np.float64)
     channels: dict[tuple[str, int], np.ndarray] = {}
     keys = 0
-    fcurves = _fcurves(obj) if samples else None
-    for (path, bone), seq in samples.items():
-        vals = _continuous(path, seq)
-        for idx in range(vals.shape[1]):
-            fc = _ensure_fcurve(fcurves, path, idx, bone)
-            keys += write_keys(fc, fr, vals[:, idx], frame_start, frame_end)
-            channels[(path, idx)] = vals[:, idx]
+    dest = _Destination("none")
+    if samples:
+        dest = _destination(obj, [path for path, _ in samples])
+        kf = fr if dest.time is None else dest.time(fr)
+        if len(np.unique(np.round(kf, 4))) < len(kf):
+            raise BakeError("the baked frames map onto the same frames of the tweaked "
+                            "strip's action (the strip repeats within the range); bake "
+                            "one repetition at a time")
+        lo, hi = float(kf.min()), float(kf.max())
+        for (path, bone), seq in samples.items():
+            prev = _previous_key(dest.fcurves, path, seq.shape[1], lo)
+            vals = _continuous(path, seq, prev)
+            for idx in range(vals.shape[1]):
+                fc = compat.ensure_fcurve(dest.fcurves, path, idx, bone)
+                keys += write_keys(fc, kf, vals[:, idx], lo, hi)
+                channels[(path, idx)] = vals[:, idx]
+        if dest.finish is not None:
+            dest.finish(lo, hi)
     scene.frame_set(current)
+    solve.store_statuses(obj, worst)
     return BakeResult(frames=frames, channels=channels, statuses=statuses, keys_written=keys,
-                      batched=was_batched, fast=was_fast)
+                      batched=was_batched, fast=was_fast, skipped=skipped,
+                      destination=dest.kind, worst=worst)

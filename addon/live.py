@@ -81,7 +81,7 @@ def settings_key(group: Any) -> tuple[Any, ...]:
     out: list[Any] = []
     for prop in group.bl_rna.properties:
         ident = prop.identifier
-        if ident == "rna_type":
+        if ident in ("rna_type", "status"):  # the status is the solve's output
             continue
         val = getattr(group, ident)
         if prop.type == "COLLECTION":
@@ -132,7 +132,7 @@ def status_text(statuses: list[Any]) -> str:
     for st in statuses:
         if not st.solved:
             parts.append(f"{st.limb}: {st.message}")
-        elif not st.reachable:
+        elif not st.reached:
             parts.append(f"{st.limb}: out of reach by {st.position_error * 1000:.1f} mm")
         elif not st.within_limits:
             parts.append(f"{st.limb}: outside limits")

@@ -1,12 +1,13 @@
-"""The only seam between Blender data and the numpy core.
+"""The rig: pose bones ↔ :class:`core.Limb` / :class:`core.Skeleton`, rotation values.
 
-Three pose bones (upper, lower, end) of an armature become a :class:`core.Limb`:
+Three pose bones (upper, lower, end) of an armature become a :class:`LimbRig`:
 
-* The *shoulder frame* is the frame in which the upper bone's ``matrix_basis`` acts, in
-  armature space: ``parent pose · parent rest⁻¹ · upper rest · T(upper location)`` (just
-  ``upper rest · T(location)`` without a parent). The solver's R1 is the upper bone's
-  local rotation.
-* ``A = upper rest⁻¹ · lower rest · T(lower location)`` and likewise ``B`` (lower → end):
+* The *shoulder frame* is the frame in which the upper bone's ``matrix_basis`` acts; it
+  is read from the evaluated pose each solve (:func:`shoulder_frame`, world space, may
+  scale or shear), so everything Blender does above the limb is in it.
+* ``A = upper rest⁻¹ · lower rest · T(lower location)`` and likewise ``B`` (lower → end),
+  through any helper bones between them (their evaluated pose is folded in by
+  :func:`addon.bridge.requests.links_limb`):
   the elbow's proximal frame is the lower bone's rest frame, so the core hinge angle θ4
   about the hinge axis ``k`` (in the lower bone's local frame) *is* the lower bone's local
   rotation ``Rot(k, θ4)``. The wrist rotation R2 is the end bone's local rotation, and the
@@ -16,32 +17,46 @@ Three pose bones (upper, lower, end) of an armature become a :class:`core.Limb`:
   (``'XYZ'`` for quaternion / axis-angle bones); a single limited axis on a ball joint is
   honoured like any other.
 
-Targets are converted from world space to armature space (rigid or uniformly scaled
-armature objects only) and then to the shoulder frame. Solutions are written back as local
-rotations respecting each bone's ``rotation_mode`` without evaluating the depsgraph.
+Targets go from world space straight to the shoulder frame (any armature scale).
+Solutions are written back as local rotations respecting each bone's ``rotation_mode``
+without evaluating the depsgraph.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core import Ball, EulerLimits, Fixed, Hinge, Joint, Limb, LimbLimits, Skeleton
-from ..core.rotations import (
+from ..core import (
     EULER_ORDERS,
+    Ball,
+    EulerLimits,
+    Fixed,
+    Hinge,
+    Joint,
+    Limb,
+    LimbLimits,
+    Skeleton,
     axis_angle_to_matrix,
+    basis_frame,
     euler_to_matrix,
     matrix_to_axis_angle,
     matrix_to_euler_families,
     matrix_to_quat,
+    orthonormalize_yz,
     quat_to_matrix,
+    quaternion_of,
+    rigid_inverse,
+    rotation_about,
+    translation,
 )
+from .bridge.read import mat4
 
 FloatArray = NDArray[np.float64]
 
@@ -54,52 +69,15 @@ HINGE_AXES: dict[str, tuple[float, float, float]] = {
 }
 #: Below this |upper × lower| (sine of the rest bend angle) the rest chain counts as straight.
 STRAIGHT_SINE = 1e-4
-#: Relative tolerance for "uniform scale" of an armature object.
-SCALE_TOLERANCE = 1e-5
 
 
 class MappingError(ValueError):
     """A limb cannot be mapped: missing bones, broken hierarchy, non-uniform scale, ..."""
 
 
-def mat4(m: Any) -> FloatArray:
-    """A mathutils 4×4 matrix (or nested sequence) as a float64 array."""
-    return np.array(m, dtype=np.float64)
-
-
 def _rigid(m: FloatArray) -> FloatArray:
-    """``m`` with its 3×3 part made a rotation (float32 noise and uniform scale removed).
-
-    Gram–Schmidt on the Y (bone) axis first, then Z; exact for rotations up to rounding and
-    free of LAPACK calls (which thrash threads for tiny matrices on some machines).
-    """
-    out = m.copy()
-    y = m[:3, 1] / math.sqrt(float(m[:3, 1] @ m[:3, 1]))
-    z = m[:3, 2] - float(m[:3, 2] @ y) * y
-    z = z / math.sqrt(float(z @ z))
-    out[:3, 0] = (
-        y[1] * z[2] - y[2] * z[1],
-        y[2] * z[0] - y[0] * z[2],
-        y[0] * z[1] - y[1] * z[0],
-    )
-    out[:3, 1] = y
-    out[:3, 2] = z
-    out[3] = (0.0, 0.0, 0.0, 1.0)
-    return out
-
-
-def _translation(t: Any) -> FloatArray:
-    m = np.eye(4)
-    m[:3, 3] = tuple(t)
-    return m
-
-
-def inv_rigid(m: FloatArray) -> FloatArray:
-    out = np.eye(4)
-    r = m[:3, :3].T
-    out[:3, :3] = r
-    out[:3, 3] = -r @ m[:3, 3]
-    return out
+    """``m`` with its 3×3 part made a rotation (Y axis first; float32 noise removed)."""
+    return orthonormalize_yz(m)
 
 
 def rotation_order(pose_bone: Any) -> str:
@@ -200,6 +178,14 @@ class LimbRig:
     limits_exact: bool
     #: Euler orders of the limits of (upper, lower, end) (:func:`rotation_order`).
     orders: tuple[str, str, str] = ("XYZ", "XYZ", "XYZ")
+    #: Bones between upper and lower, and between lower and end (helpers, e.g. MCH-).
+    helpers: tuple[str, ...] = ()
+    #: Limbs for posed links (see :func:`addon.bridge.requests.links_limb`), by key.
+    posed_limbs: dict[Any, Limb] = field(default_factory=dict)
+
+    @property
+    def bones(self) -> tuple[str, str, str]:
+        return (self.upper, self.lower, self.end)
 
 
 def _rest_offset(pb: Any) -> FloatArray:
@@ -207,11 +193,23 @@ def _rest_offset(pb: Any) -> FloatArray:
     own = _rigid(mat4(pb.bone.matrix_local))
     if pb.parent is None:
         return own
-    return inv_rigid(_rigid(mat4(pb.parent.bone.matrix_local))) @ own
+    return rigid_inverse(_rigid(mat4(pb.parent.bone.matrix_local))) @ own
+
+
+def _between(child: Any, ancestor: Any) -> list[str] | None:
+    """Names of the bones strictly between ``child`` and its ``ancestor`` (None: not an
+    ancestor)."""
+    out: list[str] = []
+    pb = child.parent
+    while pb is not None and pb != ancestor:
+        out.append(pb.name)
+        pb = pb.parent
+    return None if pb is None else out
 
 
 def pose_bones(obj: Any, names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
-    """The three pose bones, checked to exist and to form a direct parent chain."""
+    """The three pose bones, checked to exist and to form a parent chain (helper bones
+    between them are allowed: see :func:`helper_bones`)."""
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     out = []
@@ -223,11 +221,17 @@ def pose_bones(obj: Any, names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
             raise MappingError(f"{role} bone {name!r} not found in armature {obj.name!r}")
         out.append(pb)
     up, lo, en = out
-    if lo.parent != up:
-        raise MappingError(f"bone {lo.name!r} must be a direct child of {up.name!r}")
-    if en.parent != lo:
-        raise MappingError(f"bone {en.name!r} must be a direct child of {lo.name!r}")
+    if _between(lo, up) is None:
+        raise MappingError(f"bone {lo.name!r} must be a child of {up.name!r} (or below it)")
+    if _between(en, lo) is None:
+        raise MappingError(f"bone {en.name!r} must be a child of {lo.name!r} (or below it)")
     return up, lo, en
+
+
+def helper_bones(up: Any, lo: Any, en: Any) -> tuple[str, ...]:
+    """The bones between upper and lower and between lower and end (their pose is read
+    from the evaluated depsgraph and folded into the limb's links)."""
+    return tuple((_between(lo, up) or []) + (_between(en, lo) or []))
 
 
 def build_rig(
@@ -244,8 +248,8 @@ def build_rig(
     r_en = _rigid(mat4(en.bone.matrix_local))
     t_lo = np.zeros(3) if lo.bone.use_connect else np.array(lo.location, dtype=np.float64)
     t_en = np.zeros(3) if en.bone.use_connect else np.array(en.location, dtype=np.float64)
-    a = inv_rigid(r_up) @ r_lo @ _translation(t_lo)
-    b = inv_rigid(r_lo) @ r_en @ _translation(t_en)
+    a = rigid_inverse(r_up) @ r_lo @ translation(t_lo)
+    b = rigid_inverse(r_lo) @ r_en @ translation(t_en)
     k = _hinge_axis(up, lo, hinge_axis)
     parent = up.parent
     rest_offset = _rest_offset(up)
@@ -275,6 +279,7 @@ def build_rig(
         family_limits=(sh, lo_lim, wr),
         limits_exact=exact,
         orders=(rotation_order(up), rotation_order(lo), rotation_order(en)),
+        helpers=helper_bones(up, lo, en),
     )
 
 
@@ -283,91 +288,18 @@ def build_rig(
 # --------------------------------------------------------------------------------------
 
 
-def check_uniform_scale(obj: Any, m: FloatArray | None = None) -> float:
-    """The object's uniform world scale, or :class:`MappingError` for non-uniform scale/shear."""
-    w = mat4(obj.matrix_world) if m is None else m
-    r = w[:3, :3]
-    s = np.linalg.norm(r, axis=0)
-    gram = r.T @ r
-    scale = float(s.mean())
-    if scale <= 0.0 or np.max(np.abs(gram - np.eye(3) * scale * scale)) > SCALE_TOLERANCE * (
-        scale * scale
-    ):
-        raise MappingError(
-            f"armature {obj.name!r} has non-uniform scale or shear (axis scales "
-            f"{tuple(round(float(x), 6) for x in s)}); apply its scale (Ctrl+A) or make it "
-            "uniform"
-        )
-    return scale
-
-
-#: Last (armature name, world matrix, inverse) of :func:`world_to_armature` (several limbs
-#: of one armature ask for it every frame; a mathutils comparison is far cheaper).
-_LAST_INVERSE: list[Any] = [None, None, None]
-
-
-def world_to_armature(obj_eval: Any) -> FloatArray:
-    """Inverse of the (uniformly scaled) armature world matrix."""
-    mw = obj_eval.matrix_world
-    last = _LAST_INVERSE
-    if last[0] == obj_eval.name and last[1] == mw:
-        out: FloatArray = last[2]
-        return out
-    w = mat4(mw)
-    s = check_uniform_scale(obj_eval, w)
-    inv = np.eye(4)
-    rt = w[:3, :3].T / (s * s)
-    inv[:3, :3] = rt
-    inv[:3, 3] = -rt @ w[:3, 3]
-    inv.setflags(write=False)
-    last[:] = [obj_eval.name, mw.copy(), inv]
-    return inv
-
-
-def base_frame(
-    obj: Any, obj_eval: Any, bone: str, parent: str | None, rest_offset: FloatArray,
-    connected: bool,
-) -> FloatArray:
-    """The frame (armature space, rigid 4×4) in which ``bone``'s local rotation acts, at the
-    current pose: parent pose · ``rest_offset`` (parent rest⁻¹ · own rest) · T(location)."""
-    if parent is not None:
-        m = mat4(obj_eval.pose.bones[parent].matrix) @ rest_offset
-    else:
-        m = rest_offset.copy()
-    if not connected:
-        m = m @ _translation(obj.pose.bones[bone].location)
-    return _rigid(m)
-
-
-def shoulder_frame(obj: Any, rig: LimbRig, obj_eval: Any) -> FloatArray:
-    """The shoulder frame (armature space, rigid 4×4) in which R1 acts, at the current pose."""
-    return base_frame(obj, obj_eval, rig.upper, rig.parent, rig.rest_offset, rig.upper_connected)
-
-
-def target_in_armature(
-    obj_eval: Any, target_eval: Any, target_bone: str = ""
-) -> FloatArray:
-    """A target's frame (rigid 4×4) in the armature's space.
-
-    ``target_eval``: evaluated target object; ``target_bone``: optional pose bone of it.
-    The rotation is orthonormalised (target scale is ignored).
-    """
-    tw = mat4(target_eval.matrix_world)
-    if target_bone:
-        if target_eval.type != "ARMATURE" or target_bone not in target_eval.pose.bones:
-            raise MappingError(
-                f"target bone {target_bone!r} not found in target {target_eval.name!r}"
-            )
-        tw = tw @ mat4(target_eval.pose.bones[target_bone].matrix)
-    m = world_to_armature(obj_eval) @ tw
-    return _rigid(m)
-
-
-def object_in_armature(obj_eval: Any, other_eval: Any) -> FloatArray:
-    """World position of another object (e.g. a pole) in armature space, (3,)."""
-    p = np.append(np.array(other_eval.matrix_world.translation, dtype=np.float64), 1.0)
-    out: FloatArray = (world_to_armature(obj_eval) @ p)[:3]
+def bone_frame(obj_eval: Any, bone: str) -> FloatArray:
+    """The world frame (4×4, may scale or shear) in which a bone's local rotation acts, as
+    Blender evaluated it (:func:`core.basis_frame` of its evaluated pose)."""
+    pb = obj_eval.pose.bones[bone]
+    out: FloatArray = mat4(obj_eval.matrix_world) @ basis_frame(
+        mat4(pb.matrix), mat4(pb.matrix_basis))
     return out
+
+
+def shoulder_frame(obj_eval: Any, rig: LimbRig) -> FloatArray:
+    """The world frame in which the limb's upper-bone rotation R1 acts (evaluated)."""
+    return bone_frame(obj_eval, rig.upper)
 
 
 # --------------------------------------------------------------------------------------
@@ -421,30 +353,6 @@ def _pick_euler(r: FloatArray, order: str, lim: EulerLimits | None, current: Any
     return best
 
 
-def quat_of(r: FloatArray) -> tuple[float, float, float, float]:
-    """Unit quaternion (w, x, y, z) of a rotation matrix; scalar Shepperd method.
-
-    Same result as :func:`core.rotations.matrix_to_quat` for one matrix, without its
-    batching overhead (this runs per bone per frame).
-    """
-    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = r.tolist()
-    tr = m00 + m11 + m22
-    if tr >= m00 and tr >= m11 and tr >= m22:
-        w4 = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
-        q = (0.25 * w4, (m21 - m12) / w4, (m02 - m20) / w4, (m10 - m01) / w4)
-    elif m00 >= m11 and m00 >= m22:
-        x4 = 2.0 * math.sqrt(max(1.0 + m00 - m11 - m22, 0.0))
-        q = ((m21 - m12) / x4, 0.25 * x4, (m01 + m10) / x4, (m02 + m20) / x4)
-    elif m11 >= m22:
-        y4 = 2.0 * math.sqrt(max(1.0 + m11 - m00 - m22, 0.0))
-        q = ((m02 - m20) / y4, (m01 + m10) / y4, 0.25 * y4, (m12 + m21) / y4)
-    else:
-        z4 = 2.0 * math.sqrt(max(1.0 + m22 - m00 - m11, 0.0))
-        q = ((m10 - m01) / z4, (m02 + m20) / z4, (m12 + m21) / z4, 0.25 * z4)
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
-
-
 def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> tuple[float, ...]:
     """Values for the pose bone's active rotation property representing ``r``.
 
@@ -453,7 +361,7 @@ def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> t
     """
     mode = str(pose_bone.rotation_mode)
     if mode == "QUATERNION":
-        q = quat_of(r)
+        q = quaternion_of(r)
         cur = pose_bone.rotation_quaternion
         if q[0] * cur[0] + q[1] * cur[1] + q[2] * cur[2] + q[3] * cur[3] < 0.0:
             return (-q[0], -q[1], -q[2], -q[3])
@@ -519,20 +427,6 @@ def limb_rotations(
     return r1, axis_angle_to_matrix(rig.hinge_axis, theta), r2
 
 
-def _hinge_matrix(k: FloatArray, theta: float) -> FloatArray:
-    """Rot(k, θ) by Rodrigues' formula, for a unit axis ``k`` (scalar, no batching)."""
-    c, s = math.cos(theta), math.sin(theta)
-    x, y, z = k.tolist()
-    t = 1.0 - c
-    return np.array(
-        (
-            (c + x * x * t, x * y * t - z * s, x * z * t + y * s),
-            (y * x * t + z * s, c + y * y * t, y * z * t - x * s),
-            (z * x * t - y * s, z * y * t + x * s, c + z * z * t),
-        )
-    )
-
-
 def write_limb(
     obj: Any,
     rig: LimbRig,
@@ -546,7 +440,7 @@ def write_limb(
     depsgraph evaluation happens here; evaluate once after all limbs are written.
     """
     pbs = obj.pose.bones
-    rl = _hinge_matrix(rig.hinge_axis, theta)
+    rl = rotation_about(rig.hinge_axis, theta)
     items: list[tuple[str, FloatArray, EulerLimits | None]] = [
         (rig.upper, r1, rig.family_limits[0]),
         (rig.lower, rl, rig.family_limits[1]),
@@ -711,7 +605,7 @@ def build_chain(
             continue
         off = _rest_offset(pb)
         if not pb.bone.use_connect:
-            off = off @ _translation(pb.location)
+            off = off @ translation(pb.location)
         joints.append(Joint(pb.name, names.index(pb.parent.name), _rigid(off), d))
     try:
         skeleton = Skeleton(joints)
@@ -728,10 +622,9 @@ def build_chain(
     )
 
 
-def root_frame(obj: Any, rig: ChainRig, obj_eval: Any) -> FloatArray:
-    """The chain's root frame (armature space) at the current pose."""
-    return base_frame(obj, obj_eval, rig.bones[0], rig.parent, rig.rest_offset,
-                      rig.root_connected)
+def root_frame(obj_eval: Any, rig: ChainRig) -> FloatArray:
+    """The world frame in which the chain's root-bone rotation acts (evaluated)."""
+    return bone_frame(obj_eval, rig.bones[0])
 
 
 def _ball_angles(pose_bone: Any, d: Ball, lim: EulerLimits | None) -> FloatArray:
@@ -793,53 +686,8 @@ def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, 
                 e[i] = float(qj[0]) * float(np.sign(axis[i]))
                 vals = tuple(e)
             else:
-                vals = rotation_values(pb, _hinge_matrix(axis, float(qj[0])), None)
+                vals = rotation_values(pb, rotation_about(axis, float(qj[0])), None)
         path = rotation_path(pb)
         setattr(pb, path, vals)
         written[name] = (path, vals)
     return written
-
-
-# --------------------------------------------------------------------------------------
-# Batched frames (the batched bake reads raw matrices per frame and converts them at once)
-# --------------------------------------------------------------------------------------
-
-
-def rigid_batch(m: FloatArray) -> FloatArray:
-    """:func:`_rigid` for (N, 4, 4) matrices (Y axis kept, then Z; X = Y × Z)."""
-    out = m.copy()
-    y = m[:, :3, 1] / np.linalg.norm(m[:, :3, 1], axis=1, keepdims=True)
-    z = m[:, :3, 2] - np.einsum("ni,ni->n", m[:, :3, 2], y)[:, None] * y
-    z /= np.linalg.norm(z, axis=1, keepdims=True)
-    out[:, :3, 0] = np.cross(y, z)
-    out[:, :3, 1] = y
-    out[:, :3, 2] = z
-    out[:, 3] = (0.0, 0.0, 0.0, 1.0)
-    return out
-
-
-def inv_rigid_batch(m: FloatArray) -> FloatArray:
-    """Inverses of rigid (N, 4, 4) transforms."""
-    out = np.zeros_like(m)
-    rt = np.swapaxes(m[:, :3, :3], 1, 2)
-    out[:, :3, :3] = rt
-    out[:, :3, 3] = -np.einsum("nij,nj->ni", rt, m[:, :3, 3])
-    out[:, 3, 3] = 1.0
-    return out
-
-
-def world_to_armature_batch(obj: Any, w: FloatArray) -> FloatArray:
-    """:func:`world_to_armature` for (N, 4, 4) armature world matrices; MappingError if any
-    frame has non-uniform scale or shear."""
-    r = w[:, :3, :3]
-    s2 = np.einsum("nij,nij->n", r, r) / 3.0  # mean squared axis scale
-    gram = np.swapaxes(r, 1, 2) @ r
-    bad = np.abs(gram - s2[:, None, None] * np.eye(3)).max(axis=(1, 2)) > SCALE_TOLERANCE * s2
-    if bad.any() or (s2 <= 0.0).any():
-        check_uniform_scale(obj, w[int(np.argmax(bad | (s2 <= 0.0)))])  # raises, names scales
-    inv = np.zeros_like(w)
-    rt = np.swapaxes(r, 1, 2) / s2[:, None, None]
-    inv[:, :3, :3] = rt
-    inv[:, :3, 3] = -np.einsum("nij,nj->ni", rt, w[:, :3, 3])
-    inv[:, 3, 3] = 1.0
-    return inv

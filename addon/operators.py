@@ -273,6 +273,8 @@ class LIMBER_OT_solve(_ArmatureOperator):
         bad = [s for s in statuses if s.message != "ok"]
         for s in bad:
             self.report({"WARNING"}, f"Limber: {s.limb}: {s.message}")
+        if not statuses:
+            self.report({"WARNING"}, f"Limber: {obj.name!r} has no enabled limbs or chains")
         return {"FINISHED"}
 
 
@@ -329,13 +331,22 @@ class LIMBER_OT_bake(_ArmatureOperator):
             return {"CANCELLED"}
         finally:
             wm.progress_end()
+        for name, why in result.skipped.items():
+            self.report({"WARNING"}, f"Limber: {name} skipped: {why}")
+        for st in result.worst:
+            if st.solved and not st.reached:
+                self.report({"WARNING"}, f"Limber: {st.limb}: {st.message}")
+        if not result.keys_written:
+            self.report({"WARNING"}, f"Limber: nothing baked on {obj.name!r} (0 keys)")
+            return {"CANCELLED"}
         if self.disable_limbs:
             for items, done in ((obj.limber.limbs, names), (obj.limber.chains, chains)):
                 for it in items:
                     if it.name in done:
                         it.enabled = False
         self.report(
-            {"INFO"}, f"Limber: baked {len(result.frames)} frames, {result.keys_written} keys"
+            {"INFO"}, f"Limber: baked {len(result.frames)} frames, {result.keys_written} keys "
+            f"into the {result.destination}"
         )
         return {"FINISHED"}
 

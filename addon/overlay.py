@@ -25,7 +25,15 @@ import numpy as np
 from bpy.props import BoolProperty
 from numpy.typing import NDArray
 
-from ..core import LimberError, PoseGoal, SwivelArcs, blocking_limits, limits_at_bound, swivel_arcs
+from ..core import (
+    LimberError,
+    PoseGoal,
+    SwivelArcs,
+    blocking_limits,
+    limits_at_bound,
+    solve_limb,
+    swivel_arcs,
+)
 from . import mapping, solve
 from .mapping import MappingError
 
@@ -129,38 +137,37 @@ def limb_view(obj: Any, settings: Any, depsgraph: Any = None) -> LimbView | None
     view: LimbView | None
     try:
         view = _make_view(obj, settings, status, depsgraph)
-    except (MappingError, LimberError, KeyError, AttributeError, TypeError):
+    except (MappingError, LimberError, ValueError, KeyError, AttributeError, TypeError):
         view = None
     _VIEWS[key] = (status, view)
     return view
 
 
 def _make_view(obj: Any, settings: Any, status: Any, depsgraph: Any) -> LimbView | None:
-    dg = depsgraph if depsgraph is not None else bpy.context.view_layer.depsgraph
-    obj_eval = obj.evaluated_get(dg)
-    rig = solve.rig_for(obj, settings)
-    limb = rig.limb
-    r1, theta, r2 = mapping.read_limb_pose(obj, rig)  # the pose as written by the solve
+    """The view of a limb from the pipeline's request (the goal and the shoulder frame as
+    the solve saw them) and the pose as written."""
     if settings.target is None:
         return None
-    goal, kwargs, _ = solve._goal(obj, obj_eval, settings, rig, dg)
-    wrist = kwargs.get("wrist")
+    dg = depsgraph if depsgraph is not None else bpy.context.view_layer.depsgraph
+    rig = solve.rig_for(obj, settings)
+    req = solve.limb_request_at(obj, settings, dg)
+    limb = req.limb
+    r1, theta, r2 = mapping.read_limb_pose(obj, rig)  # the pose as written by the solve
+    goal, wrist = req.goal, req.kwargs.get("wrist")
     swivel, intervals = status.swivel, status.feasible_swivel
     if settings.goal_type == "AIM":
         # An aim goal's swivel lives on its own hand circle: show the circle of the pose it
         # was solved to (the effector frame as written), its intervals and the elbow's φ.
         fk = limb.forward(r1, theta, r2)
         goal, wrist, intervals = PoseGoal(fk[:3, 3], fk[:3, :3]), None, None
-        circle = swivel_arcs(limb, goal, 3)
-        d = limb.elbow_position(r1) - circle.centre
-        swivel = float(np.arctan2(d @ circle.v, d @ circle.u))
+        swivel = float(solve_limb(limb, goal, elbow_target=limb.elbow_position(r1)).swivel)
     arcs = swivel_arcs(limb, goal, SAMPLES, swivel=swivel, intervals=intervals, wrist=wrist)
     blocking: tuple[str, ...] = ()
     if not status.feasible_swivel:
         blocking = blocking_limits(limb, goal, wrist=wrist)
     at_bound = limits_at_bound(limb, r1, theta, r2)
-    shoulder = mapping.mat4(obj_eval.matrix_world) @ mapping.shoulder_frame(obj, rig, obj_eval)
-    return LimbView(arcs=arcs, shoulder_world=shoulder, blocking=blocking, at_bound=at_bound)
+    return LimbView(arcs=arcs, shoulder_world=req.frame[0], blocking=blocking,
+                    at_bound=at_bound)
 
 
 def active_limb(context: Any) -> tuple[Any, Any] | tuple[None, None]:

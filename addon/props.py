@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import bpy
 from bpy.props import (
@@ -68,6 +69,66 @@ HINGE_AXES = [
     ("NEG_X", "-X", "The lower bone's local -X axis"),
     ("NEG_Z", "-Z", "The lower bone's local -Z axis"),
 ]
+
+
+class LIMBER_PG_status(bpy.types.PropertyGroup):
+    """The last solve's outcome for a limb or a chain effector, of its end (tip) bone as
+    Blender evaluates it. Written by Limber (limber.solve, live solving, limber.bake, the
+    CLI); shown read-only in the panel. After a bake: the worst frame of the range."""
+
+    if TYPE_CHECKING:
+        reached: bool
+        within_limits: bool
+        position_error: float
+        orientation_error: float
+        message: str
+        measured: bool
+        frame: int
+
+    reached: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Reached",
+        description="The end bone, as Blender evaluates it, is within 0.01 mm and 0.01° of "
+        "the goal",
+        default=False,
+    )
+    within_limits: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Within Limits",
+        description="The solved joint angles respect the bones' IK limits",
+        default=False,
+    )
+    position_error: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="Position Error",
+        description="Distance (world units, metres at unit scale) from the evaluated end "
+        "bone to the goal; -1 when not solved",
+        default=-1.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+    )
+    orientation_error: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="Orientation Error",
+        description="Angle (radians) between the evaluated end bone's orientation (or "
+        "axis) and the goal's; -1 when not solved",
+        default=-1.0,
+        subtype="ANGLE",
+        unit="ROTATION",
+    )
+    message: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="Message",
+        description="What binds (reach, limits), what overrides (constraints, drivers, "
+        "inherit modes, stretch) and what was skipped; 'ok' when nothing",
+        default="",
+    )
+    measured: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Measured",
+        description="The errors were measured on the evaluated pose (depsgraph); else they "
+        "come from Limber's model, proven equal to Blender's evaluation for this rig",
+        default=False,
+    )
+    frame: IntProperty(  # type: ignore[valid-type,no-redef]
+        name="Frame",
+        description="Scene frame the status describes (after a bake: the worst frame)",
+        default=0,
+    )
 
 
 class LIMBER_PG_limb(bpy.types.PropertyGroup):
@@ -164,6 +225,11 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         items=HINGE_AXES,
         default="AUTO",
     )
+    status: PointerProperty(  # type: ignore[valid-type]
+        name="Status",
+        description="Outcome of the last solve or bake (read-only; written by Limber)",
+        type=LIMBER_PG_status,
+    )
 
 
 class LIMBER_PG_effector(bpy.types.PropertyGroup):
@@ -211,6 +277,11 @@ class LIMBER_PG_effector(bpy.types.PropertyGroup):
         min=0,
         max=16,
     )
+    status: PointerProperty(  # type: ignore[valid-type]
+        name="Status",
+        description="Outcome of the last solve or bake for this effector (read-only)",
+        type=LIMBER_PG_status,
+    )
 
 
 class LIMBER_PG_chain(bpy.types.PropertyGroup):
@@ -251,6 +322,11 @@ class LIMBER_PG_chain(bpy.types.PropertyGroup):
         min=1,
         max=10000,
     )
+    status: PointerProperty(  # type: ignore[valid-type]
+        name="Status",
+        description="Outcome of the last solve or bake, worst effector (read-only)",
+        type=LIMBER_PG_status,
+    )
 
 
 class LIMBER_PG_object(bpy.types.PropertyGroup):
@@ -286,6 +362,7 @@ class LIMBER_PG_scene(bpy.types.PropertyGroup):
 
 
 CLASSES: tuple[type, ...] = (
+    LIMBER_PG_status,
     LIMBER_PG_limb,
     LIMBER_PG_effector,
     LIMBER_PG_chain,

@@ -39,26 +39,17 @@ from ..core import (
     PoseGoal,
     PositionGoal,
     SolveSettings,
-    SwivelStrategy,
+    goal_in_frame,
+    orthonormalize_yz,
     solve,
     solve_limb,
 )
 from . import mapping
+from .bridge import read, requests, verify
+from .bridge.read import ReadError
+from .bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
 from .mapping import ChainRig, LimbRig, MappingError
 
-#: Goal types and solvers the limb path handles today.
-SUPPORTED_GOALS = ("POSITION", "POSE", "PARTIAL", "AIM")
-#: Goal types whose solution sets the end bone's rotation (the others hold it).
-WRIST_GOALS = ("POSE", "PARTIAL")
-#: ``LimbSettings.axis`` → unit axis in the end bone's frame.
-AXES = {
-    "X": (1.0, 0.0, 0.0),
-    "Y": (0.0, 1.0, 0.0),
-    "Z": (0.0, 0.0, 1.0),
-    "NEG_X": (-1.0, 0.0, 0.0),
-    "NEG_Y": (0.0, -1.0, 0.0),
-    "NEG_Z": (0.0, 0.0, -1.0),
-}
 #: Solver enum items → numeric :class:`core.Method` (limbs and chains).
 METHODS: dict[str, Method] = {
     "DLS": Method.DLS,
@@ -74,15 +65,21 @@ SUPPORTED_SOLVERS = ("ANALYTIC", "DLS", "SDLS", "JACOBIAN_TRANSPOSE", "PSEUDOINV
 #: Numeric solves stop when every goal is within this (m / rad): well below Blender's
 #: float32 resolution at human scale, so a reached goal is exact after evaluation.
 NUMERIC_TOLERANCE = 1e-8
-#: A goal counts as reached within these errors (m, rad): Blender's float32 targets are
-#: only that exact, so the core's float64 tolerance would call exact float32 hits misses.
-REACH_POSITION = 1e-6
-REACH_ORIENTATION = 1e-6
+#: A goal counts as reached within these errors of the evaluated end bone (m, rad).
+REACH_POSITION = verify.REACH_POSITION
+REACH_ORIENTATION = verify.REACH_ORIENTATION
 
 
 @dataclass
 class LimbStatus:
-    """Outcome of solving one limb at one frame (runtime only)."""
+    """Outcome of solving one limb (or chain) at one frame (runtime only).
+
+    ``position_error`` / ``orientation_error`` are of the end bone as Blender evaluates
+    it (world units / radians): measured on the depsgraph (``measured == "depsgraph"``)
+    or from the model where it is proven equal to Blender's evaluation (``"model"``).
+    ``reached``: within :data:`REACH_POSITION` / :data:`REACH_ORIENTATION`.
+    ``reachable``: the core's own verdict on the goal in its model (kept for reports).
+    """
 
     object: str
     limb: str
@@ -107,6 +104,22 @@ class LimbStatus:
     stop_reason: str = ""
     #: Numeric solves: per-effector error (m for position goals, ≈ rad otherwise).
     effector_errors: tuple[float, ...] = ()
+    #: The end bone as Blender evaluates it is within the reach tolerances.
+    reached: bool = False
+    #: The model is proven equal to Blender's evaluation for this rig and frame.
+    proven: bool = True
+    #: Where the errors come from: "model" or "depsgraph".
+    measured: str = "model"
+    #: Frame the status describes (None: not recorded).
+    frame: int | None = None
+    #: After a bake: the range the worst frame was picked from (e.g. "frames 1–250").
+    worst_of: str = ""
+    #: What binds, what overrides, what was skipped (joined into ``message``).
+    notes: list[str] = field(default_factory=list)
+    #: Chains: (position, orientation, reached) per effector with a target.
+    effectors: list[tuple[float, float, bool]] = field(default_factory=list)
+    #: Analytic limbs: what the verification needs to re-solve (reads, request, rig).
+    pending: Any = None
 
     @property
     def feasible_measure(self) -> float:
@@ -180,182 +193,46 @@ def clear_caches() -> None:
     CHAIN_STATUS.clear()
 
 
-@dataclass
-class GoalInputs:
-    """One frame's raw inputs of a limb solve, in its shoulder frame (see :func:`_goal`)."""
-
-    g: Any  # target frame, 4×4
-    wrist: Any  # held end-bone rotation (POSITION / AIM goals) or None
-    elbow_target: Any  # pole point or None
-    swivel: float
-    note: str
-
-
-def goal_inputs(
-    obj: Any, obj_eval: Any, settings: Any, rig: LimbRig, depsgraph: Any
-) -> GoalInputs:
-    """Read a limb's target, pole, swivel and held wrist at the current frame."""
-    s_inv = mapping.inv_rigid(mapping.shoulder_frame(obj, rig, obj_eval))
-    t = mapping.target_in_armature(
-        obj_eval, settings.target.evaluated_get(depsgraph), settings.target_bone
-    )
-    wrist = None
-    if settings.goal_type in ("POSITION", "AIM"):
-        wrist = mapping.read_rotation(obj.pose.bones[rig.end])
-    note = ""
-    elbow_target = None
-    if settings.swivel_mode == "POLE" and settings.pole is not None:
-        p = mapping.object_in_armature(obj_eval, settings.pole.evaluated_get(depsgraph))
-        elbow_target = (s_inv @ np.append(p, 1.0))[:3]
-    elif settings.swivel_mode == "POLE":
-        note = "no pole object; using the swivel angle"
-    return GoalInputs(s_inv @ t, wrist, elbow_target, float(settings.swivel), note)
-
-
-@dataclass
-class RawFrame:
-    """One frame's raw reads for :func:`goal_inputs_batch` (no conversions)."""
-
-    parent: Any  # parent bone's pose matrix (armature space) or None
-    location: Any  # upper bone location (unconnected) or None
-    target: Any  # target world matrix (× target bone pose)
-    wrist: Any  # held end-bone rotation or None
-    pole: Any  # pole world position or None
-    swivel: float
-    signature: tuple[Any, ...]  # animatable bone settings; must not change within a batch
-
-
-@dataclass(frozen=True)
-class RawPlan:
-    """What :func:`read_raw` looks up once per bake instead of once per frame."""
-
-    target: Any
-    target_bone: str
-    parent: str | None
-    upper: Any  # pose bone, when unconnected (its location is read), else None
-    end: Any  # pose bone whose rotation is held (POSITION / AIM goals), else None
-    pole: Any  # pole object (POLE mode with a pole), else None
-
-
-def raw_plan(obj: Any, settings: Any, rig: LimbRig) -> RawPlan:
+def overrides(obj: Any, rig: LimbRig) -> list[str]:
+    """What may make Blender's evaluation of a limb differ from the rigid model (then the
+    pose is verified on the depsgraph): constraints or drivers on its bones or helpers,
+    lower/end/helper bones that do not inherit rotation or full scale, an armature shown
+    in its rest position."""
     pbs = obj.pose.bones
-    hold = settings.goal_type in ("POSITION", "AIM")
-    pole = settings.pole if settings.swivel_mode == "POLE" else None
-    return RawPlan(settings.target, settings.target_bone, rig.parent,
-                   None if rig.upper_connected else pbs[rig.upper],
-                   pbs[rig.end] if hold else None, pole)
-
-
-def read_raw(
-    obj: Any, obj_eval: Any, settings: Any, rig: LimbRig, depsgraph: Any,
-    check_settings: bool = True, plan: RawPlan | None = None,
-) -> RawFrame:
-    """Read what a limb solve needs at the current frame (batched bake); with
-    ``check_settings`` also the animatable bone settings the rig was built from."""
-    pl = plan if plan is not None else raw_plan(obj, settings, rig)
-    parent = None if pl.parent is None else mapping.mat4(obj_eval.pose.bones[pl.parent].matrix)
-    loc = None if pl.upper is None else np.array(pl.upper.location, dtype=np.float64)
-    target = pl.target.evaluated_get(depsgraph)
-    tw = mapping.mat4(target.matrix_world)
-    if pl.target_bone:
-        tpb = target.pose.bones.get(pl.target_bone) if target.type == "ARMATURE" else None
-        if tpb is None:
-            raise MappingError(
-                f"target bone {pl.target_bone!r} not found in target {target.name!r}"
-            )
-        tw = tw @ mapping.mat4(tpb.matrix)
-    wrist = None if pl.end is None else mapping.read_rotation(pl.end)
-    pole = None
-    if pl.pole is not None:
-        pole = np.array(pl.pole.evaluated_get(depsgraph).matrix_world.translation)
-    sig: tuple[Any, ...] = ()
-    if check_settings:
-        pbs = obj.pose.bones
-        sig = tuple(
-            (None if pbs[b].bone.use_connect else tuple(pbs[b].location), pbs[b].rotation_mode,
-             *(getattr(pbs[b], f"{k}_{ax}") for k in ("lock_ik", "use_ik_limit", "ik_min",
-                                                       "ik_max") for ax in "xyz"))
-            for b in (rig.upper, rig.lower, rig.end)
-        )
-    return RawFrame(parent, loc, tw, wrist, pole, float(settings.swivel), sig)
-
-
-def goal_inputs_batch(obj: Any, world: Any, frames: list[RawFrame], rig: LimbRig) -> dict[str, Any]:
-    """Batched :func:`goal_inputs` from (N,) raw frames and the armature world matrices
-    (N, 4, 4): ``g`` (N, 4, 4), ``wrist``, ``elbow_target`` (or None) and ``swivel``."""
-    first = frames[0]
-    return goal_inputs_arrays(
-        obj, world, rig,
-        parent=None if first.parent is None else np.stack([f.parent for f in frames]),
-        location=None if first.location is None else np.stack([f.location for f in frames]),
-        target=np.stack([f.target for f in frames]),
-        wrist=None if first.wrist is None else np.stack([f.wrist for f in frames]),
-        pole=None if first.pole is None else np.stack([f.pole for f in frames]),
-        swivel=np.array([f.swivel for f in frames]),
-    )
-
-
-def goal_inputs_arrays(
-    obj: Any, world: Any, rig: LimbRig, *, parent: Any, location: Any, target: Any,
-    wrist: Any, pole: Any, swivel: Any,
-) -> dict[str, Any]:
-    """:func:`goal_inputs_batch` from stacked reads: ``world`` (N, 4, 4) armature world
-    matrices; ``parent`` (N, 4, 4) parent-bone pose matrices or None (no parent);
-    ``location`` (N, 3) upper-bone locations or None (connected); ``target`` (N, 4, 4)
-    target world matrices; ``wrist`` (N, 3, 3) or None; ``pole`` (N, 3) world positions or
-    None; ``swivel`` (N,) radians. Rows may be broadcast views of one constant read."""
-    w_inv = mapping.world_to_armature_batch(obj, world)
-    n = len(swivel)
-    s = np.broadcast_to(rig.rest_offset, (n, 4, 4)).copy()
-    if rig.parent is not None:
-        s = parent @ rig.rest_offset
-    if not rig.upper_connected:
-        s[:, :3, 3] += np.einsum("nij,nj->ni", s[:, :3, :3], location)
-    s_inv = mapping.inv_rigid_batch(mapping.rigid_batch(s))
-    t = mapping.rigid_batch(w_inv @ target)
-    out: dict[str, Any] = {"g": s_inv @ t, "swivel": np.asarray(swivel, dtype=np.float64)}
-    out["wrist"] = wrist
-    out["elbow_target"] = None
-    if pole is not None:
-        p = np.concatenate([pole, np.ones((n, 1))], axis=1)
-        out["elbow_target"] = np.einsum("nij,nj->ni", s_inv @ w_inv, p)[:, :3]
+    names = (rig.upper, *rig.helpers, rig.lower, rig.end)
+    out = []
+    constrained = [b for b in names if any(
+        c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
+    if constrained:
+        out.append(f"constraints on {', '.join(constrained)} act after the solve")
+    loose = [b for b in names[1:] if not pbs[b].bone.use_inherit_rotation
+             or pbs[b].bone.inherit_scale != "FULL"]
+    if loose:
+        out.append(f"{', '.join(loose)}: Inherit Rotation off or partial Inherit Scale")
+    driven = _driven_bones(obj) & set(names)
+    if driven:
+        out.append(f"drivers on {', '.join(sorted(driven))}")
+    if obj.data.pose_position == "REST":
+        out.append("the armature shows its rest position")
     return out
 
 
-def limb_goal(kind: str, axis_name: str, g: Any) -> Any:
-    """The core goal of a limb for target frame(s) ``g`` ((4, 4) or batched (N, 4, 4))."""
-    axis = np.array(AXES[axis_name])
-    p, r = g[..., :3, 3], g[..., :3, :3]
-    if kind == "POSE":
-        return PoseGoal(position=p, rotation=r)
-    if kind == "PARTIAL":  # the end bone's axis along the target's same axis
-        return PartialOrientationGoal(position=p, axis=axis, direction=r @ axis)
-    if kind == "AIM":  # the end bone's axis ray through the target's origin
-        return AimGoal(target=p, axis=axis)
-    return PositionGoal(position=p)
+#: (object name, driver count) → bones with drivers (drivers rarely change).
+_DRIVEN: dict[tuple[str, int], set[str]] = {}
 
 
-def limb_kwargs(settings: Any, wrist: Any, elbow_target: Any, swivel: Any) -> dict[str, Any]:
-    """solve_limb keyword arguments (single or batched values)."""
-    kwargs: dict[str, Any] = {}
-    if wrist is not None:
-        kwargs["wrist"] = wrist
-    if elbow_target is not None:
-        kwargs["elbow_target"] = elbow_target
-    else:
-        kwargs["swivel"] = swivel
-        if settings.swivel_mode == "LIMITS_MIDPOINT":
-            kwargs["strategy"] = SwivelStrategy.MIDPOINT
-    return kwargs
-
-
-def _goal(
-    obj: Any, obj_eval: Any, settings: Any, rig: LimbRig, depsgraph: Any
-) -> tuple[Any, dict[str, Any], str]:
-    """The core goal and solve options of a limb, in its shoulder frame."""
-    gi = goal_inputs(obj, obj_eval, settings, rig, depsgraph)
-    goal = limb_goal(settings.goal_type, settings.axis, gi.g)
-    return goal, limb_kwargs(settings, gi.wrist, gi.elbow_target, gi.swivel), gi.note
+def _driven_bones(obj: Any) -> set[str]:
+    ad = obj.animation_data
+    if ad is None or not len(ad.drivers):
+        return set()
+    key = (obj.name, len(ad.drivers))
+    hit = _DRIVEN.get(key)
+    if hit is None:
+        hit = {d.data_path[len('pose.bones["'):].split('"]')[0] for d in ad.drivers
+               if d.data_path.startswith('pose.bones["')}
+        _DRIVEN.clear()
+        _DRIVEN[key] = hit
+    return hit
 
 
 # --------------------------------------------------------------------------------------
@@ -433,24 +310,11 @@ def _numeric(
     return q
 
 
-def _constrained(obj: Any, bones: Iterable[str], msgs: list[str]) -> None:
-    """Note bones whose enabled constraints act after (and may override) the solved
-    rotation, e.g. the ORG- bones of a generated Rigify rig."""
-    pbs = obj.pose.bones
-    names = [b for b in bones if any(c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
-    if names:
-        msgs.append(f"constraints on {', '.join(names)} may override the solved rotations")
-
-
-def _finish(st: LimbStatus, msgs: list[str]) -> None:
-    if not st.reachable:
-        msgs.append(
-            f"target not reached (position error {st.position_error:.4g} m, "
-            f"orientation error {st.orientation_error:.4g} rad)"
-        )
-    if not st.within_limits:
-        msgs.append("no pose within the joint limits reaches the target")
-    st.message = "; ".join(msgs) if msgs else "ok"
+def finish_status(st: LimbStatus, msgs: list[str]) -> None:
+    """Notes of a solve → ``st.notes`` and ``st.message`` (see :func:`verify.status_message`)."""
+    st.notes = [m for m in msgs if m]
+    st.reached = st.solved and verify.reached(st.position_error, st.orientation_error)
+    st.message = verify.status_message(st)
 
 
 def limb_chain_for(obj: Any, settings: Any, rig: LimbRig, hold_end: bool) -> ChainRig:
@@ -464,35 +328,6 @@ def limb_chain_for(obj: Any, settings: Any, rig: LimbRig, hold_end: bool) -> Cha
     )
     _CHAINS[key] = ((rig,), chain)
     return chain
-
-
-def _solve_limb_numeric(
-    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, st: LimbStatus, write: bool
-) -> None:
-    rig = rig_for(obj, settings)
-    kind = settings.goal_type
-    hold_end = kind in ("POSITION", "AIM")
-    chain = limb_chain_for(obj, settings, rig, hold_end)
-    s_inv = mapping.inv_rigid(mapping.shoulder_frame(obj, rig, obj_eval))
-    t = mapping.target_in_armature(
-        obj_eval, settings.target.evaluated_get(depsgraph), settings.target_bone
-    )
-    axis = np.array(AXES[settings.axis])
-    if kind == "AIM":  # the held end bone's axis, in the end joint's (rest) frame
-        axis = mapping.read_rotation(obj.pose.bones[rig.end]) @ axis
-    goal, pos, rot = effector_goal(kind, s_inv @ t, axis, chain.joint(rig.end))
-    q0 = mapping.read_chain_q(obj, chain)
-    iterations = LIMB_ITERATIONS.get(settings.solver, DEFAULT_ITERATIONS)
-    q = _numeric(st, chain, [goal], (pos, rot), q0, settings.solver, iterations)
-    if write:
-        st.written = mapping.write_chain(obj, chain, q)
-    msgs = []
-    if settings.swivel_mode != "ANGLE" or settings.swivel != 0.0:
-        msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
-    if not rig.limits_exact:
-        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    _constrained(obj, chain.bones, msgs)
-    _finish(st, msgs)
 
 
 def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
@@ -513,6 +348,34 @@ def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
     return rig
 
 
+def _solve_limb_numeric(
+    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, st: LimbStatus, write: bool
+) -> None:
+    rig = rig_for(obj, settings)
+    kind = settings.goal_type
+    hold_end = kind in ("POSITION", "AIM")
+    chain = limb_chain_for(obj, settings, rig, hold_end)
+    t = read.target_world(settings.target.evaluated_get(depsgraph), settings.target_bone)
+    g = goal_in_frame(mapping.shoulder_frame(obj_eval, rig), t)
+    axis = np.array(AXES[settings.axis])
+    if kind == "AIM":  # the held end bone's axis, in the end joint's (rest) frame
+        axis = mapping.read_rotation(obj.pose.bones[rig.end]) @ axis
+    goal, pos, rot = effector_goal(kind, g, axis, chain.joint(rig.end))
+    q0 = mapping.read_chain_q(obj, chain)
+    iterations = LIMB_ITERATIONS.get(settings.solver, DEFAULT_ITERATIONS)
+    q = _numeric(st, chain, [goal], (pos, rot), q0, settings.solver, iterations)
+    if write:
+        st.written = mapping.write_chain(obj, chain, q)
+    msgs = []
+    if settings.swivel_mode != "ANGLE" or settings.swivel != 0.0:
+        msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
+    if not rig.limits_exact:
+        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+    msgs += overrides(obj, rig)
+    st.proven = False  # numeric limbs are always measured on the evaluated pose
+    finish_status(st, msgs)
+
+
 def solve_chain_settings(
     obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, *, write: bool = True
 ) -> LimbStatus:
@@ -523,29 +386,30 @@ def solve_chain_settings(
     bone's frame (head for Position, head and rotation for Pose, head and Axis for
     Partial, the Axis ray for Aim) toward its target with its weight and priority
     (priorities only matter for TASK_PRIORITY). Solved from the current pose with the
-    chain's solver and ``max_iterations``. Effectors without a target are skipped.
+    chain's solver and ``max_iterations``, in the root bone's evaluated frame. Effectors
+    without a target are skipped. The status is measured on the evaluated pose by
+    :func:`solve_object` (chains are never "proven").
     """
     t0 = time.perf_counter()
-    st = LimbStatus(object=obj.name, limb=settings.name, kind="chain", solver=settings.solver)
+    st = LimbStatus(object=obj.name, limb=settings.name, kind="chain", solver=settings.solver,
+                    proven=False)
     effectors = [e for e in settings.effectors if e.target is not None]
     if settings.solver not in METHODS:
         st.message = f"solver {settings.solver} is not supported for chains"
     elif not len(settings.effectors):
         st.message = "no effectors"
     elif not effectors:
-        st.message = "no effector has a target"
+        st.message = "skipped: no effector has a target"
     else:
         try:
             rig = chain_rig_for(obj, settings)
-            s_inv = mapping.inv_rigid(mapping.root_frame(obj, rig, obj_eval))
+            frame = mapping.root_frame(obj_eval, rig)
             goals, pos, rot = [], [], []
             for e in effectors:
-                t = mapping.target_in_armature(
-                    obj_eval, e.target.evaluated_get(depsgraph), e.target_bone
-                )
+                t = read.target_world(e.target.evaluated_get(depsgraph), e.target_bone)
                 g, p, r = effector_goal(
-                    e.goal_type, s_inv @ t, np.array(AXES[e.axis]), rig.joint(e.tip_bone),
-                    float(e.weight), int(e.priority),
+                    e.goal_type, goal_in_frame(frame, t), np.array(AXES[e.axis]),
+                    rig.joint(e.tip_bone), float(e.weight), int(e.priority),
                 )
                 goals.append(g)
                 pos += p
@@ -553,118 +417,212 @@ def solve_chain_settings(
             q0 = mapping.read_chain_q(obj, rig)
             q = _numeric(st, rig, goals, (pos, rot), q0, settings.solver,
                          int(settings.max_iterations))
-        except (MappingError, LimberError) as exc:
-            st.message = str(exc)
+        except (MappingError, ReadError, LimberError) as exc:
+            st.message = f"skipped: {exc}"
         else:
             if write:
                 st.written = mapping.write_chain(obj, rig, q)
             msgs = []
             if len(effectors) < len(settings.effectors):
                 msgs.append("effectors without a target were skipped")
-            _constrained(obj, rig.bones, msgs)
-            _finish(st, msgs)
+            pbs = obj.pose.bones
+            names = [b for b in rig.bones if any(
+                c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
+            if names:
+                msgs.append(f"constraints on {', '.join(names)} act after the solve")
+            finish_status(st, msgs)
     st.total_us = (time.perf_counter() - t0) * 1e6
     CHAIN_STATUS[(obj.name, settings.name)] = st
     return st
 
 
-
-def analytic_notes(obj: Any, rig: LimbRig, note: str) -> list[str]:
-    """Frame-independent remarks on an analytic limb solve."""
-    msgs = [note] if note else []
-    if not rig.limits_exact:
-        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    _constrained(obj, (rig.upper, rig.lower, rig.end), msgs)
-    return msgs
-
-
-def fill_analytic(st: LimbStatus, sol: Any, notes: list[str]) -> None:
-    """Fill ``st`` from a single :class:`core.LimbSolution`."""
+def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
+                  proven: bool) -> None:
+    """Fill ``st`` from a single :class:`core.LimbSolution` and its request: errors of
+    the end bone from the model pushed through the evaluated frame
+    (:func:`verify.model_errors`), to be measured on the depsgraph when not ``proven``."""
+    pos, ori = verify.model_errors(req, sol)
     st.solved = True
     st.within_limits = bool(sol.within_limits)
-    st.position_error = float(sol.position_error)
-    st.orientation_error = float(sol.orientation_error)
-    aim = getattr(sol, "aim_error", None)
-    if aim is not None:  # aim goals: the ray's miss angle is the error
-        st.orientation_error = float(aim)
-    st.reachable = bool(sol.reachable) or (
-        st.position_error <= REACH_POSITION and st.orientation_error <= REACH_ORIENTATION
-    )
+    st.position_error = float(pos[0])
+    st.orientation_error = float(ori[0])
+    st.reachable = bool(sol.reachable) or verify.reached(st.position_error,
+                                                         st.orientation_error)
     st.swivel = float(sol.swivel)
     st.feasible_swivel = tuple((float(lo), float(hi)) for lo, hi in sol.feasible_swivel)
-    _finish(st, list(notes))
+    st.proven = proven
+    finish_status(st, list(notes))
 
 
-def analytic_statuses(
-    obj_name: str, settings: Any, sol: Any, notes: list[str], solve_us: float
-) -> list[LimbStatus]:
-    """One status per row of a batched :class:`core.LimbSolution` (the batched bake):
-    the same fields and messages as :func:`fill_analytic`, converted once per array."""
-    pos = np.asarray(sol.position_error, dtype=np.float64)
-    aim = getattr(sol, "aim_error", None)
-    ori = np.asarray(sol.orientation_error if aim is None else aim, dtype=np.float64)
-    reach = np.asarray(sol.reachable, dtype=bool) | (
-        (pos <= REACH_POSITION) & (ori <= REACH_ORIENTATION)
-    )
-    rows = zip(
-        pos.tolist(), ori.tolist(), reach.tolist(),
-        np.asarray(sol.within_limits, dtype=bool).tolist(),
-        np.asarray(sol.swivel, dtype=np.float64).tolist(),
-        np.asarray(sol.feasible_swivel, dtype=np.float64).tolist(),
-        strict=True,
-    )
-    out = []
-    for p, o, r, w, sw, fs in rows:
-        st = LimbStatus(
-            object=obj_name, limb=settings.name, solver=settings.solver, solved=True,
-            reachable=r, within_limits=w, position_error=p, orientation_error=o, swivel=sw,
-            feasible_swivel=tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi),
-            solve_us=solve_us,
-        )
-        _finish(st, list(notes))
-        out.append(st)
-    return out
+def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | None = None
+                   ) -> tuple[list[str], bool]:
+    """Frame-independent remarks on an analytic limb solve, and whether the model is
+    proven equal to Blender's evaluation (no overrides, similarity links)."""
+    msgs = []
+    if settings.swivel_mode == "POLE" and settings.pole is None:
+        msgs.append("no pole object; using the swivel angle")
+    if not rig.limits_exact:
+        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+    over = overrides(obj, rig)
+    if req is not None and not bool(req.linked.all()):
+        over.append("a stretched (non-uniformly scaled) segment")
+    return msgs + over, not over
 
 
 def solve_limb_settings(
-    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, *, write: bool = True
+    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, *, write: bool = True,
+    goal_frame: Any = None, frame: int | None = None,
 ) -> LimbStatus:
-    """Solve one limb (settings = a ``LIMBER_PG_limb``) and write its pose."""
+    """Solve one limb (settings = a ``LIMBER_PG_limb``) and write its pose: read →
+    request → core → write → status (model errors; :func:`solve_object` measures
+    unproven limbs on the depsgraph). ``goal_frame``: a corrected goal (verification)."""
     t0 = time.perf_counter()
-    st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver)
+    st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver, frame=frame)
     if settings.goal_type not in SUPPORTED_GOALS:
-        st.message = f"goal type {settings.goal_type} is not supported yet"
+        st.message = f"skipped: goal type {settings.goal_type} is not supported yet"
     elif settings.solver not in SUPPORTED_SOLVERS:
-        st.message = f"solver {settings.solver} is not supported for limbs yet"
+        st.message = f"skipped: solver {settings.solver} is not supported for limbs yet"
     elif settings.target is None:
-        st.message = "no target"
+        st.message = "skipped: no target"
     elif settings.solver != "ANALYTIC":
         try:
             _solve_limb_numeric(obj, obj_eval, settings, depsgraph, st, write)
-        except (MappingError, LimberError) as exc:
-            st.message = str(exc)
+        except (MappingError, ReadError, LimberError) as exc:
+            st.message = f"skipped: {exc}"
     else:
         try:
             rig = rig_for(obj, settings)
-            goal, kwargs, note = _goal(obj, obj_eval, settings, rig, depsgraph)
+            rd = read.read_limb(obj_eval, settings, rig.bones, depsgraph)
+            req = requests.limb_request(settings, rig, rd, goal_frame)
             t1 = time.perf_counter()
-            sol = solve_limb(rig.limb, goal, **kwargs)
+            sol = solve_limb(req.limb, req.goal, **req.kwargs)
             st.solve_us = (time.perf_counter() - t1) * 1e6
-        except (MappingError, LimberError) as exc:
-            st.message = str(exc)
+        except (MappingError, ReadError, LimberError, ValueError) as exc:
+            st.message = f"skipped: {exc}"
         else:
             if write:
                 st.written = mapping.write_limb(
-                    obj,
-                    rig,
-                    sol.shoulder,
-                    float(sol.elbow),
+                    obj, rig, sol.shoulder, float(sol.elbow),
                     sol.wrist if settings.goal_type in WRIST_GOALS else None,
                 )
-            fill_analytic(st, sol, analytic_notes(obj, rig, note))
+            notes, proven = analytic_notes(obj, rig, settings, req)
+            fill_analytic(st, sol, req, notes, proven)
+            st.pending = (settings, req)
     st.total_us = (time.perf_counter() - t0) * 1e6
     STATUS[(obj.name, settings.name)] = st
     return st
+
+
+def limb_request_at(obj: Any, settings: Any, depsgraph: Any) -> LimbRequest:
+    """The pipeline's request for one limb at the depsgraph's current evaluation (read →
+    request): what the overlay, the demo's measuring code and tests use to get a limb's
+    goal, shoulder frame and core limb exactly as a solve sees them."""
+    rig = rig_for(obj, settings)
+    obj_eval = obj.evaluated_get(depsgraph)
+    return requests.limb_request(settings, rig, read.read_limb(obj_eval, settings, rig.bones,
+                                                               depsgraph))
+
+
+def _measure(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]) -> dict[int, Any]:
+    """Measure statuses on the evaluated pose (one depsgraph update for all of them);
+    returns {id(status): end bone world matrix} for analytic limbs."""
+    dg.update()
+    obj_eval = obj.evaluated_get(dg)
+    ends: dict[int, Any] = {}
+    for st, settings in sts:
+        st.measured = "depsgraph"
+        if st.kind == "chain":
+            st.effectors = []
+            for e in settings.effectors:
+                if e.target is None or e.tip_bone not in obj_eval.pose.bones:
+                    continue
+                p, o = verify.effector_errors(obj_eval, e, dg)
+                st.effectors.append((p, o, verify.reached(p, o)))
+            if st.effectors:
+                st.position_error = max(x[0] for x in st.effectors)
+                st.orientation_error = max(x[1] for x in st.effectors)
+        else:
+            target = read.target_world(settings.target.evaluated_get(dg), settings.target_bone)
+            p, o, end = verify.measured_errors(obj_eval, settings.end_bone,
+                                               settings.goal_type, settings.axis,
+                                               orthonormalize_yz(target))
+            st.position_error, st.orientation_error = p, o
+            ends[id(st)] = end
+        st.reached = verify.reached(st.position_error, st.orientation_error)
+    return ends
+
+
+def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> None:
+    """Measure unproven statuses on the evaluated pose and re-solve analytic limbs whose
+    end bone misses with a corrected goal (see :mod:`.bridge.verify`), keeping each
+    limb's best pose. One depsgraph update per round for all of them."""
+    ends = _measure(obj, dg, todo)
+    best = {id(st): (st.position_error + st.orientation_error, dict(st.written))
+            for st, _ in todo}
+    live = [(st, s) for st, s in todo if st.kind == "limb" and st.pending is not None
+            and not st.reached]
+    for _ in range(verify.REFINE_ROUNDS):
+        if not live:
+            break
+        obj_eval = obj.evaluated_get(dg)
+        again = []
+        for st, settings in live:
+            _, req = st.pending
+            g = verify.corrected_goal(req, ends[id(st)])
+            new = solve_limb_settings(obj, obj_eval, settings, dg, goal_frame=g,
+                                      frame=st.frame)
+            if not new.solved:
+                continue
+            st.written = new.written
+            again.append((st, settings))
+        ends = _measure(obj, dg, again)
+        live = []
+        for st, settings in again:
+            err = st.position_error + st.orientation_error
+            prev = best[id(st)][0]
+            if err < prev:
+                best[id(st)] = (err, dict(st.written))
+            if not st.reached and err < 0.5 * prev:
+                live.append((st, settings))
+    pbs = obj.pose.bones
+    for st, _settings in todo:  # keep (and report) each limb's best pose
+        err, written = best[id(st)]
+        if st.position_error + st.orientation_error > err:
+            for bone, (path, vals) in written.items():
+                setattr(pbs[bone], path, vals)
+            st.written = written
+            _measure(obj, dg, [(st, _settings)])
+    for st, _ in todo:
+        st.message = verify.status_message(st) if st.solved else st.message
+        if st.kind == "limb":
+            STATUS[(st.object, st.limb)] = st
+
+
+def store_statuses(obj: Any, statuses: Iterable[LimbStatus]) -> None:
+    """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties."""
+    data = obj.limber
+    for st in statuses:
+        items = data.chains if st.kind == "chain" else data.limbs
+        item = items.get(st.limb)
+        if item is None:
+            continue
+        verify.store(item.status, st)
+        if st.kind == "chain":
+            k = 0
+            for e in item.effectors:
+                if e.target is None or k >= len(st.effectors):
+                    e.status.reached = False
+                    e.status.message = "skipped: no target" if e.target is None else st.message
+                    continue
+                p, o, ok = st.effectors[k]
+                k += 1
+                e.status.position_error, e.status.orientation_error = p, o
+                e.status.reached, e.status.within_limits = ok, st.within_limits
+                e.status.measured = True
+                e.status.frame = st.frame or 0
+                e.status.message = "ok" if ok else (
+                    f"target not reached (position error {p:.4g} m, orientation error "
+                    f"{o:.4g} rad, measured on the evaluated pose)")
 
 
 def solve_object(
@@ -674,40 +632,58 @@ def solve_object(
     limbs: Iterable[str] | None = None,
     write: bool = True,
     chains: Iterable[str] | None = None,
+    verify_pose: bool = True,
 ) -> list[LimbStatus]:
     """Solve the enabled chains and limbs of an armature object at the current frame.
 
     Args:
         obj: the armature object (original, not evaluated).
-        depsgraph: evaluated depsgraph to read parents and targets from (default: the
+        depsgraph: evaluated depsgraph to read the pose and targets from (default: the
             context's, evaluated if needed).
         limbs: only these limb names (default: all enabled limbs).
         write: write the solved local rotations to the pose bones.
         chains: only these chain names (default: all enabled chains).
+        verify_pose: with ``write``, measure items whose model is not proven on the
+            evaluated pose (one depsgraph update per round for all of them) and refine
+            analytic limbs that miss (:func:`verify_pending`).
 
     Returns the statuses, chains first (``kind == "chain"``), then limbs; also cached in
-    :data:`CHAIN_STATUS` / :data:`STATUS`. The pose is written without evaluation; call
-    ``depsgraph.update()`` (or change frame) to see it evaluated.
+    :data:`CHAIN_STATUS` / :data:`STATUS` and stored in the items' ``status`` properties.
     """
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
+    frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None
     todo: list[tuple[Any, Any, str]] = [
         (solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)
     ]
     todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in pick_items(data.limbs, limbs)]
     out = []
     written: set[str] = set()
+    check: list[tuple[LimbStatus, Any]] = []
     for fn, settings, base in todo:
         if written and write and hangs_below(obj, base, written):
             dg.update()  # the base frame depends on bones written in this call
             obj_eval = obj.evaluated_get(dg)
             written.clear()
         st = fn(obj, obj_eval, settings, dg, write=write)
+        st.frame = frame
         written.update(st.written)
         out.append(st)
+        if st.solved and not st.proven:
+            check.append((st, settings))
+    if write and verify_pose and check:
+        verify_pending(obj, dg, check)
+    elif check:
+        for st, _ in check:
+            st.notes.append("not verified on the evaluated pose")
+            st.reached = False
+            st.message = verify.status_message(st)
+    for st in out:
+        st.pending = None
+    store_statuses(obj, out)
     return out
 
 
@@ -729,15 +705,25 @@ def hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
     return False
 
 
-def snap_swivel(obj: Any, settings: Any) -> float:
+def snap_swivel(obj: Any, settings: Any, depsgraph: Any | None = None) -> float:
     """Set ``settings.swivel`` to the current FK elbow's swivel angle and return it.
 
-    Uses the elbow-position → φ rule (Tolani §3.2.2) on the current FK pose, so solving to
-    the current end pose afterwards reproduces the FK pose.
+    Goes through the pipeline's request (the evaluated frame and links) and uses the
+    elbow-position → φ rule (Tolani §3.2.2) on the current FK pose, so solving to the
+    current end pose afterwards reproduces the FK pose.
     """
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    obj_eval = obj.evaluated_get(dg)
     rig = rig_for(obj, settings)
     r1, theta, r2 = mapping.read_limb_pose(obj, rig)
-    limb = rig.limb
+    rd = read.LimbRead(
+        world=read.mat4(obj_eval.matrix_world)[None],
+        pose=np.array([[obj_eval.pose.bones[b].matrix for b in rig.bones]], dtype=np.float64),
+        basis=np.array([[obj_eval.pose.bones[b].matrix_basis for b in rig.bones]],
+                       dtype=np.float64),
+        target=np.eye(4)[None], pole=None, swivel=np.zeros(1),
+    )
+    limb = requests.limb_request(settings, rig, rd).limb
     fk = limb.forward(r1, theta, r2)
     elbow = limb.elbow_position(r1)
     sol = solve_limb(limb, PoseGoal(position=fk[:3, 3], rotation=fk[:3, :3]), elbow_target=elbow)

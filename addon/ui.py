@@ -63,7 +63,7 @@ def status_icon(status: Any) -> str:
         return "RADIOBUT_OFF"
     if not status.solved:
         return "ERROR"
-    if not status.reachable or not status.within_limits:
+    if not status.reached or not status.within_limits:
         return "CANCEL"
     return "CHECKMARK"
 
@@ -73,7 +73,8 @@ def status_lines(
 ) -> list[tuple[str, str]]:
     """The status line of a limb as (text, icon) rows.
 
-    Reach ("reachable" / "out of reach by N mm"), limits ("within limits", "at limit:
+    Reach of the end bone as Blender evaluates it ("reached" / "out of reach by N mm"),
+    limits ("within limits", "at limit:
     elbow, shoulder Z", "outside limits: <which>"), residual position (mm) and orientation
     (°) error, the solve time (µs), and any other note of the solve. Lengths are the
     armature's units shown as mm (metres × 1000 at unit scale). ``at_bound`` and
@@ -86,8 +87,8 @@ def status_lines(
     rows: list[tuple[str, str]] = []
     pe_mm = status.position_error * 1000.0
     oe_deg = math.degrees(status.orientation_error)
-    if status.reachable:
-        rows.append(("reachable", "CHECKMARK"))
+    if status.reached:
+        rows.append(("reached", "CHECKMARK"))
     elif pe_mm >= 0.05:
         rows.append((f"out of reach by {pe_mm:.1f} mm", "ERROR"))
     else:
@@ -99,7 +100,8 @@ def status_lines(
         rows.append((f"at limit: {', '.join(at_bound)}", "INFO"))
     else:
         rows.append(("within limits", "CHECKMARK"))
-    rows.append((f"error {pe_mm:.3f} mm, {oe_deg:.3f}°", "DRIVER_DISTANCE"))
+    how = ", measured" if getattr(status, "measured", "model") == "depsgraph" else ""
+    rows.append((f"error {pe_mm:.3f} mm, {oe_deg:.3f}°{how}", "DRIVER_DISTANCE"))
     rows.append((f"{status.solve_us:.0f} µs per solve", "TIME"))
     if getattr(status, "solver", "ANALYTIC") != "ANALYTIC":
         why = f" ({status.stop_reason})" if getattr(status, "stop_reason", "") else ""

@@ -133,6 +133,7 @@ from .rotations import (  # noqa: E402
     matrix_to_euler_families,
     matrix_to_quat,
     quat_to_matrix,
+    rotation_angle_between,
 )
 
 __all__ += [
@@ -141,5 +142,5 @@ __all__ += [
     "rotation_about", "similarity_scale", "translation", "basis_frame", "basis_rotation",
     "limb_links",
     "EULER_ORDERS", "axis_angle_to_matrix", "euler_to_matrix", "matrix_to_axis_angle",
-    "matrix_to_euler_families", "matrix_to_quat", "quat_to_matrix",
+    "matrix_to_euler_families", "matrix_to_quat", "quat_to_matrix", "rotation_angle_between",
 ]

@@ -154,8 +154,7 @@ def _eligible(limber: Any, obj: Any) -> Any:
     bake, solve = limber.sub("addon.bake"), limber.sub("addon.solve")
     items = bake.batch_items(obj, None, None)
     rigs = [solve.rig_for(obj, lb) for lb in items]
-    plans = [solve.raw_plan(obj, lb, rig) for lb, rig in zip(items, rigs, strict=True)]
-    return bake._fast_eligible(obj, bpy.context.scene, items, rigs, plans)
+    return bake._fast_eligible(obj, bpy.context.scene, items, rigs)
 
 
 def _parent_target(obj: Any, targets: dict[str, Any]) -> None:
@@ -293,7 +292,7 @@ def test_blocked_f_curves_fall_back(limber: Any) -> None:
     obj, targets = _rig()
     t = targets["arm.L"]
     assert bake._plain_object(t, obj) is not None
-    fcs = bake._fcurves(t)
+    fcs = limber.sub("addon.compat").ensure_fcurves(t)
     fcs[0].mute = True
     assert bake._plain_object(t, obj) is None
     fcs[0].mute = False
@@ -317,7 +316,8 @@ def test_keys_outside_the_range_keep_their_handles_and_types(limber: Any) -> Non
         pb.rotation_quaternion = (w, 0.1, 0.0, 0.0)
         pb.keyframe_insert("rotation_quaternion", frame=f)
     bake = limber.sub("addon.bake")
-    fc = bake._fcurves(obj).find('pose.bones["forearm.L"].rotation_quaternion', index=0)
+    fc = limber.sub("addon.compat").ensure_fcurves(obj).find(
+        'pose.bones["forearm.L"].rotation_quaternion', index=0)
     k = fc.keyframe_points[1]
     k.handle_left_type = k.handle_right_type = "FREE"
     k.handle_left, k.handle_right, k.interpolation = (-12.0, 0.5), (-7.0, 1.2), "LINEAR"

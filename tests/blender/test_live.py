@@ -147,7 +147,7 @@ def test_status_text(limber: Any) -> None:
     live = limber.sub("addon.live")
     solve = limber.sub("addon.solve")
     ok = solve.LimbStatus(
-        object="A", limb="arm.L", solved=True, reachable=True, within_limits=True
+        object="A", limb="arm.L", solved=True, reachable=True, reached=True, within_limits=True
     )
     far = solve.LimbStatus(object="A", limb="leg.R", solved=True, position_error=0.0213)
     bad = solve.LimbStatus(object="A", limb="arm.R", message="no target")

@@ -203,13 +203,14 @@ def test_status_lines_text(limber: Any) -> None:
     ui = limber.sub("addon.ui")
     solve = limber.sub("addon.solve")
     ok = solve.LimbStatus(
-        object="A", limb="arm", solved=True, message="ok", reachable=True, within_limits=True,
+        object="A", limb="arm", solved=True, message="ok", reachable=True, reached=True,
+        within_limits=True,
         position_error=2e-7, orientation_error=1e-7, swivel=0.3,
         feasible_swivel=((-1.0, 2.0),), solve_us=41.6,
     )
     rows = ui.status_lines(ok)
     texts = [t for t, _ in rows]
-    assert texts == ["reachable", "within limits", "error 0.000 mm, 0.000°", "42 µs per solve"]
+    assert texts == ["reached", "within limits", "error 0.000 mm, 0.000°", "42 µs per solve"]
     assert ui.status_icon(ok) == "CHECKMARK"
     assert [t for t, _ in ui.status_lines(ok, at_bound=("elbow", "shoulder Z"))][1] == (
         "at limit: elbow, shoulder Z"
