@@ -471,11 +471,12 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
 
 def solve_limb_settings(
     obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, *, write: bool = True,
-    goal_frame: Any = None, frame: int | None = None,
+    goal_frame: Any = None, frame: int | None = None, reads: Any = None,
 ) -> LimbStatus:
     """Solve one limb (settings = a ``LIMBER_PG_limb``) and write its pose: read →
     request → core → write → status (model errors; :func:`solve_object` measures
-    unproven limbs on the depsgraph). ``goal_frame``: a corrected goal (verification)."""
+    unproven limbs on the depsgraph). ``goal_frame``: a corrected goal and ``reads`` the
+    reads it was made from (verification re-solves with the same frame and links)."""
     t0 = time.perf_counter()
     st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver, frame=frame)
     if settings.goal_type not in SUPPORTED_GOALS:
@@ -492,7 +493,8 @@ def solve_limb_settings(
     else:
         try:
             rig = rig_for(obj, settings)
-            rd = read.read_limb(obj_eval, settings, rig.bones, depsgraph)
+            rd = reads if reads is not None else read.read_limb(obj_eval, settings, rig.bones,
+                                                                depsgraph)
             req = requests.limb_request(settings, rig, rd, goal_frame)
             t1 = time.perf_counter()
             sol = solve_limb(req.limb, req.goal, **req.kwargs)
@@ -507,7 +509,7 @@ def solve_limb_settings(
                 )
             notes, proven = analytic_notes(obj, rig, settings, req)
             fill_analytic(st, sol, req, notes, proven)
-            st.pending = (settings, req)
+            st.pending = (req, rd)
     st.total_us = (time.perf_counter() - t0) * 1e6
     STATUS[(obj.name, settings.name)] = st
     return st
@@ -567,10 +569,10 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
         obj_eval = obj.evaluated_get(dg)
         again = []
         for st, settings in live:
-            _, req = st.pending
+            req, rd = st.pending
             g = verify.corrected_goal(req, ends[id(st)])
             new = solve_limb_settings(obj, obj_eval, settings, dg, goal_frame=g,
-                                      frame=st.frame)
+                                      frame=st.frame, reads=rd)
             if not new.solved:
                 continue
             st.written = new.written
