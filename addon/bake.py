@@ -115,6 +115,16 @@ def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: f
             buf[: width * n_keep] = kept[name]
             points.foreach_set(name, buf)
     fc.update()
+    if n_keep:  # update() recomputed the kept keys' auto handles: give them back theirs
+        co = np.empty(2 * len(points), dtype=np.float32)
+        points.foreach_get("co", co)
+        x = co[0::2]
+        out = (x < lo - 1e-4) | (x > hi + 1e-4)
+        for name in ("handle_left", "handle_right"):
+            buf = np.empty(2 * len(points), dtype=np.float32)
+            points.foreach_get(name, buf)
+            buf.reshape(-1, 2)[out] = kept[name].reshape(-1, 2)
+            points.foreach_set(name, buf)
     return n_new
 
 
