@@ -32,7 +32,6 @@ from ..core import (
     continuous_eulers,
     continuous_quaternions,
     euler_to_matrix,
-    limb_links,
     quat_to_matrix,
     solve_limb,
 )
@@ -428,21 +427,27 @@ def _fast_eligible(
     return swivels, objects
 
 
-def _same_read(a: LimbRead, b: LimbRead, i: int) -> bool:
+def _same_read(rig: Any, a: LimbRead, b: LimbRead, i: int) -> bool:
     """Whether frame ``i`` of the fast read ``b`` matches the frame-change read ``a``
     (N = 1) in everything the request uses (the limb's frame and links, not the solved
     bones' own rotations)."""
-    la = _links(a, 0)
-    lb = _links(b, i)
-    return (all(_close(x, y) for x, y in zip(la, lb, strict=True))
+    la = requests.frame_and_links(rig, a)[:3]
+    lb = requests.frame_and_links(rig, _row(b, i))[:3]
+    return (all(_close(None if x is None else x[0], None if y is None else y[0])
+                for x, y in zip(la, lb, strict=True))
             and _close(a.target[0], b.target[i]) and _close(a.swivel[0], b.swivel[i])
             and _close(None if a.pole is None else a.pole[0],
                        None if b.pole is None else b.pole[i]))
 
 
-def _links(r: LimbRead, i: int) -> tuple[Any, ...]:
-    frame, a, b, _ = limb_links(r.pose[i], r.basis[i])
-    return (r.world[i] @ frame, a, b)
+def _row(r: LimbRead, i: int) -> LimbRead:
+    """Frame ``i`` of a read as a one-frame read."""
+    def one(x: Any) -> Any:
+        return None if x is None else x[i:i + 1]
+
+    return LimbRead(**{k: one(getattr(r, k)) for k in (
+        "world", "pose", "basis", "location", "end_basis", "target", "pole", "swivel",
+        "parent")})
 
 
 def _fast_reads(
@@ -471,7 +476,7 @@ def _fast_reads(
         dg = bpy.context.evaluated_depsgraph_get()
         obj_eval = obj.evaluated_get(dg)
         for k, (lb, rig) in enumerate(zip(items, rigs, strict=True)):
-            r = read.read_limb(obj_eval, lb, rig.bones, dg)
+            r = read.read_limb(obj_eval, lb, rig.bones, dg, bool(rig.helpers))
             if i == 0:
                 pole = lb.pole if lb.swivel_mode == "POLE" else None
                 reads.append(read.broadcast(
@@ -480,7 +485,7 @@ def _fast_reads(
                     pole=None if r.pole is None else worlds[pole.as_pointer()][:, :3, 3],
                     swivel=_sample(swivels[k], at) if k in swivels else np.full(n, r.swivel[0]),
                 ))
-            if not _same_read(r, reads[k], i):
+            if not _same_read(rig, r, reads[k], i):
                 return None
     return reads
 
@@ -497,7 +502,7 @@ def _read_frames(
         dg = bpy.context.evaluated_depsgraph_get()
         obj_eval = obj.evaluated_get(dg)
         for k, lb in enumerate(items):
-            r = read.read_limb(obj_eval, lb, rigs[k].bones, dg)
+            r = read.read_limb(obj_eval, lb, rigs[k].bones, dg, True)
             if raw[k] and (r.pole is None) != (raw[k][0].pole is None):
                 return None
             raw[k].append(r)

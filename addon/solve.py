@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import bpy
@@ -493,8 +493,8 @@ def solve_limb_settings(
     else:
         try:
             rig = rig_for(obj, settings)
-            rd = reads if reads is not None else read.read_limb(obj_eval, settings, rig.bones,
-                                                                depsgraph)
+            rd = reads if reads is not None else read.read_limb(
+                obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers))
             req = requests.limb_request(settings, rig, rd, goal_frame)
             t1 = time.perf_counter()
             sol = solve_limb(req.limb, req.goal, **req.kwargs)
@@ -521,8 +521,8 @@ def limb_request_at(obj: Any, settings: Any, depsgraph: Any) -> LimbRequest:
     goal, shoulder frame and core limb exactly as a solve sees them."""
     rig = rig_for(obj, settings)
     obj_eval = obj.evaluated_get(depsgraph)
-    return requests.limb_request(settings, rig, read.read_limb(obj_eval, settings, rig.bones,
-                                                               depsgraph))
+    return requests.limb_request(settings, rig, read.read_limb(
+        obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers)))
 
 
 def _measure(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]) -> dict[int, Any]:
@@ -718,14 +718,8 @@ def snap_swivel(obj: Any, settings: Any, depsgraph: Any | None = None) -> float:
     obj_eval = obj.evaluated_get(dg)
     rig = rig_for(obj, settings)
     r1, theta, r2 = mapping.read_limb_pose(obj, rig)
-    rd = read.LimbRead(
-        world=read.mat4(obj_eval.matrix_world)[None],
-        pose=np.array([[obj_eval.pose.bones[b].matrix for b in rig.bones]], dtype=np.float64),
-        basis=np.array([[obj_eval.pose.bones[b].matrix_basis for b in rig.bones]],
-                       dtype=np.float64),
-        target=np.eye(4)[None], pole=None, swivel=np.zeros(1),
-    )
-    limb = requests.limb_request(settings, rig, rd).limb
+    limb = requests.limb_request(settings, rig, replace(
+        read.read_limb(obj_eval, settings, rig.bones, dg, True), target=np.eye(4)[None])).limb
     fk = limb.forward(r1, theta, r2)
     elbow = limb.elbow_position(r1)
     sol = solve_limb(limb, PoseGoal(position=fk[:3, 3], rotation=fk[:3, :3]), elbow_target=elbow)

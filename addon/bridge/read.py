@@ -33,8 +33,13 @@ class LimbRead:
 
     Attributes:
         world: (N, 4, 4) armature object's world matrix (any scale, shear allowed).
-        pose: (N, 3, 4, 4) pose matrices of (upper, lower, end), armature space.
-        basis: (N, 3, 4, 4) their ``matrix_basis`` (local location · rotation · scale).
+        pose: (N, 3, 4, 4) pose matrices of (upper, lower, end), armature space; None
+            when the limb's links are its rest links (``parent`` given, no helper bones,
+            unit scale on the three bones): then nothing of them needs reading.
+        basis: (N, 3, 4, 4) their ``matrix_basis`` (local location · rotation · scale), or
+            None with ``pose``.
+        location: (N, 3) the upper bone's local location.
+        end_basis: (N, 4, 4) the end bone's ``matrix_basis`` (its held rotation).
         target: (N, 4, 4) the target's world frame (× its target bone's pose).
         pole: (N, 3) pole world positions, or None (no pole in use).
         swivel: (N,) swivel angles, radians.
@@ -46,8 +51,10 @@ class LimbRead:
     """
 
     world: FloatArray
-    pose: FloatArray
-    basis: FloatArray
+    pose: FloatArray | None
+    basis: FloatArray | None
+    location: FloatArray
+    end_basis: FloatArray
     target: FloatArray
     pole: FloatArray | None
     swivel: FloatArray
@@ -74,24 +81,30 @@ def bone_world(obj_eval: Any, bone: str) -> FloatArray:
     return mat4(obj_eval.matrix_world) @ mat4(obj_eval.pose.bones[bone].matrix)
 
 
-def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgraph: Any
-              ) -> LimbRead:
+_UNIT = (1.0, 1.0, 1.0)
+
+
+def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgraph: Any,
+              helpers: bool = False) -> LimbRead:
     """One frame's reads of a limb (N = 1) at the depsgraph's current evaluation.
 
-    ``bones``: (upper, lower, end) names; ``settings``: the ``LIMBER_PG_limb``.
+    ``bones``: (upper, lower, end) names; ``settings``: the ``LIMBER_PG_limb``;
+    ``helpers``: whether bones sit between them (their pose must then be read).
     """
     pbs = obj_eval.pose.bones
-    up = pbs[bones[0]]
+    up, lo, en = pbs[bones[0]], pbs[bones[1]], pbs[bones[2]]
     parent = None
     if up.bone.use_inherit_rotation and up.bone.inherit_scale == "FULL" and not any(
             c.enabled and c.influence > 0.0 for c in up.constraints):
         parent = np.eye(4)[None] if up.parent is None else mat4(up.parent.matrix)[None]
-    pose = np.empty((1, 3, 4, 4))
-    basis = np.empty((1, 3, 4, 4))
-    for i, name in enumerate(bones):
-        pb = pbs[name]
-        pose[0, i] = pb.matrix
-        basis[0, i] = pb.matrix_basis
+    pose = basis = None
+    if parent is None or helpers or not (tuple(up.scale) == tuple(lo.scale) == tuple(en.scale)
+                                         == _UNIT):
+        pose = np.empty((1, 3, 4, 4))
+        basis = np.empty((1, 3, 4, 4))
+        for i, pb in enumerate((up, lo, en)):
+            pose[0, i] = pb.matrix
+            basis[0, i] = pb.matrix_basis
     target = settings.target.evaluated_get(depsgraph)
     pole = None
     if settings.swivel_mode == "POLE" and settings.pole is not None:
@@ -101,6 +114,8 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         world=mat4(obj_eval.matrix_world)[None],
         pose=pose,
         basis=basis,
+        location=np.array([up.location], dtype=np.float64),
+        end_basis=mat4(en.matrix_basis)[None],
         target=target_world(target, settings.target_bone)[None],
         pole=pole,
         swivel=np.array([float(settings.swivel)]),
@@ -110,16 +125,24 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
 
 def stack(reads: list[LimbRead]) -> LimbRead:
     """N one-frame reads → one N-frame read (poles: all or none)."""
+    def cat(arrays: list[FloatArray | None]) -> FloatArray | None:
+        return None if any(a is None for a in arrays) else np.concatenate(arrays)  # type: ignore[arg-type]
+
+    if any(r.pose is None for r in reads) and not all(r.pose is None for r in reads):
+        # some frames need the links: read them for all (frames are re-read then)
+        raise ValueError("a limb's links are plain on some frames only")
     poles = [r.pole for r in reads]
     parents = [r.parent for r in reads]
     return LimbRead(
         world=np.concatenate([r.world for r in reads]),
-        pose=np.concatenate([r.pose for r in reads]),
-        basis=np.concatenate([r.basis for r in reads]),
+        pose=cat([r.pose for r in reads]),
+        basis=cat([r.basis for r in reads]),
+        location=np.concatenate([r.location for r in reads]),
+        end_basis=np.concatenate([r.end_basis for r in reads]),
         target=np.concatenate([r.target for r in reads]),
-        pole=None if any(p is None for p in poles) else np.concatenate(poles),  # type: ignore[arg-type]
+        pole=cat(poles),
         swivel=np.concatenate([r.swivel for r in reads]),
-        parent=None if any(p is None for p in parents) else np.concatenate(parents),  # type: ignore[arg-type]
+        parent=cat(parents),
     )
 
 
@@ -128,7 +151,8 @@ def broadcast(read: LimbRead, n: int, **over: Any) -> LimbRead:
     def rep(a: FloatArray | None) -> FloatArray | None:
         return None if a is None else np.broadcast_to(a[0], (n,) + a.shape[1:])
 
-    fields = {k: rep(getattr(read, k)) for k in ("world", "pose", "basis", "target", "pole",
-                                                  "swivel", "parent")}
+    fields = {k: rep(getattr(read, k)) for k in ("world", "pose", "basis", "location",
+                                                  "end_basis", "target", "pole", "swivel",
+                                                  "parent")}
     fields.update(over)
     return LimbRead(**fields)

@@ -30,6 +30,7 @@ from ...core import (
     goal_in_frame,
     limb_links,
     orthonormalize_yz,
+    similarity_scale,
     translation,
 )
 from .read import LimbRead
@@ -99,6 +100,8 @@ class LimbRequest:
         target: (N, 4, 4) the target's world frame, orthonormalised (Y first).
         linked: (N,) whether the limb's links are similarities on that frame (the rigid
             model is then exactly Blender's evaluation of the limb).
+        frame_scale: (N,) the frame's uniform scale, or None when it is sheared or
+            non-uniformly scaled on some frame.
         wrist: the held end-bone rotation (POSITION / AIM goals) or None.
     """
 
@@ -113,6 +116,7 @@ class LimbRequest:
     target: FloatArray
     linked: NDArray[np.bool_]
     wrist: FloatArray | None
+    frame_scale: FloatArray | None = None
 
 
 def _close(x: FloatArray, y: Any, tol: float) -> bool:
@@ -141,6 +145,24 @@ def links_limb(rig: Any, a: FloatArray, b: FloatArray) -> Limb:
     return hit  # type: ignore[no-any-return]
 
 
+def frame_and_links(rig: Any, read: LimbRead
+                    ) -> tuple[FloatArray, FloatArray | None, FloatArray | None,
+                               NDArray[np.bool_]]:
+    """(frame (N, 4, 4) world, links a, b (N, 4, 4) or None for the rig's rest links,
+    linked (N,)) of a limb's reads: the frame the upper bone's rotation acts in, composed
+    from its parent when the upper bone follows it plainly (free of the limb's own pose,
+    even by float32 rounding), else taken from its evaluated pose."""
+    n = len(read)
+    if read.pose is None or read.basis is None:
+        assert read.parent is not None
+        frame_arm = read.parent @ rig.rest_offset @ translation(read.location)
+        return read.world @ frame_arm, None, None, np.ones(n, dtype=bool)
+    frame_arm, a, b, linked = limb_links(read.pose, read.basis)
+    if read.parent is not None:
+        frame_arm = read.parent @ rig.rest_offset @ translation(read.location)
+    return read.world @ frame_arm, a, b, linked
+
+
 def limb_request(settings: Any, rig: Any, read: LimbRead,
                  goal_frame: FloatArray | None = None) -> LimbRequest:
     """The core request of a limb for its reads (see the module docstring).
@@ -148,16 +170,13 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     ``goal_frame``: ask for this goal (frame coordinates) instead of the target (the
     refinement of :mod:`.verify`). Raises :class:`VaryingLinks`, ``core.LimberError``.
     """
-    frame_arm, a, b, linked = limb_links(read.pose, read.basis)
-    if read.parent is not None:  # the same frame, free of the limb's own pose
-        frame_arm = read.parent @ rig.rest_offset @ translation(read.basis[:, 0, :3, 3])
-    frame = read.world @ frame_arm
+    frame, a, b, linked = frame_and_links(rig, read)
     target = orthonormalize_yz(read.target)
-    target_goal = goal_in_frame(frame, target)
+    target_goal = goal_in_frame(frame, target, rigid_target=True)
     g = target_goal if goal_frame is None else goal_frame
-    limb = links_limb(rig, a, b)
+    limb = rig.limb if a is None or b is None else links_limb(rig, a, b)
     kind = settings.goal_type
-    wrist = basis_rotation(read.basis[:, 2]) if kind not in WRIST_GOALS else None
+    wrist = basis_rotation(read.end_basis) if kind not in WRIST_GOALS else None
     elbow = None
     if read.pole is not None:
         p = np.concatenate([read.pole, np.ones((len(read.pole), 1))], axis=1)
@@ -167,6 +186,8 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     goal = limb_goal(kind, settings.axis, pick(g))
     swivel = float(read.swivel[0]) if single else read.swivel
     kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)
+    scale, similar = similarity_scale(frame)
     return LimbRequest(kind=kind, axis=settings.axis, limb=limb, goal=goal, kwargs=kwargs,
                        frame=frame, goal_frame=g, target_goal=target_goal, target=target,
-                       linked=linked, wrist=wrist)
+                       linked=linked, wrist=wrist,
+                       frame_scale=scale if bool(similar.all()) else None)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...core import goal_errors, goal_in_frame, refine_goal, similarity_scale
+from ...core import goal_errors, goal_in_frame, refine_goal
 from .read import bone_world, target_world
 from .requests import AXES, LimbRequest
 
@@ -47,9 +47,9 @@ def model_errors(req: LimbRequest, sol: Any) -> tuple[FloatArray, FloatArray]:
     """(position, orientation) errors (N,) of a solution pushed through the request's
     evaluated frame. A similarity frame scales the core's own errors (cheap); a sheared
     one (non-uniform scale above the limb) goes through forward kinematics."""
-    scale, ok = similarity_scale(req.frame)
+    scale = req.frame_scale
     aim = getattr(sol, "aim_error", None)
-    if bool(ok.all()):
+    if scale is not None:
         pos = np.atleast_1d(np.asarray(sol.position_error, dtype=np.float64)) * scale
         ori = np.atleast_1d(np.asarray(sol.orientation_error if aim is None else aim,
                                        dtype=np.float64))

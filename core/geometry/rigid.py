@@ -42,6 +42,31 @@ __all__ = [
 ]
 
 
+def _single(a: FloatArray) -> bool:
+    """One matrix (no batch axis, or a batch of one): the scalar fast paths apply (numpy's
+    per-call overhead dominates the per-frame work of a live solve)."""
+    return a.ndim == 2 or (a.ndim == 3 and a.shape[0] == 1)
+
+
+def _gs_one(a: FloatArray) -> None:
+    """:func:`orthonormalize_yz` of one matrix in place, with Python floats."""
+    (_, yx, zx), (_, yy, zy), (_, yz, zz) = a[:3, :3].tolist()
+    ny = math.sqrt(yx * yx + yy * yy + yz * yz)
+    if ny <= 0.0:
+        raise ValueError("degenerate frame: zero Y axis")
+    yx, yy, yz = yx / ny, yy / ny, yz / ny
+    d = zx * yx + zy * yy + zz * yz
+    zx, zy, zz = zx - d * yx, zy - d * yy, zz - d * yz
+    nz = math.sqrt(zx * zx + zy * zy + zz * zz)
+    if nz <= 0.0:
+        raise ValueError("degenerate frame: Z axis parallel to Y")
+    zx, zy, zz = zx / nz, zy / nz, zz / nz
+    a[:3, :3] = ((yy * zz - yz * zy, yx, zx), (yz * zx - yx * zz, yy, zy),
+                 (yx * zy - yy * zx, yz, zz))
+    if a.shape[-1] == 4:
+        a[3] = (0.0, 0.0, 0.0, 1.0)
+
+
 def orthonormalize_yz(m: ArrayLike) -> FloatArray:
     """Y-first Gram–Schmidt of the 3×3 part of ``m`` (``(..., 3, 3)`` or ``(..., 4, 4)``).
 
@@ -51,6 +76,9 @@ def orthonormalize_yz(m: ArrayLike) -> FloatArray:
     zero Y axis or Z parallel to Y (a degenerate frame).
     """
     a = np.array(m, dtype=np.float64)
+    if _single(a):
+        _gs_one(a if a.ndim == 2 else a[0])
+        return a
     y = a[..., :3, 1]
     ny = np.linalg.norm(y, axis=-1, keepdims=True)
     z = a[..., :3, 2]
@@ -75,6 +103,21 @@ def affine_inverse(m: ArrayLike) -> FloatArray:
     and shear allowed). Raises ``numpy.linalg.LinAlgError`` for a singular one."""
     a = np.asarray(m, dtype=np.float64)
     out = np.zeros(a.shape)
+    if _single(a):  # adjugate / determinant with Python floats
+        one = a if a.ndim == 2 else a[0]
+        (p, q, r), (s_, t, u), (v, w, x) = one[:3, :3].tolist()
+        c0, c1, c2 = t * x - u * w, u * v - s_ * x, s_ * w - t * v
+        det = p * c0 + q * c1 + r * c2
+        if det == 0.0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        inv = np.array(((c0, r * w - q * x, q * u - r * t),
+                        (c1, p * x - r * v, r * s_ - p * u),
+                        (c2, q * v - p * w, p * t - q * s_))) / det
+        o = out if a.ndim == 2 else out[0]
+        o[:3, :3] = inv
+        o[:3, 3] = -(inv @ one[:3, 3])
+        o[3, 3] = 1.0
+        return out
     inv3 = np.linalg.inv(a[..., :3, :3])
     out[..., :3, :3] = inv3
     out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv3, a[..., :3, 3])
@@ -102,7 +145,8 @@ def translation(t: ArrayLike) -> FloatArray:
     return out
 
 
-def goal_in_frame(frame: ArrayLike, target: ArrayLike) -> FloatArray:
+def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = False
+                  ) -> FloatArray:
     """A target frame expressed in an affine ``frame`` as a rigid goal, ``(..., 4, 4)``.
 
     ``frame``: the (possibly scaled or sheared) frame in which the solved rotations act,
@@ -110,8 +154,9 @@ def goal_in_frame(frame: ArrayLike, target: ArrayLike) -> FloatArray:
     Position: ``frame⁻¹ · p`` exactly (the solved chain's point maps back onto ``p``).
     Rotation: :func:`orthonormalize_yz` of ``frame⁻¹ · orthonormalize_yz(target)``, so the
     chain's end frame pushed through ``frame`` has the target's Y-first orientation.
+    ``rigid_target``: the target is already orthonormal (skips its orthonormalisation).
     """
-    t = orthonormalize_yz(target)
+    t = np.asarray(target, dtype=np.float64) if rigid_target else orthonormalize_yz(target)
     return orthonormalize_yz(affine_inverse(frame) @ t)
 
 
@@ -122,10 +167,22 @@ def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArr
     Returns ``(scale (...,), ok (...,))``; scale is the mean column length.
     """
     a = np.asarray(m, dtype=np.float64)[..., :3, :3]
+    if _single(a):
+        (p, q, r), (u, v, w), (x, y, z) = (a if a.ndim == 2 else a[0]).tolist()
+        g00, g11, g22 = p * p + u * u + x * x, q * q + v * v + y * y, r * r + w * w + z * z
+        sq = (g00 + g11 + g22) / 3.0
+        dev1 = max(abs(g00 - sq), abs(g11 - sq), abs(g22 - sq), abs(p * q + u * v + x * y),
+                   abs(p * r + u * w + x * z), abs(q * r + v * w + y * z))
+        det1 = p * (v * z - w * y) - q * (u * z - w * x) + r * (u * y - v * x)
+        good = sq > 0.0 and dev1 <= tol * sq and det1 > 0.0
+        shape = a.shape[:-2]
+        return (np.full(shape, math.sqrt(max(sq, 0.0))), np.full(shape, good, dtype=bool))
     s2 = np.einsum("...ij,...ij->...", a, a) / 3.0
     gram = np.swapaxes(a, -1, -2) @ a
     dev = np.abs(gram - s2[..., None, None] * np.eye(3)).max(axis=(-1, -2))
-    ok = (s2 > 0.0) & (dev <= tol * s2) & (np.linalg.det(a) > 0.0)
+    det = np.einsum("...i,...i->...", a[..., :, 0],
+                    np.cross(a[..., :, 1], a[..., :, 2]))  # no LAPACK call per matrix
+    ok = (s2 > 0.0) & (dev <= tol * s2) & (det > 0.0)
     return np.sqrt(s2), ok
 
 

@@ -206,3 +206,20 @@ def test_limb_links_reproduce_the_pose_chain_with_helpers_and_scale() -> None:
     stretched[0][:3, :3] = stretched[0][:3, :3] @ np.diag([1.0, 1.3, 1.0])
     _, _, _, ok = limb_links(np.stack(chain(*stretched)), np.stack(stretched))
     assert not bool(ok)
+
+
+def test_single_matrix_fast_paths_match_the_batched_ones() -> None:
+    rng = np.random.default_rng(9)
+    a = _affine(rng, 6)
+    a[3, :3, :3] = _rot(rng) * 1.3  # a similarity
+    a[4, :3, :3] = -_rot(rng)  # a reflection
+    batched = orthonormalize_yz(a)
+    inv = affine_inverse(a)
+    scale, ok = similarity_scale(a)
+    for i in range(len(a)):
+        assert np.allclose(orthonormalize_yz(a[i]), batched[i], atol=1e-12)
+        assert np.allclose(orthonormalize_yz(a[i:i + 1])[0], batched[i], atol=1e-12)
+        assert np.allclose(affine_inverse(a[i]), inv[i], atol=1e-10)
+        s1, ok1 = similarity_scale(a[i:i + 1])
+        assert np.allclose(s1, scale[i]) and bool(ok1[0]) == bool(ok[i])
+    assert ok.tolist() == [False, False, False, True, False, False]
