@@ -9,7 +9,7 @@ Set-up (one process, one scene, the same targets for both): the Rigify human met
 (four limbs: arms and legs, ANALYTIC solver, POSE goals, the bones' own IK limits), each
 target Empty keyed every 10 frames on a reachable loop around the end bone's rest pose.
 
-* **Per frame** — ``addon.solve.solve_object`` (read targets, solve 4 limbs, write 12
+* **Per frame** — ``addon.run.solve.solve_object`` (read targets, solve 4 limbs, write 12
   local rotations; what live playback and the bake do per frame) timed alone after
   ``scene.frame_set``, for every frame of the range; median and IQR in µs. The core
   solve time per limb (``LimbStatus.solve_us``) is reported beside it.
@@ -160,8 +160,8 @@ def limb_bones(obj: Any) -> list[str]:
 def measure_limber(bpy: Any, module: str, frames: int, repeats: int) -> tuple[Any, dict[str, Any]]:
     import importlib
 
-    solve = importlib.import_module(f"{module}.addon.solve")
-    bake = importlib.import_module(f"{module}.addon.bake")
+    solve = importlib.import_module(f"{module}.addon.run.solve")
+    bake = importlib.import_module(f"{module}.addon.run.bake")
     scene = bpy.context.scene
     obj = metarig(bpy)
     assert bpy.ops.limber.detect_limbs(armature=obj.name, create_targets=True) == {"FINISHED"}
@@ -327,7 +327,7 @@ def render(r: Result, quick: bool) -> str:
         "",
         md_table(["measurement", "value", "unit"], rows(r)),
         "",
-        "Per frame = `addon.solve.solve_object` after `scene.frame_set` (what the live-playback "
+        "Per frame = `addon.run.solve.solve_object` after `scene.frame_set` (what the live-playback "
         "handler and the bake do per frame; frame evaluation itself not included). The "
         "bakes include Blender's frame evaluation for every frame; the targets use wall "
         "time (the CPU row counts all of this process's threads). Limber bakes analytic "

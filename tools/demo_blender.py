@@ -626,7 +626,7 @@ def bake(bpy: Any, sc: Scene, frames: Sequence[int]) -> float:
 
 def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
     """Play the baked action back and compare each end bone with its target."""
-    solve = importlib.import_module(f"{sc.module}.addon.solve")
+    solve = importlib.import_module(f"{sc.module}.addon.run.solve")
     core = importlib.import_module(f"{sc.module}.core")
     scene = bpy.context.scene
     names = [lb.name for lb in sc.rig.limber.limbs]

@@ -59,7 +59,7 @@ def _rig(**transform: Any) -> tuple[Any, dict[str, Any]]:
 
 def _bake(limber: Any, obj: Any, **kw: Any) -> tuple[Any, Any]:
     """(fast-path bake, frame-by-frame batched bake) of the same range."""
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     scene = bpy.context.scene
     slow = bake.bake_object(obj, scene, START, END, fast=False, **kw)
     quick = bake.bake_object(obj, scene, START, END, **kw)
@@ -151,7 +151,7 @@ def test_fast_reads_again_over_previous_keys_and_with_a_step(limber: Any) -> Non
 
 
 def _eligible(limber: Any, obj: Any) -> Any:
-    bake, solve = limber.sub("addon.bake"), limber.sub("addon.solve")
+    bake, solve = limber.sub("addon.run.bake"), limber.sub("addon.run.solve")
     items = bake.batch_items(obj, None, None)
     rigs = [solve.rig_for(obj, lb) for lb in items]
     return bake._fast_eligible(obj, bpy.context.scene, items, rigs)
@@ -270,7 +270,7 @@ def test_ineligible_inputs_fall_back_and_bake_the_same(limber: Any, case: str) -
     pre, post = list(handlers.frame_change_pre), list(handlers.depsgraph_update_post)
     try:
         INELIGIBLE[case](obj, targets)
-        bake = limber.sub("addon.bake")
+        bake = limber.sub("addon.run.bake")
         scene = bpy.context.scene
         assert _eligible(limber, obj) is None, case  # refused by the rules, not the check
         per_frame = bake.bake_object(obj, scene, START, END, batch=False)
@@ -288,7 +288,7 @@ def test_ineligible_inputs_fall_back_and_bake_the_same(limber: Any, case: str) -
 def test_blocked_f_curves_fall_back(limber: Any) -> None:
     """Muted or modified F-curves, partial action influence and a keyed delta transform
     are not plain F-curve playback: read frame by frame."""
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     obj, targets = _rig()
     t = targets["arm.L"]
     assert bake._plain_object(t, obj) is not None
@@ -315,7 +315,7 @@ def test_keys_outside_the_range_keep_their_handles_and_types(limber: Any) -> Non
     for f, w in ((-20, 1.0), (-10, 0.9), (60, 0.8)):
         pb.rotation_quaternion = (w, 0.1, 0.0, 0.0)
         pb.keyframe_insert("rotation_quaternion", frame=f)
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     fc = limber.sub("addon.compat").ensure_fcurves(obj).find(
         'pose.bones["forearm.L"].rotation_quaternion', index=0)
     k = fc.keyframe_points[1]

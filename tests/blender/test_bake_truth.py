@@ -148,7 +148,7 @@ def test_active_action_blending_the_baked_channels_over_strips_is_refused(limber
     pb.keyframe_insert("rotation_quaternion", frame=1)  # a new active action on top
     obj.animation_data.action_blend_type = "ADD"
     add_limb(obj, "arm.L", ARM, target=_animated_target(obj, range(1, 31, 5)))
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     try:
         bake.bake_object(obj, bpy.context.scene, 5, 10)
     except bake.BakeError as exc:
@@ -172,7 +172,7 @@ def test_tweak_mode_bake_writes_keys_in_strip_time(limber: Any) -> None:
     ad.nla_tracks.active = ad.nla_tracks[0]
     ad.use_tweak_mode = True
     assert ad.use_tweak_mode and ad.action is not None
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     res = bake.bake_object(obj, bpy.context.scene, 21, 31)
     assert res.destination == "tweaked strip" and res.keys_written
     fc = _fcurves(limber, obj).find(f'pose.bones["{ARM[0]}"].rotation_quaternion', index=0)
@@ -193,7 +193,7 @@ def test_skipped_limbs_warn_and_zero_key_bakes_cancel(limber: Any) -> None:
     add_limb(obj, "leg.L", RIGIFY_LIMBS["leg.L"], target=t)
     bpy.data.objects.remove(gone)
     obj.data.bones["foot.L"].name = "foot_renamed.L"
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     res = bake.bake_object(obj, bpy.context.scene, 1, 10)
     assert set(res.skipped) == {"arm.R", "leg.L"} and res.keys_written
     assert "no target" in res.skipped["arm.R"] and "foot.L" in res.skipped["leg.L"]
@@ -211,7 +211,7 @@ def test_non_uniformly_scaled_armature_bakes_keys(limber: Any) -> None:
 
 
 def test_cli_exits_non_zero_for_an_armature_without_limbs(limber: Any, tmp_path: Path) -> None:
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     metarig()
     path = tmp_path / "bare.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path))

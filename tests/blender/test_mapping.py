@@ -122,7 +122,7 @@ def test_detect_generated_rigify_rig(limber: Any) -> None:
     # ORG- bones follow Rigify's FK/IK controls through constraints: the status says so.
     target = add_empty("T", world_pose(rig, "ORG-hand.L"))
     rig.limber.limbs["arm.L"].target = target
-    st = limber.sub("addon.solve").solve_object(rig, limbs=["arm.L"])[0]
+    st = limber.sub("addon.run.solve").solve_object(rig, limbs=["arm.L"])[0]
     assert st.solved and "act after the solve" in st.message
 
 
@@ -145,7 +145,7 @@ def test_random_reachable_targets(limber: Any, goal_type: str) -> None:
     for name, bones in RIGIFY_LIMBS.items():
         targets[name] = add_empty(f"T.{name}")
         add_limb(obj, name, bones, target=targets[name], goal_type=goal_type)
-    solve = limber.sub("addon.solve")
+    solve = limber.sub("addon.run.solve")
     for _ in range(8):
         # A random FK pose gives reachable goals; then start from the rest pose.
         for bones in RIGIFY_LIMBS.values():
@@ -189,7 +189,7 @@ def test_unreachable_target_stretches_toward_it(limber: Any) -> None:
     add_limb(obj, "arm.L", bones, target=target, goal_type="POSITION")
     assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
     evaluate()
-    st = limber.sub("addon.solve").STATUS[(obj.name, "arm.L")]
+    st = limber.sub("addon.run.solve").STATUS[(obj.name, "arm.L")]
     assert st.solved and not st.reachable
     assert "not reached" in st.message
     hand = world_pose(obj, bones[2])[:3, 3]
@@ -252,7 +252,7 @@ def test_ik_limits_including_single_axis_on_ball_joint(limber: Any) -> None:
     rng = np.random.default_rng(9)
     target = add_empty("T")
     limb = add_limb(obj, "arm.L", bones, target=target, goal_type="POSE")
-    solve = limber.sub("addon.solve")
+    solve = limber.sub("addon.run.solve")
     hinge = solve.rig_for(obj, limb).hinge_axis
     moved = reached = 0
     for _ in range(25):
@@ -293,7 +293,7 @@ def test_non_uniformly_scaled_armature_is_solved_on_the_evaluated_pose(limber: A
     rest_pose(obj)
     add_limb(obj, "arm.L", bones, target=target, goal_type="POSITION")
     assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
-    st = limber.sub("addon.solve").STATUS[(obj.name, "arm.L")]
+    st = limber.sub("addon.run.solve").STATUS[(obj.name, "arm.L")]
     got = world_pose(obj, bones[2])[:3, 3]
     err = float(np.linalg.norm(got - np.array(target.matrix_world.translation)))
     assert st.solved and st.reached and err <= 1e-5, st.message
@@ -328,7 +328,7 @@ def test_partial_goal_aligns_the_axis(limber: Any, axis: str) -> None:
         evaluate()
         assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
         evaluate()
-        st = limber.sub("addon.solve").STATUS[(obj.name, "arm.L")]
+        st = limber.sub("addon.run.solve").STATUS[(obj.name, "arm.L")]
         assert st.solved and st.reachable, st.message
         m = world_pose(obj, bones[2])
         t = np.array(target.matrix_world)
@@ -352,7 +352,7 @@ def test_aim_goal_points_the_axis_at_the_target(limber: Any) -> None:
         evaluate()
         assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
         evaluate()
-        st = limber.sub("addon.solve").STATUS[(obj.name, "arm.R")]
+        st = limber.sub("addon.run.solve").STATUS[(obj.name, "arm.R")]
         assert st.solved, st.message
         m = world_pose(obj, bones[2])
         ray = m[:3, 1] / np.linalg.norm(m[:3, 1])
@@ -392,7 +392,7 @@ def test_rig_cache_follows_rest_pose_and_ik_setting_edits(limber: Any) -> None:
     obj = metarig()
     bones = RIGIFY_LIMBS["arm.L"]
     limb = add_limb(obj, "arm.L", bones, target=add_empty("T"))
-    solve = limber.sub("addon.solve")
+    solve = limber.sub("addon.run.solve")
     rig = solve.rig_for(obj, limb)
     assert solve.rig_for(obj, limb) is rig
     obj.pose.bones[bones[0]].use_ik_limit_x = True

@@ -23,8 +23,8 @@ from typing import Any
 import bpy
 from bpy.props import FloatProperty, StringProperty
 
+from ..bridge.rig import MappingError
 from . import solve
-from .mapping import MappingError
 
 _ROT_PROPS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
 

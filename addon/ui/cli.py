@@ -23,9 +23,9 @@ from typing import Any
 
 import bpy
 
-from . import solve
-from .bake import bake_object
-from .mapping import MappingError
+from ..bridge.rig import MappingError
+from ..run import solve
+from ..run.bake import bake_object
 
 CLI_ID = "limber"
 

@@ -26,7 +26,7 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..core import (
+from ...core import (
     LimberError,
     axis_angle_to_matrix,
     continuous_eulers,
@@ -35,11 +35,12 @@ from ..core import (
     quat_to_matrix,
     solve_limb,
 )
-from . import compat, mapping, solve
-from .bridge import read, requests, verify
-from .bridge.read import LimbRead, ReadError
-from .bridge.requests import VaryingLinks
-from .mapping import MappingError
+from .. import compat
+from ..bridge import read, requests, verify, write
+from ..bridge.read import LimbRead, ReadError
+from ..bridge.requests import VaryingLinks
+from ..bridge.rig import MappingError
+from . import handlers, solve
 from .solve import LimbStatus, solve_object
 
 #: Keyframe attributes kept for keys outside the baked range: (name, width, dtype).
@@ -353,11 +354,11 @@ def _armature_swivels(
     limb bone's location or scale or a held end bone's rotation may change, or when a
     frame change may run other code (frame-change or depsgraph handlers other than
     Limber's, time remapping)."""
-    own = {(fn.__module__, fn.__name__) for _, fn in solve.HANDLERS}
-    handlers = bpy.app.handlers
+    own = {(fn.__module__, fn.__name__) for _, fn in handlers.HANDLERS}
+    app = bpy.app.handlers
     if any((getattr(h, "__module__", ""), getattr(h, "__name__", "")) not in own
-           for h in (*handlers.frame_change_pre, *handlers.frame_change_post,
-                     *handlers.depsgraph_update_pre, *handlers.depsgraph_update_post)):
+           for h in (*app.frame_change_pre, *app.frame_change_post,
+                     *app.depsgraph_update_pre, *app.depsgraph_update_post)):
         return None
     if scene.render.frame_map_old != scene.render.frame_map_new:
         return None
@@ -570,8 +571,8 @@ def _bake_batched(
             rots.append((rig.end, sol.wrist, rig.family_limits[2]))
         for bone, r, lim in rots:
             pb = pbs[bone]
-            path = f'pose.bones["{bone}"].{mapping.rotation_path(pb)}'
-            samples[(path, bone)] = mapping.rotation_values_batch(pb, r, lim)
+            path = f'pose.bones["{bone}"].{write.rotation_path(pb)}'
+            samples[(path, bone)] = write.rotation_values_batch(pb, r, lim)
         sts = analytic_statuses(obj.name, lb, sol, req, notes, each_us)
         for row, st, f in zip(statuses, sts, frames, strict=True):
             st.frame = f

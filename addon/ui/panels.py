@@ -16,7 +16,8 @@ from typing import Any
 import bpy
 from bpy.props import IntProperty
 
-from . import overlay, solve
+from ..run import solve
+from . import overlay
 
 #: Notes in ``LimbStatus.message`` that the status line already says in its own words.
 _COVERED = ("target not reached", "no pose within the joint limits")

@@ -25,7 +25,7 @@ import numpy as np
 from bpy.props import BoolProperty
 from numpy.typing import NDArray
 
-from ..core import (
+from ...core import (
     LimberError,
     PoseGoal,
     SwivelArcs,
@@ -34,8 +34,9 @@ from ..core import (
     solve_limb,
     swivel_arcs,
 )
-from . import mapping, solve
-from .mapping import MappingError
+from ..bridge import rig as mapping
+from ..bridge.rig import MappingError
+from ..run import solve
 
 FloatArray = NDArray[np.float64]
 

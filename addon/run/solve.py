@@ -26,10 +26,9 @@ from typing import Any
 
 import bpy
 import numpy as np
-from bpy.app.handlers import persistent
 from mathutils import Matrix
 
-from ..core import (
+from ...core import (
     AimGoal,
     DirectionGoal,
     LimberError,
@@ -44,11 +43,12 @@ from ..core import (
     solve,
     solve_limb,
 )
-from . import mapping
-from .bridge import read, requests, verify
-from .bridge.read import ReadError
-from .bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
-from .mapping import ChainRig, LimbRig, MappingError
+from ..bridge import read, requests, verify
+from ..bridge import rig as mapping
+from ..bridge.read import ReadError
+from ..bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
+from ..bridge.rig import ChainRig, LimbRig, MappingError
+from ..bridge.write import write_chain, write_limb
 
 #: Solver enum items → numeric :class:`core.Method` (limbs and chains).
 METHODS: dict[str, Method] = {
@@ -365,7 +365,7 @@ def _solve_limb_numeric(
     iterations = LIMB_ITERATIONS.get(settings.solver, DEFAULT_ITERATIONS)
     q = _numeric(st, chain, [goal], (pos, rot), q0, settings.solver, iterations)
     if write:
-        st.written = mapping.write_chain(obj, chain, q)
+        st.written = write_chain(obj, chain, q)
     msgs = []
     if settings.swivel_mode != "ANGLE" or settings.swivel != 0.0:
         msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
@@ -421,7 +421,7 @@ def solve_chain_settings(
             st.message = f"skipped: {exc}"
         else:
             if write:
-                st.written = mapping.write_chain(obj, rig, q)
+                st.written = write_chain(obj, rig, q)
             msgs = []
             if len(effectors) < len(settings.effectors):
                 msgs.append("effectors without a target were skipped")
@@ -503,7 +503,7 @@ def solve_limb_settings(
             st.message = f"skipped: {exc}"
         else:
             if write:
-                st.written = mapping.write_limb(
+                st.written = write_limb(
                     obj, rig, sol.shoulder, float(sol.elbow),
                     sol.wrist if settings.goal_type in WRIST_GOALS else None,
                 )
@@ -749,51 +749,3 @@ def snap_target(obj: Any, settings: Any, depsgraph: Any | None = None) -> None:
     else:
         scale = target.matrix_world.to_scale()
         target.matrix_world = Matrix.LocRotScale(loc, rot, scale)
-
-
-@persistent
-def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
-    """Live playback: solve the enabled chains and limbs of every armature in the scene
-    after a frame change."""
-    settings = getattr(scene, "limber", None)
-    if settings is None or not settings.live_playback:
-        return
-    for obj in scene.objects:
-        if obj.type != "ARMATURE":
-            continue
-        data = getattr(obj, "limber", None)
-        if data is None or not (len(data.limbs) or len(data.chains)):
-            continue
-        try:
-            solve_object(obj, depsgraph)
-        except MappingError as exc:  # a bad armature must not break playback
-            print(f"Limber: {exc}")
-
-
-@persistent
-def on_load_post(*_args: Any) -> None:
-    clear_caches()
-
-
-HANDLERS: tuple[tuple[str, Any], ...] = (
-    ("frame_change_post", on_frame_change_post),
-    ("load_post", on_load_post),
-)
-
-
-def add_handlers() -> None:
-    for attr, fn in HANDLERS:
-        lst = getattr(bpy.app.handlers, attr)
-        # A reloaded module defines a new function object; drop older copies by name.
-        for h in [h for h in lst if getattr(h, "__name__", "") == fn.__name__
-                  and getattr(h, "__module__", "") == fn.__module__]:
-            lst.remove(h)
-        lst.append(fn)
-
-
-def remove_handlers() -> None:
-    for attr, fn in HANDLERS:
-        lst = getattr(bpy.app.handlers, attr)
-        for h in [h for h in lst if getattr(h, "__name__", "") == fn.__name__
-                  and getattr(h, "__module__", "") == fn.__module__]:
-            lst.remove(h)

@@ -11,9 +11,11 @@ from typing import Any
 import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
 
-from . import detect, mapping, solve
-from .bake import bake_object
-from .mapping import MappingError
+from .. import detect
+from ..bridge import rig as mapping
+from ..bridge.rig import MappingError
+from ..run import solve
+from ..run.bake import bake_object
 
 _ARMATURE_DOC = "Name of the armature object to act on (empty: the active object)"
 
