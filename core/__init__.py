@@ -110,12 +110,15 @@ __all__ += ["SwivelArcs", "swivel_arcs", "blocking_limits", "limits_at_bound"]
 # only top-level names of `core`).
 from .geometry.rigid import (  # noqa: E402
     affine_inverse,
+    apply_goal_offset,
     basis_frame,
     basis_rotation,
     continuous_eulers,
     continuous_quaternions,
+    extrapolate_offset,
     goal_errors,
     goal_in_frame,
+    goal_offset,
     limb_links,
     orthonormalize_yz,
     quaternion_of,
@@ -140,7 +143,8 @@ __all__ += [
     "affine_inverse", "continuous_eulers", "continuous_quaternions", "goal_errors",
     "goal_in_frame", "orthonormalize_yz", "quaternion_of", "refine_goal", "rigid_inverse",
     "rotation_about", "similarity_scale", "translation", "basis_frame", "basis_rotation",
-    "limb_links",
+    "limb_links", "goal_offset", "apply_goal_offset",
+    "extrapolate_offset",
     "EULER_ORDERS", "axis_angle_to_matrix", "euler_to_matrix", "matrix_to_axis_angle",
     "matrix_to_euler_families", "matrix_to_quat", "quat_to_matrix", "rotation_angle_between",
 ]

@@ -38,7 +38,10 @@ from ...core import (
     PoseGoal,
     PositionGoal,
     SolveSettings,
+    apply_goal_offset,
+    extrapolate_offset,
     goal_in_frame,
+    goal_offset,
     orthonormalize_yz,
     solve,
     solve_limb,
@@ -132,6 +135,9 @@ STATUS: dict[tuple[str, str], LimbStatus] = {}
 #: Last status per (object name, chain name) (``kind == "chain"``).
 CHAIN_STATUS: dict[tuple[str, str], LimbStatus] = {}
 _RIGS: dict[tuple[str, str], tuple[tuple[Any, ...], LimbRig]] = {}
+#: Per (object name, limb name): the goal offset the last verification needed to put the
+#: evaluated end bone on target (unproven limbs start the next solve from it).
+_OFFSETS: dict[tuple[str, str], Any] = {}
 _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
@@ -189,6 +195,7 @@ def clear_caches() -> None:
     """Forget cached rigs and statuses (e.g. after loading a file)."""
     _RIGS.clear()
     _CHAINS.clear()
+    _OFFSETS.clear()
     STATUS.clear()
     CHAIN_STATUS.clear()
 
@@ -496,6 +503,15 @@ def solve_limb_settings(
             rd = reads if reads is not None else read.read_limb(
                 obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers))
             req = requests.limb_request(settings, rig, rd, goal_frame)
+            notes, proven = analytic_notes(obj, rig, settings, req)
+            offsets = _OFFSETS.get((obj.name, settings.name))
+            if goal_frame is None and not proven and offsets:
+                # start from the corrections the last verifications needed, extrapolated
+                # (see verify_pending)
+                guess = (offsets[-1] if len(offsets) == 1
+                         else extrapolate_offset(offsets[0], offsets[1]))
+                req = requests.limb_request(settings, rig, rd,
+                                            apply_goal_offset(guess, req.target_goal))
             t1 = time.perf_counter()
             sol = solve_limb(req.limb, req.goal, **req.kwargs)
             st.solve_us = (time.perf_counter() - t1) * 1e6
@@ -507,7 +523,6 @@ def solve_limb_settings(
                     obj, rig, sol.shoulder, float(sol.elbow),
                     sol.wrist if settings.goal_type in WRIST_GOALS else None,
                 )
-            notes, proven = analytic_notes(obj, rig, settings, req)
             fill_analytic(st, sol, req, notes, proven)
             st.pending = (req, rd)
     st.total_us = (time.perf_counter() - t0) * 1e6
@@ -559,7 +574,7 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
     end bone misses with a corrected goal (see :mod:`.bridge.verify`), keeping each
     limb's best pose. One depsgraph update per round for all of them."""
     ends = _measure(obj, dg, todo)
-    best = {id(st): (st.position_error + st.orientation_error, dict(st.written))
+    best = {id(st): (st.position_error + st.orientation_error, dict(st.written), st.pending)
             for st, _ in todo}
     live = [(st, s) for st, s in todo if st.kind == "limb" and st.pending is not None
             and not st.reached]
@@ -575,7 +590,7 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
                                       frame=st.frame, reads=rd)
             if not new.solved:
                 continue
-            st.written = new.written
+            st.written, st.pending = new.written, new.pending
             again.append((st, settings))
         ends = _measure(obj, dg, again)
         live = []
@@ -583,17 +598,26 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
             err = st.position_error + st.orientation_error
             prev = best[id(st)][0]
             if err < prev:
-                best[id(st)] = (err, dict(st.written))
+                best[id(st)] = (err, dict(st.written), st.pending)
             if not st.reached and err < 0.5 * prev:
                 live.append((st, settings))
     pbs = obj.pose.bones
     for st, _settings in todo:  # keep (and report) each limb's best pose
-        err, written = best[id(st)]
-        if st.position_error + st.orientation_error > err:
+        err, written, pending = best[id(st)]
+        if not st.reached and st.position_error + st.orientation_error > err:
             for bone, (path, vals) in written.items():
                 setattr(pbs[bone], path, vals)
             st.written = written
             _measure(obj, dg, [(st, _settings)])
+        key = (st.object, st.limb)
+        if st.kind == "limb" and st.reached and pending is not None:
+            if st.written is not written:
+                pending = st.pending
+            req = pending[0]
+            last = goal_offset(req.goal_frame, req.target_goal)
+            _OFFSETS[key] = (*_OFFSETS.get(key, ())[-1:], last)
+        else:
+            _OFFSETS.pop(key, None)
     for st, _ in todo:
         st.message = verify.status_message(st) if st.solved else st.message
         if st.kind == "limb":

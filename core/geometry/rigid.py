@@ -38,6 +38,9 @@ __all__ = [
     "refine_goal",
     "basis_frame",
     "basis_rotation",
+    "goal_offset",
+    "apply_goal_offset",
+    "extrapolate_offset",
     "limb_links",
 ]
 
@@ -312,6 +315,42 @@ def refine_goal(goal: ArrayLike, reached: ArrayLike, target: ArrayLike,
         return out
     out = g.copy()
     out[..., :3, 3] += t[..., :3, 3] - np.asarray(reached, dtype=np.float64)[..., :3, 3]
+    return out
+
+
+def goal_offset(goal: ArrayLike, target: ArrayLike) -> FloatArray:
+    """The offset ``D`` (``(..., 4, 4)``) between an asked goal and the target it aims
+    at: rotation ``R_goal · R_targetᵀ`` and translation ``p_goal − p_target``, so that
+    :func:`apply_goal_offset` ``(D, target) == goal``. A verification that had to ask
+    for ``goal`` to reach ``target`` starts the next, similar target from it."""
+    g = np.asarray(goal, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    out = np.zeros(np.broadcast_shapes(g.shape, t.shape))
+    out[..., :3, :3] = g[..., :3, :3] @ np.swapaxes(t[..., :3, :3], -1, -2)
+    out[..., :3, 3] = g[..., :3, 3] - t[..., :3, 3]
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def extrapolate_offset(previous: ArrayLike, last: ArrayLike) -> FloatArray:
+    """Linear extrapolation of goal offsets (see :func:`goal_offset`) one step on: the
+    translation ``2·t_last − t_prev``, the rotation ``(R_last·R_prevᵀ)·R_last``, then
+    re-orthonormalised. For offsets that change smoothly from frame to frame."""
+    p = np.asarray(previous, dtype=np.float64)
+    q = np.asarray(last, dtype=np.float64)
+    out = np.array(q)
+    out[..., :3, :3] = q[..., :3, :3] @ np.swapaxes(p[..., :3, :3], -1, -2) @ q[..., :3, :3]
+    out[..., :3, 3] = 2.0 * q[..., :3, 3] - p[..., :3, 3]
+    return orthonormalize_yz(out)
+
+
+def apply_goal_offset(offset: ArrayLike, target: ArrayLike) -> FloatArray:
+    """The goal ``offset`` (see :func:`goal_offset`) asks for when aiming at ``target``."""
+    d = np.asarray(offset, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    out = np.array(np.broadcast_to(t, np.broadcast_shapes(d.shape, t.shape)))
+    out[..., :3, :3] = d[..., :3, :3] @ t[..., :3, :3]
+    out[..., :3, 3] = t[..., :3, 3] + d[..., :3, 3]
     return out
 
 

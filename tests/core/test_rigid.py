@@ -10,11 +10,13 @@ import pytest
 
 from core import (
     affine_inverse,
+    apply_goal_offset,
     continuous_eulers,
     continuous_quaternions,
     euler_to_matrix,
     goal_errors,
     goal_in_frame,
+    goal_offset,
     limb_links,
     matrix_to_quat,
     orthonormalize_yz,
@@ -223,3 +225,11 @@ def test_single_matrix_fast_paths_match_the_batched_ones() -> None:
         s1, ok1 = similarity_scale(a[i:i + 1])
         assert np.allclose(s1, scale[i]) and bool(ok1[0]) == bool(ok[i])
     assert ok.tolist() == [False, False, False, True, False, False]
+
+
+def test_goal_offset_round_trips() -> None:
+    rng = np.random.default_rng(10)
+    g, t = _rigid(rng, 2)
+    d = goal_offset(g, t)
+    assert np.allclose(apply_goal_offset(d, t), g, atol=1e-12)
+    assert np.allclose(apply_goal_offset(goal_offset(t, t), t), t, atol=1e-12)
