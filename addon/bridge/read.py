@@ -151,8 +151,8 @@ def broadcast(read: LimbRead, n: int, **over: Any) -> LimbRead:
     def rep(a: FloatArray | None) -> FloatArray | None:
         return None if a is None else np.broadcast_to(a[0], (n,) + a.shape[1:])
 
-    fields = {k: rep(getattr(read, k)) for k in ("world", "pose", "basis", "location",
-                                                  "end_basis", "target", "pole", "swivel",
-                                                  "parent")}
+    fields: dict[str, Any] = {k: rep(getattr(read, k)) for k in (
+        "world", "pose", "basis", "location", "end_basis", "target", "pole", "swivel",
+        "parent")}
     fields.update(over)
     return LimbRead(**fields)

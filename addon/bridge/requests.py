@@ -182,7 +182,10 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
         p = np.concatenate([read.pole, np.ones((len(read.pole), 1))], axis=1)
         elbow = np.einsum("nij,nj->ni", affine_inverse(frame), p)[:, :3]
     single = len(read) == 1
-    pick = (lambda x: None if x is None else x[0]) if single else (lambda x: x)
+
+    def pick(x: FloatArray | None) -> FloatArray | None:
+        return x[0] if single and x is not None else x
+
     goal = limb_goal(kind, settings.axis, pick(g))
     swivel = float(read.swivel[0]) if single else read.swivel
     kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)

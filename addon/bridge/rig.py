@@ -123,7 +123,8 @@ def _hinge_axis(upper: Any, lower: Any, choice: str) -> FloatArray:
         raise MappingError(f"hinge_axis must be AUTO, X, Z, NEG_X or NEG_Z, got {choice!r}")
     unlocked = [i for i, ax in enumerate("xyz") if not getattr(lower, f"lock_ik_{ax}")]
     if len(unlocked) == 1:
-        return np.eye(3)[unlocked[0]]
+        axis: FloatArray = np.eye(3)[unlocked[0]]
+        return axis
     ru = mat4(upper.bone.matrix_local)[:3, :3]
     rl = mat4(lower.bone.matrix_local)[:3, :3]
     c = np.cross(ru[:, 1], rl[:, 1])
@@ -358,7 +359,8 @@ def bone_dofs(pose_bone: Any, use_limits: bool = True) -> Dofs:
         return Hinge(axis=np.eye(3)[i], lower=lower[i], upper=upper[i])
     lo = [None if locked[i] else lower[i] for i in range(3)]
     hi = [None if locked[i] else upper[i] for i in range(3)]
-    return Ball(order=rotation_order(pose_bone), lower=lo, upper=hi, locked=locked)
+    return Ball(order=rotation_order(pose_bone), lower=lo, upper=hi,  # type: ignore[arg-type]
+                locked=locked)  # type: ignore[arg-type]
 
 
 def limb_dofs(rig: LimbRig, hold_end: bool) -> dict[str, Dofs]:
@@ -371,7 +373,7 @@ def limb_dofs(rig: LimbRig, hold_end: bool) -> dict[str, Dofs]:
     def ball(e: EulerLimits | None, order: str) -> Ball:
         if e is None:
             return Ball(order=order)
-        return Ball(order=e.order, lower=e.lower, upper=e.upper)
+        return Ball(order=e.order, lower=e.lower, upper=e.upper)  # type: ignore[arg-type]
 
     elbow = None if lim is None else lim.elbow
     sh = None if lim is None else lim.shoulder

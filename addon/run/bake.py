@@ -25,6 +25,7 @@ from typing import Any
 
 import bpy
 import numpy as np
+from numpy.typing import NDArray
 
 from ...core import (
     LimberError,
@@ -59,11 +60,14 @@ _KEY_ATTRS: tuple[tuple[str, int, Any], ...] = (
 )
 
 
+FloatArray = NDArray[np.float64]
+
+
 @dataclass
 class BakeResult:
     frames: list[int]
     #: {(data path, index): values per frame}
-    channels: dict[tuple[str, int], np.ndarray]
+    channels: dict[tuple[str, int], FloatArray]
     statuses: list[list[LimbStatus]]
     keys_written: int
     #: True when the range was solved as one batch per limb (analytic limbs only).
@@ -79,11 +83,11 @@ class BakeResult:
     worst: list[LimbStatus] = field(default_factory=list)
 
 
-def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: float) -> int:
+def write_keys(fc: Any, frames: FloatArray, values: FloatArray, lo: float, hi: float) -> int:
     """Replace the keys of ``fc`` within [lo, hi] by (frames, values); keep the others."""
     points = fc.keyframe_points
     n_old = len(points)
-    kept: dict[str, np.ndarray] = {}
+    kept: dict[str, FloatArray] = {}
     n_keep = 0
     if n_old:
         co = np.empty(2 * n_old, dtype=np.float32)
@@ -128,8 +132,8 @@ def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: f
     return n_new
 
 
-def _continuous(path: str, values: np.ndarray, previous: np.ndarray | None = None
-                ) -> np.ndarray:
+def _continuous(path: str, values: FloatArray, previous: FloatArray | None = None
+                ) -> FloatArray:
     """Per-frame rotation values made continuous (quaternion sign, Euler unwrapping),
     starting from ``previous`` (the kept key before the range) when there is one."""
     if path.endswith("rotation_quaternion"):
@@ -139,7 +143,7 @@ def _continuous(path: str, values: np.ndarray, previous: np.ndarray | None = Non
     return values
 
 
-def _previous_key(fcurves: Any, path: str, width: int, lo: float) -> np.ndarray | None:
+def _previous_key(fcurves: Any, path: str, width: int, lo: float) -> FloatArray | None:
     """The values of the last keys before frame ``lo`` on a rotation's F-curves (all
     ``width`` channels keyed there), else None."""
     if fcurves is None:
@@ -166,7 +170,7 @@ def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | N
         return []
     items = solve.pick_items(data.limbs, limbs)
     if not items or any(
-        lb.solver != "ANALYTIC" or lb.goal_type not in solve.SUPPORTED_GOALS or lb.target is None
+        lb.solver != "ANALYTIC" or lb.goal_type not in requests.SUPPORTED_GOALS or lb.target is None
         for lb in items
     ):
         return []
@@ -286,8 +290,15 @@ def _plain_fcurves(idb: Any) -> list[Any] | None:
     return fcs
 
 
-def _sample(fc: Any, frames: list[float]) -> np.ndarray:
+def _sample(fc: Any, frames: list[float]) -> FloatArray:
     return np.fromiter(map(fc.evaluate, frames), dtype=np.float64, count=len(frames))
+
+
+def _view_layer() -> Any:
+    vl = bpy.context.view_layer
+    if vl is None:
+        raise BakeError("no view layer in this context")
+    return vl
 
 
 def _plain_object(ob: Any, armature: Any) -> list[Any] | None:
@@ -295,7 +306,7 @@ def _plain_object(ob: Any, armature: Any) -> list[Any] | None:
     animated transform and nothing else, else None."""
     if (ob is armature or ob.parent is not None or len(ob.constraints)
             or ob.rigid_body is not None or ob.hide_viewport
-            or bpy.context.view_layer.objects.get(ob.name) != ob):
+            or _view_layer().objects.get(ob.name) != ob):
         return None
     fcs = _plain_fcurves(ob)
     if fcs is None or any(fc.data_path not in _TRANSFORM_PATHS for fc in fcs):
@@ -303,7 +314,7 @@ def _plain_object(ob: Any, armature: Any) -> list[Any] | None:
     return fcs
 
 
-def _object_worlds(ob: Any, fcs: list[Any], frames: list[float]) -> np.ndarray:
+def _object_worlds(ob: Any, fcs: list[Any], frames: list[float]) -> FloatArray:
     """World matrices (N, 4, 4) of an unparented, unconstrained object from its transform
     F-curves, composed as Blender does: T(loc + Δloc) · (R_Δ · R) · S(scale · Δscale), R in
     the object's rotation mode (quaternions normalised). Raises LimberError on a zero
@@ -412,7 +423,7 @@ def _fast_eligible(
     equivalent to frame changes (see :func:`_fast_reads`), else None."""
     if any(lb.target_bone for lb in items):
         return None
-    bpy.context.view_layer.update()  # objects linked since the last update are listed
+    _view_layer().update()  # objects linked since the last update are listed
     swivels = _armature_swivels(obj, scene, items, rigs)
     if swivels is None:
         return None
@@ -483,7 +494,8 @@ def _fast_reads(
                 reads.append(read.broadcast(
                     r, n,
                     target=worlds[lb.target.as_pointer()],
-                    pole=None if r.pole is None else worlds[pole.as_pointer()][:, :3, 3],
+                    pole=None if r.pole is None or pole is None
+                    else worlds[pole.as_pointer()][:, :3, 3],
                     swivel=_sample(swivels[k], at) if k in swivels else np.full(n, r.swivel[0]),
                 ))
             if not _same_read(rig, r, reads[k], i):
@@ -519,7 +531,7 @@ def _bake_batched(
     items: list[Any],
     progress: Callable[[int], None] | None,
     fast: bool = True,
-) -> tuple[dict[tuple[str, str], np.ndarray], list[list[LimbStatus]], bool] | None:
+) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]], bool] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
     (a bone or target problem on some frame, bone settings, links or a pole that change
     within the range, or a limb whose model is not proven: that needs the evaluated pose
@@ -551,7 +563,7 @@ def _bake_batched(
         if restore is not None:
             restore()
     n = len(frames)
-    samples: dict[tuple[str, str], np.ndarray] = {}
+    samples: dict[tuple[str, str], FloatArray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
     pbs = obj.pose.bones
     for lb, rig, req in zip(items, rigs, reqs, strict=True):
@@ -616,7 +628,7 @@ def _bake_per_frame(
     limbs: Sequence[str] | None,
     chains: Sequence[str] | None,
     progress: Callable[[int], None] | None,
-) -> tuple[dict[tuple[str, str], np.ndarray], list[list[LimbStatus]]]:
+) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]]]:
     """Solve and write every frame (chains and numeric limbs start from the last frame)."""
     samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     statuses: list[list[LimbStatus]] = []
@@ -655,7 +667,7 @@ class _Destination:
 
     kind: str
     fcurves: Any = None
-    time: Callable[[np.ndarray], np.ndarray] | None = None
+    time: Callable[[FloatArray], FloatArray] | None = None
     finish: Callable[[float, float], None] | None = None
 
 
@@ -674,7 +686,7 @@ def _destination(obj: Any, paths: list[str]) -> _Destination:
     """
     ad = obj.animation_data
     if ad is not None and ad.use_tweak_mode:
-        def to_strip(f: np.ndarray) -> np.ndarray:
+        def to_strip(f: FloatArray) -> FloatArray:
             return np.array([ad.nla_tweak_strip_time_to_scene(float(x), invert=True)
                              for x in f])
         return _Destination("tweaked strip", compat.assigned_fcurves(ad)
@@ -782,7 +794,7 @@ def bake_object(
     worst = _worst(statuses, frames)
     skipped = {st.limb: st.message for st in worst if not st.solved}
     fr = np.array(frames, dtype=np.float64)
-    channels: dict[tuple[str, int], np.ndarray] = {}
+    channels: dict[tuple[str, int], FloatArray] = {}
     keys = 0
     dest = _Destination("none")
     if samples:

@@ -16,7 +16,7 @@ from ..bridge.rig import MappingError
 from .solve import clear_caches, solve_object
 
 
-@persistent
+@persistent  # type: ignore[untyped-decorator]
 def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
     """Live playback: solve the enabled chains and limbs of every armature in the scene
     after a frame change."""
@@ -35,7 +35,7 @@ def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
             print(f"Limber: {exc}")
 
 
-@persistent
+@persistent  # type: ignore[untyped-decorator]
 def on_load_post(*_args: Any) -> None:
     clear_caches()
 

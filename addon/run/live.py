@@ -17,6 +17,7 @@ operator solves once. Everything but the event plumbing is plain and tested dire
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ import bpy
 from bpy.props import FloatProperty, StringProperty
 
 from ..bridge.rig import MappingError
+from ..ui.operators import OperatorResult
 from . import solve
 
 _ROT_PROPS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
@@ -237,6 +239,9 @@ class LIMBER_OT_live(bpy.types.Operator):
 
     # Set by invoke() on the running instance: _session (LiveSession), _timer and
     # _handler (its depsgraph_update_post function).
+    _session: LiveSession
+    _timer: Any = None
+    _handler: Callable[[Any, Any], None] | None = None
 
     def _object(self, context: Any) -> Any:
         name = self.armature
@@ -247,7 +252,7 @@ class LIMBER_OT_live(bpy.types.Operator):
             return None
         return obj
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self._object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -260,7 +265,7 @@ class LIMBER_OT_live(bpy.types.Operator):
         self.report({"INFO"}, status_text(session.statuses))
         return {"FINISHED"}
 
-    def invoke(self, context: Any, event: Any) -> set[str]:
+    def invoke(self, context: Any, event: Any) -> OperatorResult:
         obj = self._object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -289,7 +294,7 @@ class LIMBER_OT_live(bpy.types.Operator):
             return {"CANCELLED"}
         return {"RUNNING_MODAL"}
 
-    def modal(self, context: Any, event: Any) -> set[str]:
+    def modal(self, context: Any, event: Any) -> OperatorResult:
         action = event_action(event.type, event.value)
         if action == CANCEL:
             self._session.cancel()

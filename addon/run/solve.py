@@ -269,7 +269,7 @@ def effector_goal(
     """The core goal for target frame ``g`` (4×4, root frame) on ``joint``, plus its
     position part and its rotational part (unweighted, to measure the two errors)."""
     p, r = g[:3, 3], g[:3, :3]
-    common = {"joint": joint, "weight": weight, "priority": priority}
+    common: dict[str, Any] = {"joint": joint, "weight": weight, "priority": priority}
     pos = [PositionGoal(position=p, joint=joint)]
     if kind == "POSE":
         return PoseGoal(position=p, rotation=r, **common), pos, [
@@ -308,7 +308,7 @@ def _numeric(
     st.orientation_error = float(np.max(sk.goal_errors(q, rot))) if rot else 0.0
     st.effector_errors = tuple(float(x) for x in np.atleast_1d(res.per_goal_error))
     st.iterations = int(res.iterations)
-    st.stop_reason = res.reason.name
+    st.stop_reason = str(getattr(res.reason, "name", res.reason))
     st.within_limits = bool(np.all(q >= sk.lower - 1e-9) and np.all(q <= sk.upper + 1e-9))
     st.reachable = st.position_error <= REACH_POSITION and (
         st.orientation_error <= REACH_ORIENTATION

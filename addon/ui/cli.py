@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _armatures(names: Sequence[str] | None) -> list[Any]:
     if names:
-        out = []
+        out: list[Any] = []
         for n in names:
             obj = bpy.data.objects.get(n)
             if obj is None or obj.type != "ARMATURE":
@@ -79,7 +79,8 @@ def _armatures(names: Sequence[str] | None) -> list[Any]:
         return out
     out = [
         o for o in bpy.data.objects
-        if o.type == "ARMATURE" and (len(o.limber.limbs) or len(o.limber.chains))
+        if o.type == "ARMATURE" and (len(o.limber.limbs)  # type: ignore[attr-defined]
+                                     or len(o.limber.chains))  # type: ignore[attr-defined]
     ]
     if not out:
         raise CliError("no armature with Limber limbs or chains in the file")
@@ -125,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--step must be >= 1, got {args.step}", status=2)
     bpy.ops.wm.open_mainfile(filepath=args.input, load_ui=False)
     scene = bpy.context.scene
+    if scene is None:
+        raise CliError("the file has no scene")
     objs = _armatures(args.armature)
     if args.command == "bake":
         plan = [(o, _check_limbs(o, args.limbs)) for o in objs]
@@ -146,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.output), copy=False)
         return 0
     plan = [(o, _check_limbs(o, None)) for o in objs]
-    frames = []
+    frames: list[dict[str, Any]] = []
     for f in range(args.start, args.end + 1, args.step):
         scene.frame_set(f)
         rows = []
@@ -200,7 +203,8 @@ _handle: Any = None
 def register() -> None:
     global _handle
     if _handle is None and hasattr(bpy.utils, "register_cli_command"):
-        _handle = bpy.utils.register_cli_command(CLI_ID, main)
+        _handle = bpy.utils.register_cli_command(  # type: ignore[func-returns-value]
+            CLI_ID, main)
 
 
 def unregister() -> None:

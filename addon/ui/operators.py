@@ -6,7 +6,7 @@ with ``armature`` empty the active object is used.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
@@ -16,6 +16,10 @@ from ..bridge import rig as mapping
 from ..bridge.rig import MappingError
 from ..run import solve
 from ..run.bake import bake_object
+
+#: What an operator's execute / invoke / modal returns.
+OperatorResult = set[Literal["RUNNING_MODAL", "CANCELLED", "FINISHED", "PASS_THROUGH",
+                             "INTERFACE"]]
 
 _ARMATURE_DOC = "Name of the armature object to act on (empty: the active object)"
 
@@ -88,7 +92,7 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
         default=False,
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -134,7 +138,7 @@ class LIMBER_OT_add_limb(_ArmatureOperator):
         options={"SKIP_SAVE"},
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -171,7 +175,7 @@ class LIMBER_OT_remove_limb(_ArmatureOperator):
         options={"SKIP_SAVE"},
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -208,7 +212,7 @@ class LIMBER_OT_add_chain(_ArmatureOperator):
         default="", options={"SKIP_SAVE"},
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -241,7 +245,7 @@ class LIMBER_OT_remove_chain(_ArmatureOperator):
         default=-1, min=-1, options={"SKIP_SAVE"},
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -263,7 +267,7 @@ class LIMBER_OT_solve(_ArmatureOperator):
 
     armature: _armature_prop()  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -305,7 +309,7 @@ class LIMBER_OT_bake(_ArmatureOperator):
         default=False,
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -358,10 +362,13 @@ class _SnapOperator(_ArmatureOperator):
     enabled limb), all with the depsgraph as evaluated before the first snap; a
     :class:`MappingError` cancels with its message."""
 
+    if TYPE_CHECKING:
+        limb: str
+
     def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
         raise NotImplementedError
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}

@@ -149,7 +149,7 @@ def _make_view(obj: Any, settings: Any, status: Any, depsgraph: Any) -> LimbView
     the solve saw them) and the pose as written."""
     if settings.target is None:
         return None
-    dg = depsgraph if depsgraph is not None else bpy.context.view_layer.depsgraph
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     rig = solve.rig_for(obj, settings)
     req = solve.limb_request_at(obj, settings, dg)
     limb = req.limb
@@ -255,14 +255,16 @@ def _draw(geom: WorldGeometry, region: Any) -> None:
     ):
         if len(verts):
             line.uniform_float("color", color)
-            batch_for_shader(line, "LINES", {"pos": verts.astype(np.float32)}).draw(line)
+            batch_for_shader(line, "LINES",
+                             {"pos": verts.astype(np.float32)}).draw(line)  # type: ignore[dict-item]
     point.bind()
     point.uniform_float("color", ELBOW_COLOR)
     if sized:
         point.uniform_float("size", POINT_SIZE)
     else:
         gpu.state.point_size_set(POINT_SIZE)
-    batch_for_shader(point, "POINTS", {"pos": geom.elbow.astype(np.float32)}).draw(point)
+    batch_for_shader(point, "POINTS",
+                     {"pos": geom.elbow.astype(np.float32)}).draw(point)  # type: ignore[dict-item]
 
 
 _HANDLE: list[Any] = []
@@ -277,7 +279,7 @@ def _redraw(_self: Any, context: Any) -> None:
 
 def register() -> None:
     """Add ``WindowManager.limber_overlay`` and the draw handler (once)."""
-    bpy.types.WindowManager.limber_overlay = BoolProperty(  # type: ignore[attr-defined]
+    bpy.types.WindowManager.limber_overlay = BoolProperty(  # type: ignore[attr-defined,func-returns-value]
         name="Swivel Overlay",
         description="Draw the active limb's elbow circle in the viewport: feasible swivel arcs "
         "green, arcs outside the joint limits red, the current elbow yellow, the "
@@ -300,5 +302,5 @@ def unregister() -> None:
     """Remove the draw handler and the property; forget cached views."""
     unregister_handler()
     if hasattr(bpy.types.WindowManager, "limber_overlay"):
-        del bpy.types.WindowManager.limber_overlay  # type: ignore[attr-defined]
+        del bpy.types.WindowManager.limber_overlay
     clear_cache()

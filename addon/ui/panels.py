@@ -132,7 +132,8 @@ class LIMBER_UL_limbs(bpy.types.UIList):
 
     def draw_item(
         self, context: Any, layout: Any, data: Any, item: Any, icon: Any,
-        active_data: Any, active_propname: str, index: int = 0, flt_flag: int = 0,
+        active_data: Any, active_property: str | None, index: int | None = 0,
+        flt_flag: int | None = 0,
     ) -> None:
         _item_row(layout, item, solve.STATUS.get((data.id_data.name, item.name)))
 
@@ -142,7 +143,8 @@ class LIMBER_UL_chains(bpy.types.UIList):
 
     def draw_item(
         self, context: Any, layout: Any, data: Any, item: Any, icon: Any,
-        active_data: Any, active_propname: str, index: int = 0, flt_flag: int = 0,
+        active_data: Any, active_property: str | None, index: int | None = 0,
+        flt_flag: int | None = 0,
     ) -> None:
         chains = getattr(solve, "CHAIN_STATUS", {})
         _item_row(layout, item, chains.get((data.id_data.name, item.name)))
@@ -325,7 +327,7 @@ CLASSES: tuple[type, ...] = (LIMBER_UL_limbs, LIMBER_UL_chains, LIMBER_PT_main, 
 
 def attach() -> None:
     """``WindowManager.limber_chain_index``: the chain list's selection (UI only)."""
-    bpy.types.WindowManager.limber_chain_index = IntProperty(  # type: ignore[attr-defined]
+    bpy.types.WindowManager.limber_chain_index = IntProperty(  # type: ignore[attr-defined,func-returns-value]
         name="Active Chain",
         description="Index of the chain selected in the Limber chain list (0-based; display "
         "only, not saved)",
@@ -336,4 +338,4 @@ def attach() -> None:
 
 def detach() -> None:
     if hasattr(bpy.types.WindowManager, "limber_chain_index"):
-        del bpy.types.WindowManager.limber_chain_index  # type: ignore[attr-defined]
+        del bpy.types.WindowManager.limber_chain_index
