@@ -270,6 +270,33 @@ def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
         r = sub.row()
         r.alert = icon == "ERROR"
         r.label(text=text, icon=icon)
+    draw_status(layout, limb.status)
+
+
+def saved_status_lines(pg: Any) -> list[tuple[str, str]]:
+    """The saved ``status`` of a limb or effector (what the last solve or bake found on
+    the evaluated pose) as read-only (text, icon) rows."""
+    if pg.position_error < 0.0 and not pg.message:
+        return [("no status yet (Solve, Live or Bake)", "INFO")]
+    how = "measured on the evaluated pose" if pg.measured else "proven model"
+    rows = [
+        ("reached" if pg.reached else "not reached", "CHECKMARK" if pg.reached else "ERROR"),
+        (f"frame {pg.frame}: {pg.position_error * 1000.0:.3f} mm, "
+         f"{math.degrees(pg.orientation_error):.3f}° ({how})", "DRIVER_DISTANCE"),
+    ]
+    if pg.message and pg.message != "ok":
+        rows.append((pg.message, "INFO"))
+    return rows
+
+
+def draw_status(layout: Any, pg: Any) -> None:
+    """Draw a saved status read-only (labels, never editable fields)."""
+    box = layout.box()
+    box.label(text="Status", icon="VIEWZOOM")
+    for text, icon in saved_status_lines(pg):
+        r = box.row()
+        r.alert = icon == "ERROR"
+        r.label(text=text, icon=icon)
 
 
 # --------------------------------------------------------------------------------------

@@ -201,3 +201,16 @@ def test_status_is_a_read_only_panel_row_and_a_property(limber: Any) -> None:
     st = obj.limber.limbs["arm.L"].status
     assert not st.reached and st.position_error > 0.1 and "not reached" in st.message
     rest_pose(obj)
+
+
+@pytest.mark.parametrize("mode", ["NONE", "AVERAGE", "ALIGNED", "FIX_SHEAR", "NONE_LEGACY"])
+def test_inherit_scale_modes_below_a_scaled_upper_arm(limber: Any, mode: str) -> None:
+    """The forearm does not inherit the upper arm's scale fully: measured on the
+    evaluated pose and refined; the status tells the truth (and here lands on target)."""
+    obj = metarig()
+    obj.pose.bones["upper_arm.L"].scale = (1.2, 1.2, 1.2)
+    obj.data.bones["forearm.L"].inherit_scale = mode
+    t = _fk_target(obj, ARM, 10)
+    add_limb(obj, "arm.L", ARM, target=t)
+    st = _check_truthful(limber, obj)
+    assert st.measured and "Inherit Scale" in st.message

@@ -124,6 +124,14 @@ def test_detect_generated_rigify_rig(limber: Any) -> None:
     rig.limber.limbs["arm.L"].target = target
     st = limber.sub("addon.run.solve").solve_object(rig, limbs=["arm.L"])[0]
     assert st.solved and "act after the solve" in st.message
+    # A target the constrained bones cannot follow: never 'reached'; the error measured.
+    target.location.x += 0.05
+    st = limber.sub("addon.run.solve").solve_object(rig, limbs=["arm.L"])[0]
+    pg = rig.limber.limbs["arm.L"].status
+    measured = float(np.linalg.norm(world_pose(rig, "ORG-hand.L")[:3, 3]
+                                    - np.array(target.matrix_world.translation)))
+    assert not st.reached and not pg.reached and pg.measured
+    assert abs(pg.position_error - measured) <= 0.01 * measured
 
 
 def _errors(obj: Any, end: str, target: Any) -> tuple[float, float]:

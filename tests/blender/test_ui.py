@@ -398,3 +398,15 @@ def test_register_unregister_twice_removes_panels_overlay_and_live(limber: Any) 
         assert len(overlay._HANDLE) == 1
         assert all(c.is_registered for c in ui.CLASSES + live.CLASSES)
         assert hasattr(bpy.types.WindowManager, "limber_overlay")
+
+
+def test_saved_status_rows_are_read_only_labels(limber: Any) -> None:
+    """The panel shows each limb's saved status (the evaluated pose's truth) as labels."""
+    ui = limber.sub("addon.ui.panels")
+    obj = metarig()
+    limb = add_limb(obj, "arm.L", RIGIFY_LIMBS["arm.L"], target=add_empty("T"))
+    assert ui.saved_status_lines(limb.status)[0][0].startswith("no status yet")
+    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+    rows = ui.saved_status_lines(limb.status)
+    assert rows[0] == ("not reached", "ERROR")
+    assert "mm" in rows[1][0] and "not reached" in rows[2][0]
