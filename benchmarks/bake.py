@@ -205,7 +205,7 @@ def measure_limber(bpy: Any, module: str, frames: int, repeats: int) -> tuple[An
         t0 = time.perf_counter()
         res = bake.bake_object(obj, scene, 1, frames)
         checked_s.append(time.perf_counter() - t0)
-        assert not res.batched
+        assert "arm.L" in res.checked or not res.batched
     arm.scale = (1.0, 1.0, 1.0)
     frame_reads_s = []
     for _ in range(repeats):

@@ -152,15 +152,21 @@ def frame_and_links(rig: Any, read: LimbRead
     linked (N,)) of a limb's reads: the frame the upper bone's rotation acts in, composed
     from its parent when the upper bone follows it plainly (free of the limb's own pose,
     even by float32 rounding), else taken from its evaluated pose."""
-    n = len(read)
     if read.pose is None or read.basis is None:
         assert read.parent is not None
-        frame_arm = read.parent @ rig.rest_offset @ translation(read.location)
-        return read.world @ frame_arm, None, None, np.ones(n, dtype=bool)
+        return (read.world @ read.parent @ _upper_offset(rig, read.location), None, None,
+                np.ones(len(read), dtype=bool))
     frame_arm, a, b, linked = limb_links(read.pose, read.basis)
     if read.parent is not None:
-        frame_arm = read.parent @ rig.rest_offset @ translation(read.location)
+        frame_arm = read.parent @ _upper_offset(rig, read.location)
     return read.world @ frame_arm, a, b, linked
+
+
+def _upper_offset(rig: Any, location: FloatArray) -> FloatArray:
+    """parent rest⁻¹ · upper rest · T(location) (the rig's rest offset when unmoved)."""
+    if not location.any():
+        return rig.rest_offset  # type: ignore[no-any-return]
+    return rig.rest_offset @ translation(location)  # type: ignore[no-any-return]
 
 
 def limb_request(settings: Any, rig: Any, read: LimbRead,

@@ -81,6 +81,9 @@ class BakeResult:
     destination: str = "action"
     #: Per item, its worst frame's status (also stored in the items' ``status``).
     worst: list[LimbStatus] = field(default_factory=list)
+    #: Limbs of a batched bake that were solved frame by frame instead, their model not
+    #: being proven for the rig (each frame checked on the evaluated pose).
+    checked: list[str] = field(default_factory=list)
 
 
 def write_keys(fc: Any, frames: FloatArray, values: FloatArray, lo: float, hi: float) -> int:
@@ -531,11 +534,12 @@ def _bake_batched(
     items: list[Any],
     progress: Callable[[int], None] | None,
     fast: bool = True,
-) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]], bool] | None:
+) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]], bool,
+           list[str]] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
     (a bone or target problem on some frame, bone settings, links or a pole that change
-    within the range, or a limb whose model is not proven: that needs the evaluated pose
-    of every frame)."""
+    within the range). Limbs whose model is not proven (they need the evaluated pose of
+    every frame) are left out and named in the last element, for the per-frame path."""
     bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
     if _settings_animated(obj, bones):
         return None
@@ -566,10 +570,12 @@ def _bake_batched(
     samples: dict[tuple[str, str], FloatArray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
     pbs = obj.pose.bones
+    rest = []
     for lb, rig, req in zip(items, rigs, reqs, strict=True):
         notes, proven = solve.analytic_notes(obj, rig, lb, req)
         if not proven:
-            return None
+            rest.append(lb.name)
+            continue
         t0 = time.perf_counter()
         try:
             sol = solve_limb(req.limb, req.goal, **req.kwargs)
@@ -590,7 +596,9 @@ def _bake_batched(
             st.frame = f
             row.append(st)
         solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
-    return samples, statuses, quick is not None
+    if len(rest) == len(items):
+        return None
+    return samples, statuses, quick is not None, rest
 
 
 def analytic_statuses(
@@ -783,11 +791,17 @@ def bake_object(
         items = batch_items(obj, limbs, chains) if batch else []
         batched = _bake_batched(obj, scene, frames, items, progress, fast) if items else None
         was_batched = batched is not None
+        rest: list[str] = []
         if batched is None:
             samples, statuses = _bake_per_frame(obj, scene, frames, limbs, chains, progress)
             was_fast = False
         else:
-            samples, statuses, was_fast = batched
+            samples, statuses, was_fast, rest = batched
+            if rest:  # limbs whose model is not proven: every frame checked on the pose
+                more, checked = _bake_per_frame(obj, scene, frames, rest, [], progress)
+                samples.update(more)
+                for row, extra in zip(statuses, checked, strict=True):
+                    row.extend(extra)
     finally:
         scene.limber.live_playback = live
 
@@ -818,4 +832,4 @@ def bake_object(
     solve.store_statuses(obj, worst)
     return BakeResult(frames=frames, channels=channels, statuses=statuses, keys_written=keys,
                       batched=was_batched, fast=was_fast, skipped=skipped,
-                      destination=dest.kind, worst=worst)
+                      destination=dest.kind, worst=worst, checked=rest)

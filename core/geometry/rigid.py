@@ -106,20 +106,9 @@ def affine_inverse(m: ArrayLike) -> FloatArray:
     and shear allowed). Raises ``numpy.linalg.LinAlgError`` for a singular one."""
     a = np.asarray(m, dtype=np.float64)
     out = np.zeros(a.shape)
-    if _single(a):  # adjugate / determinant with Python floats
-        one = a if a.ndim == 2 else a[0]
-        (p, q, r), (s_, t, u), (v, w, x) = one[:3, :3].tolist()
-        c0, c1, c2 = t * x - u * w, u * v - s_ * x, s_ * w - t * v
-        det = p * c0 + q * c1 + r * c2
-        if det == 0.0:
-            raise np.linalg.LinAlgError("Singular matrix")
-        inv = np.array(((c0, r * w - q * x, q * u - r * t),
-                        (c1, p * x - r * v, r * s_ - p * u),
-                        (c2, q * v - p * w, p * t - q * s_))) / det
-        o = out if a.ndim == 2 else out[0]
-        o[:3, :3] = inv
-        o[:3, 3] = -(inv @ one[:3, 3])
-        o[3, 3] = 1.0
+    if _single(a):  # one LAPACK call on the 4×4 is cheapest for a single matrix
+        out = np.linalg.inv(a)
+        out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
         return out
     inv3 = np.linalg.inv(a[..., :3, :3])
     out[..., :3, :3] = inv3
