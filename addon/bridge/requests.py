@@ -12,7 +12,7 @@ depsgraph (:mod:`.verify`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -102,6 +102,7 @@ class LimbRequest:
             model is then exactly Blender's evaluation of the limb).
         frame_scale: (N,) the frame's uniform scale, or None when it is sheared or
             non-uniformly scaled on some frame.
+        single: one frame (``goal`` and ``kwargs`` unbatched).
         wrist: the held end-bone rotation (POSITION / AIM goals) or None.
     """
 
@@ -117,6 +118,7 @@ class LimbRequest:
     linked: NDArray[np.bool_]
     wrist: FloatArray | None
     frame_scale: FloatArray | None = None
+    single: bool = True
 
 
 def _close(x: FloatArray, y: Any, tol: float) -> bool:
@@ -199,4 +201,12 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     return LimbRequest(kind=kind, axis=settings.axis, limb=limb, goal=goal, kwargs=kwargs,
                        frame=frame, goal_frame=g, target_goal=target_goal, target=target,
                        linked=linked, wrist=wrist,
-                       frame_scale=scale if bool(similar.all()) else None)
+                       frame_scale=scale if bool(similar.all()) else None, single=single)
+
+
+def with_goal(req: LimbRequest, settings: Any, goal_frame: FloatArray) -> LimbRequest:
+    """The same request asking for another goal (frame coordinates, (N, 4, 4)): the frame,
+    links, limb, target and solve options are kept (a warm start or a verification's
+    corrected goal)."""
+    goal = limb_goal(req.kind, req.axis, goal_frame[0] if req.single else goal_frame)
+    return replace(req, goal=goal, goal_frame=goal_frame)

@@ -482,8 +482,9 @@ def solve_limb_settings(
 ) -> LimbStatus:
     """Solve one limb (settings = a ``LIMBER_PG_limb``) and write its pose: read →
     request → core → write → status (model errors; :func:`solve_object` measures
-    unproven limbs on the depsgraph). ``goal_frame``: a corrected goal and ``reads`` the
-    reads it was made from (verification re-solves with the same frame and links)."""
+    unproven limbs on the depsgraph). ``goal_frame``: a corrected goal; ``reads``: the
+    reads (:class:`~.bridge.read.LimbRead`) or the request (:class:`LimbRequest`) of the
+    first solve, so a verification re-solves with the same frame and links."""
     t0 = time.perf_counter()
     st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver, frame=frame)
     if settings.goal_type not in SUPPORTED_GOALS:
@@ -500,18 +501,21 @@ def solve_limb_settings(
     else:
         try:
             rig = rig_for(obj, settings)
-            rd = reads if reads is not None else read.read_limb(
-                obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers))
-            req = requests.limb_request(settings, rig, rd, goal_frame)
+            if isinstance(reads, LimbRequest):  # a verification's corrected goal
+                req = requests.with_goal(reads, settings, goal_frame)
+                rd = None
+            else:
+                rd = reads if reads is not None else read.read_limb(
+                    obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers))
+                req = requests.limb_request(settings, rig, rd, goal_frame)
             notes, proven = analytic_notes(obj, rig, settings, req)
             offsets = _OFFSETS.get((obj.name, settings.name))
             if goal_frame is None and not proven and offsets:
                 # start from the corrections the last verifications needed, extrapolated
                 # (see verify_pending)
-                guess = (offsets[-1] if len(offsets) == 1
-                         else extrapolate_offset(offsets[0], offsets[1]))
-                req = requests.limb_request(settings, rig, rd,
-                                            apply_goal_offset(guess, req.target_goal))
+                guess = extrapolate_offset(*offsets)
+                req = requests.with_goal(req, settings, apply_goal_offset(guess,
+                                                                          req.target_goal))
             t1 = time.perf_counter()
             sol = solve_limb(req.limb, req.goal, **req.kwargs)
             st.solve_us = (time.perf_counter() - t1) * 1e6
@@ -584,15 +588,15 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
         obj_eval = obj.evaluated_get(dg)
         again = []
         for st, settings in live:
-            req, rd = st.pending
+            req, _ = st.pending
             g = verify.corrected_goal(req, ends[id(st)])
             new = solve_limb_settings(obj, obj_eval, settings, dg, goal_frame=g,
-                                      frame=st.frame, reads=rd)
+                                      frame=st.frame, reads=req)
             if not new.solved:
                 continue
             st.written, st.pending = new.written, new.pending
             again.append((st, settings))
-        ends = _measure(obj, dg, again)
+        ends.update(_measure(obj, dg, again))
         live = []
         for st, settings in again:
             err = st.position_error + st.orientation_error
@@ -608,14 +612,16 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
             for bone, (path, vals) in written.items():
                 setattr(pbs[bone], path, vals)
             st.written = written
-            _measure(obj, dg, [(st, _settings)])
+            ends.update(_measure(obj, dg, [(st, _settings)]))
         key = (st.object, st.limb)
         if st.kind == "limb" and st.reached and pending is not None:
             if st.written is not written:
                 pending = st.pending
             req = pending[0]
-            last = goal_offset(req.goal_frame, req.target_goal)
-            _OFFSETS[key] = (*_OFFSETS.get(key, ())[-1:], last)
+            # the goal one more correction would ask for: the best estimate of what this
+            # frame needed, for the next frame to start from
+            last = goal_offset(verify.corrected_goal(req, ends[id(st)]), req.target_goal)
+            _OFFSETS[key] = (*_OFFSETS.get(key, ())[-2:], last)
         else:
             _OFFSETS.pop(key, None)
     for st, _ in todo:

@@ -321,15 +321,24 @@ def goal_offset(goal: ArrayLike, target: ArrayLike) -> FloatArray:
     return out
 
 
-def extrapolate_offset(previous: ArrayLike, last: ArrayLike) -> FloatArray:
-    """Linear extrapolation of goal offsets (see :func:`goal_offset`) one step on: the
-    translation ``2·t_last − t_prev``, the rotation ``(R_last·R_prevᵀ)·R_last``, then
-    re-orthonormalised. For offsets that change smoothly from frame to frame."""
-    p = np.asarray(previous, dtype=np.float64)
-    q = np.asarray(last, dtype=np.float64)
-    out = np.array(q)
+def extrapolate_offset(*offsets: ArrayLike) -> FloatArray:
+    """Goal offsets (see :func:`goal_offset`) of consecutive frames, oldest first,
+    extrapolated one frame on: one offset is kept; the translation is extrapolated
+    linearly from two (``2·t₁ − t₀``) or quadratically from three (``3·t₂ − 3·t₁ + t₀``),
+    the rotation linearly from the last two (``(R₁·R₀ᵀ)·R₁``, re-orthonormalised). For
+    offsets that change smoothly from frame to frame."""
+    m = [np.asarray(o, dtype=np.float64) for o in offsets]
+    if not m:
+        raise ValueError("extrapolate_offset needs at least one offset")
+    out = np.array(m[-1])
+    if len(m) == 1:
+        return out
+    p, q = m[-2], m[-1]
     out[..., :3, :3] = q[..., :3, :3] @ np.swapaxes(p[..., :3, :3], -1, -2) @ q[..., :3, :3]
-    out[..., :3, 3] = 2.0 * q[..., :3, 3] - p[..., :3, 3]
+    if len(m) == 2:
+        out[..., :3, 3] = 2.0 * q[..., :3, 3] - p[..., :3, 3]
+    else:
+        out[..., :3, 3] = 3.0 * q[..., :3, 3] - 3.0 * p[..., :3, 3] + m[-3][..., :3, 3]
     return orthonormalize_yz(out)
 
 

@@ -13,6 +13,7 @@ from core import (
     apply_goal_offset,
     continuous_eulers,
     continuous_quaternions,
+    extrapolate_offset,
     euler_to_matrix,
     goal_errors,
     goal_in_frame,
@@ -233,3 +234,19 @@ def test_goal_offset_round_trips() -> None:
     d = goal_offset(g, t)
     assert np.allclose(apply_goal_offset(d, t), g, atol=1e-12)
     assert np.allclose(apply_goal_offset(goal_offset(t, t), t), t, atol=1e-12)
+
+
+def test_extrapolate_offset_is_exact_for_polynomial_translations() -> None:
+    def off(t: float) -> np.ndarray:
+        m = np.eye(4)
+        m[:3, 3] = (1.0 + 2.0 * t + 0.5 * t * t, -t, 3.0)
+        m[:3, :3] = rotation_about((0.0, 0.0, 1.0), 0.1 * t)
+        return m
+
+    got = extrapolate_offset(off(0.0), off(1.0), off(2.0))
+    assert np.allclose(got, off(3.0), atol=1e-12)
+    lin = extrapolate_offset(off(1.0), off(2.0))
+    assert np.allclose(lin[:3, :3], off(3.0)[:3, :3], atol=1e-12)
+    assert np.allclose(extrapolate_offset(off(1.0)), off(1.0))
+    with pytest.raises(ValueError):
+        extrapolate_offset()
