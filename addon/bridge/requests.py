@@ -31,6 +31,7 @@ from ...core import (
     limb_links,
     orthonormalize_yz,
     similarity_scale,
+    transform_points,
     translation,
 )
 from .read import LimbRead
@@ -187,8 +188,7 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     wrist = basis_rotation(read.end_basis) if kind not in WRIST_GOALS else None
     elbow = None
     if read.pole is not None:
-        p = np.concatenate([read.pole, np.ones((len(read.pole), 1))], axis=1)
-        elbow = np.einsum("nij,nj->ni", affine_inverse(frame), p)[:, :3]
+        elbow = transform_points(affine_inverse(frame), read.pole)
     single = len(read) == 1
 
     def pick(x: FloatArray | None) -> FloatArray | None:

@@ -43,6 +43,7 @@ from ...core import (
     Skeleton,
     axis_angle_to_matrix,
     basis_frame,
+    bend_axis,
     euler_to_matrix,
     matrix_to_axis_angle,
     orthonormalize_yz,
@@ -125,14 +126,8 @@ def _hinge_axis(upper: Any, lower: Any, choice: str) -> FloatArray:
     if len(unlocked) == 1:
         axis: FloatArray = np.eye(3)[unlocked[0]]
         return axis
-    ru = mat4(upper.bone.matrix_local)[:3, :3]
-    rl = mat4(lower.bone.matrix_local)[:3, :3]
-    c = np.cross(ru[:, 1], rl[:, 1])
-    n = float(np.linalg.norm(c))
-    if n < STRAIGHT_SINE:
-        return np.array((1.0, 0.0, 0.0))
-    k: FloatArray = rl.T @ (c / n)
-    return k / np.linalg.norm(k)
+    k = bend_axis(mat4(upper.bone.matrix_local), mat4(lower.bone.matrix_local), STRAIGHT_SINE)
+    return np.array((1.0, 0.0, 0.0)) if k is None else k
 
 
 def _elbow_limits(lower: Any, k: FloatArray) -> tuple[tuple[float, float] | None, bool]:

@@ -8,7 +8,6 @@ the bake takes the per-frame values of :func:`rotation_values_batch`.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from ...core import (
     matrix_to_axis_angle,
     matrix_to_euler_families,
     matrix_to_quat,
+    nearest_eulers,
     quaternion_of,
     rotation_about,
 )
@@ -35,20 +35,10 @@ FloatArray = NDArray[np.float64]
 
 def pick_euler(r: FloatArray, order: str, lim: EulerLimits | None, current: Any) -> FloatArray:
     """The Euler family of ``r`` within ``lim`` (if any is), nearest the current angles."""
-    fam = matrix_to_euler_families(r, order)
-    cands = [fam[0], fam[1]]
-    if lim is not None:
-        inside = [f for f in cands if bool(lim.contains(f, tol=1e-6))]
-        if inside:
-            cands = inside
-    cur = np.array(current, dtype=np.float64)
-
-    def dist(f: FloatArray) -> float:
-        d = np.mod(f - cur + math.pi, 2.0 * math.pi) - math.pi
-        return float(np.abs(d).sum())
-
-    best: FloatArray = min(cands, key=dist)
-    return best
+    fam = matrix_to_euler_families(r, order)[None]
+    inside = None if lim is None else lim.contains(fam, tol=1e-6)
+    out: FloatArray = nearest_eulers(fam, current, inside)[0]
+    return out
 
 
 def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> tuple[float, ...]:
@@ -92,20 +82,8 @@ def rotation_values_batch(pose_bone: Any, r: FloatArray, lim: EulerLimits | None
         out: FloatArray = np.concatenate([angle[:, None], axis], axis=1)
         return out
     fam = matrix_to_euler_families(r, mode)  # (N, 2, 3)
-    inside = np.ones(fam.shape[:2], dtype=bool) if lim is None else lim.contains(fam, tol=1e-6)
-    out = np.empty((len(r), 3))
-    cur = np.array(pose_bone.rotation_euler, dtype=np.float64)
-    for n in range(len(r)):
-        ok = inside[n] if inside[n].any() else (True, True)
-        best = None
-        for k in (0, 1):
-            if ok[k]:
-                d = float(np.abs(np.mod(fam[n, k] - cur + math.pi, 2.0 * math.pi) - math.pi).sum())
-                if best is None or d < best[0]:
-                    best = (d, k)
-        assert best is not None
-        cur = out[n] = fam[n, best[1]]
-    return out
+    inside = None if lim is None else lim.contains(fam, tol=1e-6)
+    return nearest_eulers(fam, np.array(pose_bone.rotation_euler, dtype=np.float64), inside)
 
 
 #: The RNA property holding each rotation mode's values.

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from ...core import (
     LimberError,
     axis_angle_to_matrix,
+    compose_trs,
     continuous_eulers,
     continuous_quaternions,
     euler_to_matrix,
@@ -342,12 +343,8 @@ def _object_worlds(ob: Any, fcs: list[Any], frames: list[float]) -> FloatArray:
     else:
         r = euler_to_matrix(vals[rot_path], mode)
         d = euler_to_matrix(np.array(ob.delta_rotation_euler, dtype=np.float64), mode)
-    scale = vals["scale"] * np.array(ob.delta_scale, dtype=np.float64)
-    out = np.zeros((n, 4, 4))
-    out[:, :3, :3] = (d @ r) * scale[:, None, :]
-    out[:, :3, 3] = vals["location"] + np.array(ob.delta_location, dtype=np.float64)
-    out[:, 3, 3] = 1.0
-    return out
+    return compose_trs(vals["location"] + np.array(ob.delta_location, dtype=np.float64),
+                       d @ r, vals["scale"] * np.array(ob.delta_scale, dtype=np.float64))
 
 
 def _ancestors(obj: Any, bone: str) -> set[str]:

@@ -33,6 +33,7 @@ from ...core import (
     limits_at_bound,
     solve_limb,
     swivel_arcs,
+    transform_points,
 )
 from ..bridge import rig as mapping
 from ..bridge.rig import MappingError
@@ -92,11 +93,6 @@ def clear_cache() -> None:
     _VIEWS.clear()
 
 
-def _transform(m: FloatArray, p: FloatArray) -> FloatArray:
-    out: FloatArray = p @ m[:3, :3].T + m[:3, 3]
-    return out
-
-
 def world_geometry(arcs: SwivelArcs, matrix: Any) -> WorldGeometry:
     """Transform a single goal's :class:`core.SwivelArcs` to world space by ``matrix``.
 
@@ -105,7 +101,7 @@ def world_geometry(arcs: SwivelArcs, matrix: Any) -> WorldGeometry:
         matrix: 4×4 (numpy or mathutils) shoulder frame → world; may scale.
     """
     m = np.asarray(matrix, dtype=np.float64).reshape(4, 4)
-    pts = _transform(m, np.asarray(arcs.points))
+    pts = transform_points(m, np.asarray(arcs.points))
     nxt = np.roll(pts, -1, axis=0)
     ok = np.asarray(arcs.feasible, dtype=bool)
     seg_ok = ok & np.roll(ok, -1)
@@ -113,8 +109,8 @@ def world_geometry(arcs: SwivelArcs, matrix: Any) -> WorldGeometry:
     return WorldGeometry(
         feasible=pairs[seg_ok].reshape(-1, 3),
         infeasible=pairs[~seg_ok].reshape(-1, 3),
-        elbow=_transform(m, np.asarray(arcs.elbow)[None]),
-        axis=_transform(m, np.stack([arcs.shoulder, arcs.wrist])),
+        elbow=transform_points(m, np.asarray(arcs.elbow)[None]),
+        axis=transform_points(m, np.stack([arcs.shoulder, arcs.wrist])),
         circle=pts,
     )
 

@@ -40,6 +40,10 @@ __all__ = [
     "basis_rotation",
     "goal_offset",
     "apply_goal_offset",
+    "transform_points",
+    "compose_trs",
+    "bend_axis",
+    "nearest_eulers",
     "extrapolate_offset",
     "limb_links",
 ]
@@ -349,6 +353,65 @@ def apply_goal_offset(offset: ArrayLike, target: ArrayLike) -> FloatArray:
     out = np.array(np.broadcast_to(t, np.broadcast_shapes(d.shape, t.shape)))
     out[..., :3, :3] = d[..., :3, :3] @ t[..., :3, :3]
     out[..., :3, 3] = t[..., :3, 3] + d[..., :3, 3]
+    return out
+
+
+def transform_points(m: ArrayLike, p: ArrayLike) -> FloatArray:
+    """Points ``p`` (``(..., 3)``) mapped by affine 4×4 ``m`` (``(..., 4, 4)``, broadcast)."""
+    a = np.asarray(m, dtype=np.float64)
+    out: FloatArray = np.einsum("...ij,...j->...i", a[..., :3, :3],
+                                np.asarray(p, dtype=np.float64)) + a[..., :3, 3]
+    return out
+
+
+def compose_trs(location: ArrayLike, rotation: ArrayLike, scale: ArrayLike) -> FloatArray:
+    """``T(location) · R · S(scale)`` as ``(..., 4, 4)`` (Blender's object and bone local
+    matrices): location ``(..., 3)``, rotation ``(..., 3, 3)``, scale ``(..., 3)``."""
+    loc = np.asarray(location, dtype=np.float64)
+    r = np.asarray(rotation, dtype=np.float64)
+    s = np.asarray(scale, dtype=np.float64)
+    shape = np.broadcast_shapes(loc.shape[:-1], r.shape[:-2], s.shape[:-1])
+    out = np.zeros(shape + (4, 4))
+    out[..., :3, :3] = r * s[..., None, :]
+    out[..., :3, 3] = loc
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def bend_axis(upper: ArrayLike, lower: ArrayLike, straight_sine: float = 1e-4
+              ) -> FloatArray | None:
+    """The axis (in the lower bone's frame, unit (3,)) about which a positive angle bends a
+    two-bone chain further: ``upper_Y × lower_Y`` expressed in ``lower``. ``upper`` /
+    ``lower``: the bones' rest rotations (3×3, Y along the bone). None when the chain is
+    straight (the sine of the bend below ``straight_sine``)."""
+    ru = np.asarray(upper, dtype=np.float64)[:3, :3]
+    rl = np.asarray(lower, dtype=np.float64)[:3, :3]
+    c = np.cross(ru[:, 1], rl[:, 1])
+    n = float(np.linalg.norm(c))
+    if n < straight_sine:
+        return None
+    k: FloatArray = rl.T @ (c / n)
+    out: FloatArray = k / np.linalg.norm(k)
+    return out
+
+
+def nearest_eulers(families: ArrayLike, current: ArrayLike, allowed: ArrayLike | None = None
+                   ) -> FloatArray:
+    """Pick, frame by frame, one of two Euler families: ``families`` ``(N, 2, 3)`` (the two
+    angle triples of each rotation), ``allowed`` ``(N, 2)`` (e.g. inside the joint limits;
+    a frame with neither allowed may take both). Each pick is the allowed family nearest
+    (sum of wrapped angle differences) the previous pick, the first nearest ``current``
+    (3,). Sequential by nature: each frame depends on the previous pick. Returns ``(N, 3)``."""
+    fam = np.asarray(families, dtype=np.float64)
+    ok = (np.ones(fam.shape[:2], dtype=bool) if allowed is None
+          else np.asarray(allowed, dtype=bool))
+    ok = np.where(ok.any(axis=1, keepdims=True), ok, True)
+    out = np.empty((len(fam), 3))
+    cur = np.asarray(current, dtype=np.float64)
+    for n in range(len(fam)):
+        d = np.abs(np.mod(fam[n] - cur + math.pi, 2.0 * math.pi) - math.pi).sum(axis=1)
+        d = np.where(ok[n], d, np.inf)
+        cur = out[n] = fam[n, int(np.argmin(d))]
     return out
 
 

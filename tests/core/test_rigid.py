@@ -11,6 +11,8 @@ import pytest
 from core import (
     affine_inverse,
     apply_goal_offset,
+    bend_axis,
+    compose_trs,
     continuous_eulers,
     continuous_quaternions,
     euler_to_matrix,
@@ -20,6 +22,7 @@ from core import (
     goal_offset,
     limb_links,
     matrix_to_quat,
+    nearest_eulers,
     orthonormalize_yz,
     quat_to_matrix,
     quaternion_of,
@@ -27,6 +30,7 @@ from core import (
     rigid_inverse,
     rotation_about,
     similarity_scale,
+    transform_points,
     translation,
 )
 
@@ -250,3 +254,34 @@ def test_extrapolate_offset_is_exact_for_polynomial_translations() -> None:
     assert np.allclose(extrapolate_offset(off(1.0)), off(1.0))
     with pytest.raises(ValueError):
         extrapolate_offset()
+
+
+def test_transform_points_and_compose_trs() -> None:
+    rng = np.random.default_rng(11)
+    r = _rot(rng, 3)
+    loc = rng.normal(size=(3, 3))
+    scale = rng.uniform(0.5, 2.0, size=(3, 3))
+    m = compose_trs(loc, r, scale)
+    p = rng.normal(size=(3, 3))
+    want = np.einsum("nij,nj->ni", r, p * scale) + loc
+    assert np.allclose(transform_points(m, p), want, atol=1e-12)
+
+
+def test_bend_axis_of_a_bent_and_a_straight_chain() -> None:
+    up = np.eye(3)
+    lo = rotation_about((1.0, 0.0, 0.0), 0.5)  # the lower bone's Y tilted toward +Z
+    k = bend_axis(up, lo)
+    assert k is not None and np.allclose(k, (1.0, 0.0, 0.0))
+    assert bend_axis(up, up) is None
+
+
+def test_nearest_eulers_follows_the_previous_pick_within_the_allowed() -> None:
+    fam = np.array([[[0.1, 0.0, 0.0], [3.0, 3.1, 3.1]],
+                    [[3.1, 3.1, 3.1], [0.2, 0.0, 0.0]],
+                    [[0.3, 0.0, 0.0], [3.0, 3.0, 3.0]]])
+    out = nearest_eulers(fam, (0.0, 0.0, 0.0))
+    assert np.allclose(out[:, 0], (0.1, 0.2, 0.3))
+    allowed = np.array([[False, True], [True, True], [False, False]])
+    out = nearest_eulers(fam, (0.0, 0.0, 0.0), allowed)
+    assert np.allclose(out[0], (3.0, 3.1, 3.1)) and np.allclose(out[1], (3.1, 3.1, 3.1))
+    assert np.allclose(out[2], (3.0, 3.0, 3.0))  # none allowed: the nearest of both
