@@ -731,6 +731,37 @@ def _destination(obj: Any, paths: list[str]) -> _Destination:
     return _Destination("new NLA track", fcurves, None, finish)
 
 
+def _playback_check(obj: Any, scene: Any, frames: list[int], worst: list[LimbStatus]) -> None:
+    """Play the baked keys back (the first, middle and last frame, and each item's worst
+    frame) and measure every item on the evaluated pose, one evaluation per frame for all
+    of them. Where the keys do not give what was solved (something in the animation
+    stack above them, a strip's influence, …) the item's status takes the measured miss."""
+    data = obj.limber
+    items = [(st, (data.chains if st.kind == "chain" else data.limbs).get(st.limb))
+             for st in worst if st.solved]
+    items = [(st, it) for st, it in items if it is not None]
+    if not items:
+        return
+    check = sorted({frames[0], frames[len(frames) // 2], frames[-1],
+                    *(st.frame for st, _ in items if st.frame is not None)})
+    for f in check:
+        scene.frame_set(f)
+        dg = bpy.context.evaluated_depsgraph_get()
+        probes = [(LimbStatus(object=obj.name, limb=st.limb, kind=st.kind, solved=True,
+                              frame=f), it) for st, it in items]
+        solve.measure_statuses(obj, dg, probes)
+        for (st, _), (probe, _) in zip(items, probes, strict=True):
+            off = probe.position_error + probe.orientation_error
+            if probe.reached or (not st.reached and
+                                 off <= st.position_error + st.orientation_error):
+                continue
+            st.position_error, st.orientation_error = probe.position_error, probe.orientation_error
+            st.reached, st.measured, st.frame = False, "depsgraph", f
+            st.effectors = probe.effectors
+            st.notes = [*st.notes, f"the baked keys play back off target at frame {f}"]
+            st.message = verify.status_message(st)
+
+
 def _worst(statuses: list[list[LimbStatus]], frames: list[int]) -> list[LimbStatus]:
     """Per item (by kind and name), the status of its worst frame: unsolved or missed
     frames first, then the largest error; its message names the frame."""
@@ -825,6 +856,11 @@ def bake_object(
                 channels[(path, idx)] = vals[:, idx]
         if dest.finish is not None:
             dest.finish(lo, hi)
+        scene.limber.live_playback = False
+        try:
+            _playback_check(obj, scene, frames, worst)
+        finally:
+            scene.limber.live_playback = live
     scene.frame_set(current)
     solve.store_statuses(obj, worst)
     return BakeResult(frames=frames, channels=channels, statuses=statuses, keys_written=keys,

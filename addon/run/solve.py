@@ -544,9 +544,11 @@ def limb_request_at(obj: Any, settings: Any, depsgraph: Any) -> LimbRequest:
         obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers)))
 
 
-def _measure(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]) -> dict[int, Any]:
-    """Measure statuses on the evaluated pose (one depsgraph update for all of them);
-    returns {id(status): end bone world matrix} for analytic limbs."""
+def measure_statuses(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]
+                     ) -> dict[int, Any]:
+    """Measure statuses (with their settings) on the evaluated pose, one depsgraph update
+    for all of them: errors, ``reached``, ``measured``; returns {id(status): end bone world
+    matrix} for limbs."""
     dg.update()
     obj_eval = obj.evaluated_get(dg)
     ends: dict[int, Any] = {}
@@ -577,7 +579,7 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
     """Measure unproven statuses on the evaluated pose and re-solve analytic limbs whose
     end bone misses with a corrected goal (see :mod:`.bridge.verify`), keeping each
     limb's best pose. One depsgraph update per round for all of them."""
-    ends = _measure(obj, dg, todo)
+    ends = measure_statuses(obj, dg, todo)
     best = {id(st): (st.position_error + st.orientation_error, dict(st.written), st.pending)
             for st, _ in todo}
     live = [(st, s) for st, s in todo if st.kind == "limb" and st.pending is not None
@@ -596,7 +598,7 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
                 continue
             st.written, st.pending = new.written, new.pending
             again.append((st, settings))
-        ends.update(_measure(obj, dg, again))
+        ends.update(measure_statuses(obj, dg, again))
         live = []
         for st, settings in again:
             err = st.position_error + st.orientation_error
@@ -612,7 +614,7 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
             for bone, (path, vals) in written.items():
                 setattr(pbs[bone], path, vals)
             st.written = written
-            ends.update(_measure(obj, dg, [(st, _settings)]))
+            ends.update(measure_statuses(obj, dg, [(st, _settings)]))
         key = (st.object, st.limb)
         if st.kind == "limb" and st.reached and pending is not None:
             if st.written is not written:

@@ -250,3 +250,19 @@ def test_live_solve_and_bake_give_the_same_pose(limber: Any) -> None:
             assert got == vals or got == tuple(-v for v in vals), (f, bone)
             other = np.array([batched.channels[(path, k)][i] for k in range(len(vals))])
             assert min(np.abs(other - vals).max(), np.abs(other + vals).max()) <= 1e-6
+
+
+def test_baked_keys_are_played_back_and_a_miss_is_reported(limber: Any) -> None:
+    """The bake plays its keys back: a muted F-curve (the keys land but do not play) makes
+    the status report the measured miss instead of 'reached'."""
+    obj = metarig()
+    t = _animated_target(obj, range(-10, 41, 5))
+    add_limb(obj, "arm.L", ARM, target=t)
+    pb = obj.pose.bones[ARM[0]]
+    pb.keyframe_insert("rotation_quaternion", frame=1)
+    for fc in _fcurves(limber, obj):
+        fc.mute = True
+    res = limber.sub("addon.run.bake").bake_object(obj, bpy.context.scene, 5, 15)
+    st = obj.limber.limbs["arm.L"].status
+    assert res.keys_written and not st.reached and st.measured
+    assert "play back off target" in st.message and st.position_error > POS_TOL
