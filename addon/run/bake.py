@@ -3,17 +3,21 @@
 When every item to bake is an ANALYTIC limb (state-free) and none hangs below another
 one's bones, the range is baked as one batch per limb: each frame is only *read* (the
 targets, poles, swivels, shoulder frames and held wrists), nothing is written per frame,
-and each limb is solved once for all frames by the vectorised :func:`core.solve_limb`.
+and each limb is solved once for all frames by the vectorised :func:`core.solve_limb`
+through the same requests as a live solve. Limbs whose model is not proven for the rig
+are solved frame by frame instead, each frame checked on the evaluated pose.
 The reads need no frame change per frame when that is provably the same (see
 :func:`_fast_reads`: targets and poles animated only by their own transform F-curves, the
 armature side constant apart from swivel F-curves): the F-curves are evaluated and the
 world matrices composed in numpy; else each frame is read after ``scene.frame_set``.
 Otherwise (chains, numeric limbs: warm-started from the previous frame) every frame is
-solved and written with :func:`addon.solve.solve_object`. Either way
-the rotations are collected in arrays and written per F-curve with ``keyframe_points.add``
-+ ``foreach_set`` (never one ``keyframe_insert`` per key). Keys outside the frame range are
-kept; keys inside it on the baked channels are replaced. Blender ≥ 4.4 stores F-curves in
-the channelbag of the action slot the armature uses; Blender 4.2/4.3 in ``action.fcurves``.
+solved and written with :func:`.solve.solve_object`. Either way the rotations are
+collected in arrays and written per F-curve with ``keyframe_points.add`` + ``foreach_set``
+(never one ``keyframe_insert`` per key) where :func:`_destination` says (the action, a
+tweaked strip at its own time, or a new NLA track over strips). Keys outside the frame
+range are kept in every field; keys inside it on the baked channels are replaced; the
+first baked key continues the kept one before it. Then the keys are played back at a few
+frames and measured (:func:`_playback_check`); each item's status is its worst frame.
 """
 
 from __future__ import annotations

@@ -12,6 +12,14 @@ parameter in that formulation, so ``swivel``, ``swivel_mode`` and ``pole`` are i
 (the elbow stays on the side where the current pose has it) and the status says so.
 Chains (``Object.limber.chains``) are always numeric: see :func:`solve_chain_settings`.
 
+Each analytic limb goes the bridge's road: :mod:`~..bridge.read` (the evaluated pose) →
+:mod:`~..bridge.requests` → :func:`core.solve_limb` → :mod:`~..bridge.write` →
+:mod:`~..bridge.verify`. Items whose model is proven equal to Blender's evaluation get
+their status from the model; the others are measured on the depsgraph after all items are
+written — one update per round for all of them — and analytic limbs that miss are
+re-solved with a corrected goal (:func:`verify_pending`). Statuses are stored in the
+items' ``status`` properties (:func:`store_statuses`).
+
 Order: chains first, then limbs (a spine chain moves the shoulders the arms hang from).
 Poses are written without depsgraph evaluation; when an item's base bone hangs below bones
 written earlier in the same call, the depsgraph is updated once before it is solved.

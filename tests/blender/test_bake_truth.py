@@ -121,9 +121,16 @@ def _strip_action(obj: Any, frames: range) -> Any:
     return strip
 
 
-def test_bake_over_nla_strips_plays_them_unchanged_outside_the_range(limber: Any) -> None:
+@pytest.mark.parametrize("new_action", [False, True])
+def test_bake_over_nla_strips_plays_them_unchanged_outside_the_range(
+    limber: Any, new_action: bool,
+) -> None:
+    """Strips below (and optionally a new active action keying other bones over them):
+    the bake goes into a REPLACE track over the range only."""
     obj = metarig()
     _strip_action(obj, range(1, 61, 5))
+    if new_action:
+        obj.pose.bones["spine.003"].keyframe_insert("rotation_quaternion", frame=1)
     t = _animated_target(obj, range(-10, 61, 5))
     add_limb(obj, "arm.L", ARM, target=t)
     scene = bpy.context.scene
@@ -134,7 +141,7 @@ def test_bake_over_nla_strips_plays_them_unchanged_outside_the_range(limber: Any
         before.append(world_pose(obj, ARM[2]))
     assert bpy.ops.limber.bake(armature=obj.name, frame_start=20, frame_end=30) == {"FINISHED"}
     ad = obj.animation_data
-    assert ad.nla_tracks[-1].name == "Limber bake" and ad.action is None
+    assert ad.nla_tracks[-1].name == "Limber bake" and (ad.action is not None) == new_action
     for f, b in zip(outside, before, strict=True):
         scene.frame_set(f)
         assert np.abs(world_pose(obj, ARM[2]) - b).max() <= 1e-6, f
