@@ -214,3 +214,25 @@ def test_inherit_scale_modes_below_a_scaled_upper_arm(limber: Any, mode: str) ->
     add_limb(obj, "arm.L", ARM, target=t)
     st = _check_truthful(limber, obj)
     assert st.measured and "Inherit Scale" in st.message
+
+
+def test_chain_effector_status_is_measured(limber: Any) -> None:
+    """A chain's effector status is measured on the evaluated pose (reached within the
+    tolerances, or the measured error), also under a scaled parent."""
+    obj = metarig()
+    obj.pose.bones["spine"].scale = (1.2, 1.2, 1.2)
+    evaluate()
+    assert bpy.ops.limber.add_chain(armature=obj.name, root_bone="upper_arm.L",
+                                    tip_bone="hand.L") == {"FINISHED"}
+    chain = obj.limber.chains[-1]
+    eff = chain.effectors[0]
+    eff.target.location.z -= 0.05
+    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+    end = world_pose(obj, "hand.L")[:3, 3]
+    pos = float(np.linalg.norm(end - np.array(eff.target.matrix_world.translation)))
+    st = eff.status
+    assert st.measured and chain.status.measured
+    if st.reached:
+        assert pos <= POS_TOL
+    else:
+        assert abs(st.position_error - pos) <= 0.01 * pos + 1e-7
