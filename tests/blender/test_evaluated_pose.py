@@ -64,7 +64,12 @@ def _check_truthful(limber: Any, obj: Any, name: str = "arm.L") -> Any:
     assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
     settings = obj.limber.limbs[name]
     pos, ori = _measured(obj, settings)
-    st = settings.status
+    return _truthful(settings.status, pos, ori)
+
+
+def _truthful(st: Any, pos: float, ori: float) -> Any:
+    """A status against the measured errors: reached only on target, else the measured
+    errors within 1 %."""
     if st.reached:
         assert pos <= POS_TOL and ori <= ROT_TOL, (pos, ori, st.message)
     else:
@@ -230,9 +235,5 @@ def test_chain_effector_status_is_measured(limber: Any) -> None:
     assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
     end = world_pose(obj, "hand.L")[:3, 3]
     pos = float(np.linalg.norm(end - np.array(eff.target.matrix_world.translation)))
-    st = eff.status
-    assert st.measured and chain.status.measured
-    if st.reached:
-        assert pos <= POS_TOL
-    else:
-        assert abs(st.position_error - pos) <= 0.01 * pos + 1e-7
+    assert eff.status.measured and chain.status.measured
+    _truthful(eff.status, pos, 0.0)  # a Position goal: no orientation error
