@@ -39,7 +39,8 @@ class LimbRead:
         basis: (N, 3, 4, 4) their ``matrix_basis`` (local location · rotation · scale), or
             None with ``pose``.
         location: (N, 3) the upper bone's local location.
-        end_basis: (N, 4, 4) the end bone's ``matrix_basis`` (its held rotation).
+        end_basis: (N, 4, 4) the end bone's ``matrix_basis`` (its held rotation), or None
+            when the goal sets the end bone's rotation.
         target: (N, 4, 4) the target's world frame (× its target bone's pose).
         pole: (N, 3) pole world positions, or None (no pole in use).
         swivel: (N,) swivel angles, radians.
@@ -54,7 +55,7 @@ class LimbRead:
     pose: FloatArray | None
     basis: FloatArray | None
     location: FloatArray
-    end_basis: FloatArray
+    end_basis: FloatArray | None
     target: FloatArray
     pole: FloatArray | None
     swivel: FloatArray
@@ -115,7 +116,8 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         pose=pose,
         basis=basis,
         location=np.array([up.location], dtype=np.float64),
-        end_basis=mat4(en.matrix_basis)[None],
+        end_basis=(mat4(en.matrix_basis)[None] if settings.goal_type in ("POSITION", "AIM")
+                   else None),
         target=target_world(target, settings.target_bone)[None],
         pole=pole,
         swivel=np.array([float(settings.swivel)]),
@@ -138,7 +140,7 @@ def stack(reads: list[LimbRead]) -> LimbRead:
         pose=cat([r.pose for r in reads]),
         basis=cat([r.basis for r in reads]),
         location=np.concatenate([r.location for r in reads]),
-        end_basis=np.concatenate([r.end_basis for r in reads]),
+        end_basis=cat([r.end_basis for r in reads]),
         target=np.concatenate([r.target for r in reads]),
         pole=cat(poles),
         swivel=np.concatenate([r.swivel for r in reads]),

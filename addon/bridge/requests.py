@@ -185,7 +185,8 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     g = target_goal if goal_frame is None else goal_frame
     limb = rig.limb if a is None or b is None else links_limb(rig, a, b)
     kind = settings.goal_type
-    wrist = basis_rotation(read.end_basis) if kind not in WRIST_GOALS else None
+    wrist = (basis_rotation(read.end_basis)
+             if kind not in WRIST_GOALS and read.end_basis is not None else None)
     elbow = None
     if read.pole is not None:
         elbow = transform_points(affine_inverse(frame), read.pole)
