@@ -536,11 +536,12 @@ def _bake_batched(
     progress: Callable[[int], None] | None,
     fast: bool = True,
 ) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]], bool,
-           list[str]] | None:
+           dict[str, LimbRead]] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
     (a bone or target problem on some frame, bone settings, links or a pole that change
     within the range). Limbs whose model is not proven (they need the evaluated pose of
-    every frame) are left out and named in the last element, for the per-frame path."""
+    every frame) are left out: the last element maps their names to their reads, for
+    :func:`_bake_checked` or the per-frame path."""
     bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
     if _settings_animated(obj, bones):
         return None
@@ -571,11 +572,11 @@ def _bake_batched(
     samples: dict[tuple[str, str], FloatArray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
     pbs = obj.pose.bones
-    rest = []
-    for lb, rig, req in zip(items, rigs, reqs, strict=True):
+    rest: dict[str, LimbRead] = {}
+    for lb, rig, req, rd in zip(items, rigs, reqs, reads, strict=True):
         notes, proven = solve.analytic_notes(obj, rig, lb, req)
         if not proven:
-            rest.append(lb.name)
+            rest[lb.name] = rd
             continue
         t0 = time.perf_counter()
         try:
@@ -630,6 +631,77 @@ def analytic_statuses(
     return out
 
 
+def _own_rotations_animated(obj: Any, names: Sequence[str]) -> bool:
+    """Whether the armature's action, drivers or NLA may set the rotations of these
+    limbs' bones on a frame change (then a pose written before the change would not
+    survive it)."""
+    ad = obj.animation_data
+    if ad is None:
+        return False
+    if any(len(t.strips) for t in ad.nla_tracks):
+        return True
+    data = obj.limber
+    bones = {b for n in names for b in (data.limbs[n].upper_bone, data.limbs[n].lower_bone,
+                                         data.limbs[n].end_bone)}
+    heads = tuple(f'pose.bones["{b}"].rotation' for b in bones)
+    return any(p.startswith(heads) for p in
+               [d.data_path for d in ad.drivers] + _action_paths(ad))
+
+
+def _bake_checked(
+    obj: Any, scene: Any, frames: list[int], reads: dict[str, LimbRead],
+    progress: Callable[[int], None] | None,
+) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]]]:
+    """Limbs whose model is not proven, with their reads of every frame already taken:
+    each frame is solved and written *before* the frame change, so the change's own
+    evaluation is the one that verifies it (:func:`.solve.verify_pending` then measures
+    without another evaluation and re-solves only a limb that misses). Needs the limbs'
+    rotations not animated (see :func:`_own_rotations_animated`)."""
+    data = obj.limber
+    samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+    statuses: list[list[LimbStatus]] = []
+    for i, f in enumerate(frames):
+        todo = []
+        for name, rd in reads.items():
+            lb = data.limbs[name]
+            st = solve.solve_limb_settings(obj, None, lb, None, frame=f, reads=_row(rd, i))
+            todo.append((st, lb))
+        scene.frame_set(f)
+        dg = bpy.context.evaluated_depsgraph_get()
+        solve.verify_pending(obj, dg, [(st, lb) for st, lb in todo if st.solved])
+        row = []
+        for st, _ in todo:
+            st.pending = None
+            row.append(st)
+            _collect(samples, st, i)
+        statuses.append(row)
+        if progress is not None:
+            progress(i)
+    return _padded(samples, len(frames)), statuses
+
+
+def _collect(samples: dict[tuple[str, str], list[tuple[float, ...]]], st: LimbStatus,
+             i: int) -> None:
+    """Add a status's written values as frame ``i`` of ``samples`` (a channel unsolved on
+    earlier frames holds its first value)."""
+    for bone, (prop, vals) in st.written.items():
+        seq = samples.setdefault((f'pose.bones["{bone}"].{prop}', bone), [])
+        if len(seq) < i:
+            seq.extend([vals] * (i - len(seq)))
+        seq.append(vals)
+
+
+def _padded(samples: dict[tuple[str, str], list[tuple[float, ...]]], n: int
+            ) -> dict[tuple[str, str], FloatArray]:
+    """Samples as (n, k) arrays, a channel unsolved on the last frames holding its last."""
+    out = {}
+    for key, seq in samples.items():
+        if len(seq) < n:
+            seq.extend([seq[-1]] * (n - len(seq)))
+        out[key] = np.array(seq, dtype=np.float64)
+    return out
+
+
 def _bake_per_frame(
     obj: Any,
     scene: Any,
@@ -646,20 +718,10 @@ def _bake_per_frame(
         sts = solve_object(obj, None, limbs=limbs, chains=chains)
         statuses.append(sts)
         for st in sts:
-            for bone, (prop, vals) in st.written.items():
-                path = f'pose.bones["{bone}"].{prop}'
-                seq = samples.setdefault((path, bone), [])
-                if len(seq) < i:  # a limb unsolved on earlier frames: hold first value
-                    seq.extend([vals] * (i - len(seq)))
-                seq.append(vals)
+            _collect(samples, st, i)
         if progress is not None:
             progress(i)
-    out = {}
-    for key, seq in samples.items():
-        if len(seq) < len(frames):
-            seq.extend([seq[-1]] * (len(frames) - len(seq)))
-        out[key] = np.array(seq, dtype=np.float64)
-    return out, statuses
+    return _padded(samples, len(frames)), statuses
 
 
 class BakeError(MappingError):
@@ -828,9 +890,13 @@ def bake_object(
             samples, statuses = _bake_per_frame(obj, scene, frames, limbs, chains, progress)
             was_fast = False
         else:
-            samples, statuses, was_fast, rest = batched
+            samples, statuses, was_fast, unproven = batched
+            rest = list(unproven)
             if rest:  # limbs whose model is not proven: every frame checked on the pose
-                more, checked = _bake_per_frame(obj, scene, frames, rest, [], progress)
+                if _own_rotations_animated(obj, rest):
+                    more, checked = _bake_per_frame(obj, scene, frames, rest, [], progress)
+                else:
+                    more, checked = _bake_checked(obj, scene, frames, unproven, progress)
                 samples.update(more)
                 for row, extra in zip(statuses, checked, strict=True):
                     row.extend(extra)
