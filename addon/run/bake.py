@@ -893,10 +893,20 @@ def bake_object(
             samples, statuses, was_fast, unproven = batched
             rest = list(unproven)
             if rest:  # limbs whose model is not proven: every frame checked on the pose
-                if _own_rotations_animated(obj, rest):
-                    more, checked = _bake_per_frame(obj, scene, frames, rest, [], progress)
-                else:
-                    more, checked = _bake_checked(obj, scene, frames, unproven, progress)
+                # keys of an earlier bake on the baked bones are about to be replaced: set
+                # them aside so that a frame change does not undo the pose written for it
+                bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone,
+                                                     lb.end_bone)]
+                restore = _detach_replaced_animation(obj, bones)
+                try:
+                    if restore is None and _own_rotations_animated(obj, rest):
+                        more, checked = _bake_per_frame(obj, scene, frames, rest, [],
+                                                        progress)
+                    else:
+                        more, checked = _bake_checked(obj, scene, frames, unproven, progress)
+                finally:
+                    if restore is not None:
+                        restore()
                 samples.update(more)
                 for row, extra in zip(statuses, checked, strict=True):
                     row.extend(extra)
