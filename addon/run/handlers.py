@@ -47,18 +47,22 @@ HANDLERS: tuple[tuple[str, Any], ...] = (
 
 
 def add_handlers() -> None:
+    """Append :data:`HANDLERS` (once: older copies are dropped first)."""
     for attr, fn in HANDLERS:
-        lst = getattr(bpy.app.handlers, attr)
-        # A reloaded module defines a new function object; drop older copies by name.
-        for h in [h for h in lst if getattr(h, "__name__", "") == fn.__name__
-                  and getattr(h, "__module__", "") == fn.__module__]:
-            lst.remove(h)
-        lst.append(fn)
+        _drop(attr, fn)
+        getattr(bpy.app.handlers, attr).append(fn)
 
 
 def remove_handlers() -> None:
+    """Remove :data:`HANDLERS` (and copies from a reloaded module)."""
     for attr, fn in HANDLERS:
-        lst = getattr(bpy.app.handlers, attr)
-        for h in [h for h in lst if getattr(h, "__name__", "") == fn.__name__
-                  and getattr(h, "__module__", "") == fn.__module__]:
-            lst.remove(h)
+        _drop(attr, fn)
+
+
+def _drop(attr: str, fn: Any) -> None:
+    """Remove ``fn`` from a handler list, matched by name and module: a reloaded module
+    defines a new function object, so older copies are found by name."""
+    lst = getattr(bpy.app.handlers, attr)
+    for h in [h for h in lst if getattr(h, "__name__", "") == fn.__name__
+              and getattr(h, "__module__", "") == fn.__module__]:
+        lst.remove(h)
