@@ -626,8 +626,7 @@ def bake(bpy: Any, sc: Scene, frames: Sequence[int]) -> float:
 
 def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
     """Play the baked action back and compare each end bone with its target."""
-    solve = importlib.import_module(f"{sc.module}.addon.solve")
-    mapping = importlib.import_module(f"{sc.module}.addon.mapping")
+    solve = importlib.import_module(f"{sc.module}.addon.run.solve")
     core = importlib.import_module(f"{sc.module}.core")
     scene = bpy.context.scene
     names = [lb.name for lb in sc.rig.limber.limbs]
@@ -652,12 +651,9 @@ def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
             for key in ("reachable", "within_limits", "swivel", "feasible_swivel", "solve_us"):
                 rec.setdefault(key, []).append(getattr(st, key))
             rec.setdefault("message", []).append(st.message)
-            rm = solve.rig_for(sc.rig, lb)
-            s_inv = mapping.inv_rigid(mapping.shoulder_frame(sc.rig, rm, rig_eval))
-            g = s_inv @ mapping.target_in_armature(rig_eval, lb.target.evaluated_get(dg), "")
-            p = s_inv @ np.append(
-                mapping.object_in_armature(rig_eval, lb.pole.evaluated_get(dg)), 1.0)
-            wish_in[lb.name].append((g[:3, 3], p[:3]))
+            req = solve.limb_request_at(sc.rig, lb, dg)  # the goal as the pipeline sees it
+            wish_in[lb.name].append((req.target_goal[0][:3, 3],
+                                     np.asarray(req.kwargs["elbow_target"])))
     tracks: dict[str, Track] = {}
     for lb in sc.rig.limber.limbs:
         rec = raw[lb.name]

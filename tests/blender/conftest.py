@@ -151,7 +151,7 @@ class InstalledLimber:
     module: str
 
     def sub(self, name: str) -> Any:
-        """A sub-module of the installed extension, e.g. ``sub("addon.solve")``."""
+        """A sub-module of the installed extension, e.g. ``sub("addon.run.solve")``."""
         return importlib.import_module(f"{self.module}.{name}")
 
     def ensure_registered(self) -> None:

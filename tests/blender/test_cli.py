@@ -30,11 +30,11 @@ def _saved_rig(tmp_path: Path) -> Path:
 
 
 def test_cli_is_registered(limber: Any) -> None:
-    assert limber.sub("addon.cli")._handle is not None
+    assert limber.sub("addon.ui.cli")._handle is not None
 
 
 def test_cli_bake_writes_keys_to_the_output(limber: Any, tmp_path: Path) -> None:
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     rig = _saved_rig(tmp_path)
     out = tmp_path / "out.blend"
     argv = ["bake", "--input", str(rig), "--output", str(out), "--start", "1", "--end", "20"]
@@ -49,7 +49,7 @@ def test_cli_bake_writes_keys_to_the_output(limber: Any, tmp_path: Path) -> None
 
 
 def test_cli_report_writes_json(limber: Any, tmp_path: Path) -> None:
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     rig = _saved_rig(tmp_path)
     report = tmp_path / "report.json"
     argv = ["report", "--input", str(rig), "--start", "1", "--end", "5", "--json", str(report)]
@@ -67,7 +67,7 @@ def test_cli_report_writes_json(limber: Any, tmp_path: Path) -> None:
 
 
 def test_cli_bad_arguments_and_missing_bones(limber: Any, tmp_path: Path, capsys: Any) -> None:
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     assert cli.main(["bake", "--input", "x.blend"]) == 2
     assert cli.main(["frobnicate"]) == 2
     assert cli.main(["report", "--input", str(tmp_path / "missing.blend"), "--start", "1",

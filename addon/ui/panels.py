@@ -16,7 +16,8 @@ from typing import Any
 import bpy
 from bpy.props import IntProperty
 
-from . import overlay, solve
+from ..run import solve
+from . import overlay
 
 #: Notes in ``LimbStatus.message`` that the status line already says in its own words.
 _COVERED = ("target not reached", "no pose within the joint limits")
@@ -63,7 +64,7 @@ def status_icon(status: Any) -> str:
         return "RADIOBUT_OFF"
     if not status.solved:
         return "ERROR"
-    if not status.reachable or not status.within_limits:
+    if not status.reached or not status.within_limits:
         return "CANCEL"
     return "CHECKMARK"
 
@@ -73,7 +74,8 @@ def status_lines(
 ) -> list[tuple[str, str]]:
     """The status line of a limb as (text, icon) rows.
 
-    Reach ("reachable" / "out of reach by N mm"), limits ("within limits", "at limit:
+    Reach of the end bone as Blender evaluates it ("reached" / "out of reach by N mm"),
+    limits ("within limits", "at limit:
     elbow, shoulder Z", "outside limits: <which>"), residual position (mm) and orientation
     (°) error, the solve time (µs), and any other note of the solve. Lengths are the
     armature's units shown as mm (metres × 1000 at unit scale). ``at_bound`` and
@@ -86,8 +88,8 @@ def status_lines(
     rows: list[tuple[str, str]] = []
     pe_mm = status.position_error * 1000.0
     oe_deg = math.degrees(status.orientation_error)
-    if status.reachable:
-        rows.append(("reachable", "CHECKMARK"))
+    if status.reached:
+        rows.append(("reached", "CHECKMARK"))
     elif pe_mm >= 0.05:
         rows.append((f"out of reach by {pe_mm:.1f} mm", "ERROR"))
     else:
@@ -99,7 +101,8 @@ def status_lines(
         rows.append((f"at limit: {', '.join(at_bound)}", "INFO"))
     else:
         rows.append(("within limits", "CHECKMARK"))
-    rows.append((f"error {pe_mm:.3f} mm, {oe_deg:.3f}°", "DRIVER_DISTANCE"))
+    how = ", measured" if getattr(status, "measured", "model") == "depsgraph" else ""
+    rows.append((f"error {pe_mm:.3f} mm, {oe_deg:.3f}°{how}", "DRIVER_DISTANCE"))
     rows.append((f"{status.solve_us:.0f} µs per solve", "TIME"))
     if getattr(status, "solver", "ANALYTIC") != "ANALYTIC":
         why = f" ({status.stop_reason})" if getattr(status, "stop_reason", "") else ""
@@ -129,7 +132,8 @@ class LIMBER_UL_limbs(bpy.types.UIList):
 
     def draw_item(
         self, context: Any, layout: Any, data: Any, item: Any, icon: Any,
-        active_data: Any, active_propname: str, index: int = 0, flt_flag: int = 0,
+        active_data: Any, active_property: str | None, index: int | None = 0,
+        flt_flag: int | None = 0,
     ) -> None:
         _item_row(layout, item, solve.STATUS.get((data.id_data.name, item.name)))
 
@@ -139,7 +143,8 @@ class LIMBER_UL_chains(bpy.types.UIList):
 
     def draw_item(
         self, context: Any, layout: Any, data: Any, item: Any, icon: Any,
-        active_data: Any, active_propname: str, index: int = 0, flt_flag: int = 0,
+        active_data: Any, active_property: str | None, index: int | None = 0,
+        flt_flag: int | None = 0,
     ) -> None:
         chains = getattr(solve, "CHAIN_STATUS", {})
         _item_row(layout, item, chains.get((data.id_data.name, item.name)))
@@ -265,6 +270,33 @@ def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
         r = sub.row()
         r.alert = icon == "ERROR"
         r.label(text=text, icon=icon)
+    draw_status(layout, limb.status)
+
+
+def saved_status_lines(pg: Any) -> list[tuple[str, str]]:
+    """The saved ``status`` of a limb or effector (what the last solve or bake found on
+    the evaluated pose) as read-only (text, icon) rows."""
+    if pg.position_error < 0.0 and not pg.message:
+        return [("no status yet (Solve, Live or Bake)", "INFO")]
+    how = "measured on the evaluated pose" if pg.measured else "proven model"
+    rows = [
+        ("reached" if pg.reached else "not reached", "CHECKMARK" if pg.reached else "ERROR"),
+        (f"frame {pg.frame}: {pg.position_error * 1000.0:.3f} mm, "
+         f"{math.degrees(pg.orientation_error):.3f}° ({how})", "DRIVER_DISTANCE"),
+    ]
+    if pg.message and pg.message != "ok":
+        rows.append((pg.message, "INFO"))
+    return rows
+
+
+def draw_status(layout: Any, pg: Any) -> None:
+    """Draw a saved status read-only (labels, never editable fields)."""
+    box = layout.box()
+    box.label(text="Status", icon="VIEWZOOM")
+    for text, icon in saved_status_lines(pg):
+        r = box.row()
+        r.alert = icon == "ERROR"
+        r.label(text=text, icon=icon)
 
 
 # --------------------------------------------------------------------------------------
@@ -322,7 +354,7 @@ CLASSES: tuple[type, ...] = (LIMBER_UL_limbs, LIMBER_UL_chains, LIMBER_PT_main, 
 
 def attach() -> None:
     """``WindowManager.limber_chain_index``: the chain list's selection (UI only)."""
-    bpy.types.WindowManager.limber_chain_index = IntProperty(  # type: ignore[attr-defined]
+    bpy.types.WindowManager.limber_chain_index = IntProperty(  # type: ignore[attr-defined,func-returns-value]
         name="Active Chain",
         description="Index of the chain selected in the Limber chain list (0-based; display "
         "only, not saved)",
@@ -333,4 +365,4 @@ def attach() -> None:
 
 def detach() -> None:
     if hasattr(bpy.types.WindowManager, "limber_chain_index"):
-        del bpy.types.WindowManager.limber_chain_index  # type: ignore[attr-defined]
+        del bpy.types.WindowManager.limber_chain_index

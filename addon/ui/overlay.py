@@ -25,9 +25,19 @@ import numpy as np
 from bpy.props import BoolProperty
 from numpy.typing import NDArray
 
-from ..core import LimberError, PoseGoal, SwivelArcs, blocking_limits, limits_at_bound, swivel_arcs
-from . import mapping, solve
-from .mapping import MappingError
+from ...core import (
+    LimberError,
+    PoseGoal,
+    SwivelArcs,
+    blocking_limits,
+    limits_at_bound,
+    solve_limb,
+    swivel_arcs,
+    transform_points,
+)
+from ..bridge import rig as mapping
+from ..bridge.rig import MappingError
+from ..run import solve
 
 FloatArray = NDArray[np.float64]
 
@@ -83,11 +93,6 @@ def clear_cache() -> None:
     _VIEWS.clear()
 
 
-def _transform(m: FloatArray, p: FloatArray) -> FloatArray:
-    out: FloatArray = p @ m[:3, :3].T + m[:3, 3]
-    return out
-
-
 def world_geometry(arcs: SwivelArcs, matrix: Any) -> WorldGeometry:
     """Transform a single goal's :class:`core.SwivelArcs` to world space by ``matrix``.
 
@@ -96,7 +101,7 @@ def world_geometry(arcs: SwivelArcs, matrix: Any) -> WorldGeometry:
         matrix: 4×4 (numpy or mathutils) shoulder frame → world; may scale.
     """
     m = np.asarray(matrix, dtype=np.float64).reshape(4, 4)
-    pts = _transform(m, np.asarray(arcs.points))
+    pts = transform_points(m, np.asarray(arcs.points))
     nxt = np.roll(pts, -1, axis=0)
     ok = np.asarray(arcs.feasible, dtype=bool)
     seg_ok = ok & np.roll(ok, -1)
@@ -104,8 +109,8 @@ def world_geometry(arcs: SwivelArcs, matrix: Any) -> WorldGeometry:
     return WorldGeometry(
         feasible=pairs[seg_ok].reshape(-1, 3),
         infeasible=pairs[~seg_ok].reshape(-1, 3),
-        elbow=_transform(m, np.asarray(arcs.elbow)[None]),
-        axis=_transform(m, np.stack([arcs.shoulder, arcs.wrist])),
+        elbow=transform_points(m, np.asarray(arcs.elbow)[None]),
+        axis=transform_points(m, np.stack([arcs.shoulder, arcs.wrist])),
         circle=pts,
     )
 
@@ -129,38 +134,37 @@ def limb_view(obj: Any, settings: Any, depsgraph: Any = None) -> LimbView | None
     view: LimbView | None
     try:
         view = _make_view(obj, settings, status, depsgraph)
-    except (MappingError, LimberError, KeyError, AttributeError, TypeError):
+    except (MappingError, LimberError, ValueError, KeyError, AttributeError, TypeError):
         view = None
     _VIEWS[key] = (status, view)
     return view
 
 
 def _make_view(obj: Any, settings: Any, status: Any, depsgraph: Any) -> LimbView | None:
-    dg = depsgraph if depsgraph is not None else bpy.context.view_layer.depsgraph
-    obj_eval = obj.evaluated_get(dg)
-    rig = solve.rig_for(obj, settings)
-    limb = rig.limb
-    r1, theta, r2 = mapping.read_limb_pose(obj, rig)  # the pose as written by the solve
+    """The view of a limb from the pipeline's request (the goal and the shoulder frame as
+    the solve saw them) and the pose as written."""
     if settings.target is None:
         return None
-    goal, kwargs, _ = solve._goal(obj, obj_eval, settings, rig, dg)
-    wrist = kwargs.get("wrist")
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    rig = solve.rig_for(obj, settings)
+    req = solve.limb_request_at(obj, settings, dg)
+    limb = req.limb
+    r1, theta, r2 = mapping.read_limb_pose(obj, rig)  # the pose as written by the solve
+    goal, wrist = req.goal, req.kwargs.get("wrist")
     swivel, intervals = status.swivel, status.feasible_swivel
     if settings.goal_type == "AIM":
         # An aim goal's swivel lives on its own hand circle: show the circle of the pose it
         # was solved to (the effector frame as written), its intervals and the elbow's φ.
         fk = limb.forward(r1, theta, r2)
         goal, wrist, intervals = PoseGoal(fk[:3, 3], fk[:3, :3]), None, None
-        circle = swivel_arcs(limb, goal, 3)
-        d = limb.elbow_position(r1) - circle.centre
-        swivel = float(np.arctan2(d @ circle.v, d @ circle.u))
+        swivel = float(solve_limb(limb, goal, elbow_target=limb.elbow_position(r1)).swivel)
     arcs = swivel_arcs(limb, goal, SAMPLES, swivel=swivel, intervals=intervals, wrist=wrist)
     blocking: tuple[str, ...] = ()
     if not status.feasible_swivel:
         blocking = blocking_limits(limb, goal, wrist=wrist)
     at_bound = limits_at_bound(limb, r1, theta, r2)
-    shoulder = mapping.mat4(obj_eval.matrix_world) @ mapping.shoulder_frame(obj, rig, obj_eval)
-    return LimbView(arcs=arcs, shoulder_world=shoulder, blocking=blocking, at_bound=at_bound)
+    return LimbView(arcs=arcs, shoulder_world=req.frame[0], blocking=blocking,
+                    at_bound=at_bound)
 
 
 def active_limb(context: Any) -> tuple[Any, Any] | tuple[None, None]:
@@ -247,14 +251,16 @@ def _draw(geom: WorldGeometry, region: Any) -> None:
     ):
         if len(verts):
             line.uniform_float("color", color)
-            batch_for_shader(line, "LINES", {"pos": verts.astype(np.float32)}).draw(line)
+            batch_for_shader(line, "LINES",
+                             {"pos": verts.astype(np.float32)}).draw(line)  # type: ignore[dict-item]
     point.bind()
     point.uniform_float("color", ELBOW_COLOR)
     if sized:
         point.uniform_float("size", POINT_SIZE)
     else:
         gpu.state.point_size_set(POINT_SIZE)
-    batch_for_shader(point, "POINTS", {"pos": geom.elbow.astype(np.float32)}).draw(point)
+    batch_for_shader(point, "POINTS",
+                     {"pos": geom.elbow.astype(np.float32)}).draw(point)  # type: ignore[dict-item]
 
 
 _HANDLE: list[Any] = []
@@ -269,7 +275,7 @@ def _redraw(_self: Any, context: Any) -> None:
 
 def register() -> None:
     """Add ``WindowManager.limber_overlay`` and the draw handler (once)."""
-    bpy.types.WindowManager.limber_overlay = BoolProperty(  # type: ignore[attr-defined]
+    bpy.types.WindowManager.limber_overlay = BoolProperty(  # type: ignore[attr-defined,func-returns-value]
         name="Swivel Overlay",
         description="Draw the active limb's elbow circle in the viewport: feasible swivel arcs "
         "green, arcs outside the joint limits red, the current elbow yellow, the "
@@ -292,5 +298,5 @@ def unregister() -> None:
     """Remove the draw handler and the property; forget cached views."""
     unregister_handler()
     if hasattr(bpy.types.WindowManager, "limber_overlay"):
-        del bpy.types.WindowManager.limber_overlay  # type: ignore[attr-defined]
+        del bpy.types.WindowManager.limber_overlay
     clear_cache()

@@ -23,9 +23,9 @@ from typing import Any
 
 import bpy
 
-from . import solve
-from .bake import bake_object
-from .mapping import MappingError
+from ..bridge.rig import MappingError
+from ..run import solve
+from ..run.bake import bake_object
 
 CLI_ID = "limber"
 
@@ -68,16 +68,19 @@ def _parser() -> argparse.ArgumentParser:
 
 def _armatures(names: Sequence[str] | None) -> list[Any]:
     if names:
-        out = []
+        out: list[Any] = []
         for n in names:
             obj = bpy.data.objects.get(n)
             if obj is None or obj.type != "ARMATURE":
                 raise CliError(f"no armature object named {n!r}")
+            if not (len(obj.limber.limbs) or len(obj.limber.chains)):
+                raise CliError(f"armature {n!r} has no Limber limbs or chains")
             out.append(obj)
         return out
     out = [
         o for o in bpy.data.objects
-        if o.type == "ARMATURE" and (len(o.limber.limbs) or len(o.limber.chains))
+        if o.type == "ARMATURE" and (len(o.limber.limbs)  # type: ignore[attr-defined]
+                                     or len(o.limber.chains))  # type: ignore[attr-defined]
     ]
     if not out:
         raise CliError("no armature with Limber limbs or chains in the file")
@@ -123,20 +126,35 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--step must be >= 1, got {args.step}", status=2)
     bpy.ops.wm.open_mainfile(filepath=args.input, load_ui=False)
     scene = bpy.context.scene
+    if scene is None:
+        raise CliError("the file has no scene")
     objs = _armatures(args.armature)
     if args.command == "bake":
         plan = [(o, _check_limbs(o, args.limbs)) for o in objs]
+        keys = 0
         for obj, (names, chains) in plan:
-            bake_object(obj, scene, args.start, args.end, args.step, limbs=names, chains=chains)
+            if not names and not chains:
+                print(f"limber: warning: {obj.name}: no enabled limbs or chains")
+                continue
+            res = bake_object(obj, scene, args.start, args.end, args.step, limbs=names,
+                              chains=chains)
+            keys += res.keys_written
+            for name, why in res.skipped.items():
+                print(f"limber: warning: {obj.name}: {name} skipped: {why}")
+            for st in res.worst:
+                if st.solved and not st.reached:
+                    print(f"limber: warning: {obj.name}: {st.limb}: {st.message}")
+        if not keys:
+            raise CliError("nothing was baked (0 keys); the output file was not written")
         bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.output), copy=False)
         return 0
     plan = [(o, _check_limbs(o, None)) for o in objs]
-    frames = []
+    frames: list[dict[str, Any]] = []
     for f in range(args.start, args.end + 1, args.step):
         scene.frame_set(f)
         rows = []
         for obj, (names, chains) in plan:
-            for st in solve.solve_object(obj, None, limbs=names, chains=chains, write=False):
+            for st in solve.solve_object(obj, None, limbs=names, chains=chains):
                 rows.append(
                     {
                         "armature": st.object,
@@ -146,10 +164,12 @@ def run(args: argparse.Namespace) -> int:
                         "iterations": st.iterations,
                         "solved": st.solved,
                         "message": st.message,
+                        "reached": st.reached,
                         "reachable": st.reachable,
                         "within_limits": st.within_limits,
                         "position_error": _finite(st.position_error),
                         "orientation_error": _finite(st.orientation_error),
+                        "measured": st.measured == "depsgraph",
                         "feasible_swivel": [list(iv) for iv in st.feasible_swivel],
                         "feasible_swivel_measure": st.feasible_measure,
                         "solve_us": _finite(st.solve_us),
@@ -159,6 +179,9 @@ def run(args: argparse.Namespace) -> int:
         frames.append({"frame": f, "limbs": rows})
     with open(args.json, "w", encoding="utf-8") as fh:
         json.dump({"input": args.input, "frames": frames}, fh, indent=1)
+    if not any(r["solved"] for fr in frames for r in fr["limbs"]):
+        print("limber: error: no limb or chain was solved on any frame")
+        return 1
     return 0
 
 
@@ -169,7 +192,7 @@ def main(argv: Sequence[str]) -> int:
     except CliError as exc:
         print(f"limber: error: {exc}")
         return exc.status
-    except (MappingError, RuntimeError, OSError) as exc:
+    except (MappingError, RuntimeError, OSError, ValueError) as exc:
         print(f"limber: error: {exc}")
         return 1
 
@@ -180,7 +203,8 @@ _handle: Any = None
 def register() -> None:
     global _handle
     if _handle is None and hasattr(bpy.utils, "register_cli_command"):
-        _handle = bpy.utils.register_cli_command(CLI_ID, main)
+        _handle = bpy.utils.register_cli_command(  # type: ignore[func-returns-value]
+            CLI_ID, main)
 
 
 def unregister() -> None:

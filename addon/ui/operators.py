@@ -6,14 +6,20 @@ with ``armature`` empty the active object is used.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
 
-from . import detect, mapping, solve
-from .bake import bake_object
-from .mapping import MappingError
+from .. import detect
+from ..bridge import rig as mapping
+from ..bridge.rig import MappingError
+from ..run import solve
+from ..run.bake import bake_object
+
+#: What an operator's execute / invoke / modal returns.
+OperatorResult = set[Literal["RUNNING_MODAL", "CANCELLED", "FINISHED", "PASS_THROUGH",
+                             "INTERFACE"]]
 
 _ARMATURE_DOC = "Name of the armature object to act on (empty: the active object)"
 
@@ -86,7 +92,7 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
         default=False,
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -132,7 +138,7 @@ class LIMBER_OT_add_limb(_ArmatureOperator):
         options={"SKIP_SAVE"},
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -169,7 +175,7 @@ class LIMBER_OT_remove_limb(_ArmatureOperator):
         options={"SKIP_SAVE"},
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -206,7 +212,7 @@ class LIMBER_OT_add_chain(_ArmatureOperator):
         default="", options={"SKIP_SAVE"},
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -239,7 +245,7 @@ class LIMBER_OT_remove_chain(_ArmatureOperator):
         default=-1, min=-1, options={"SKIP_SAVE"},
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -261,7 +267,7 @@ class LIMBER_OT_solve(_ArmatureOperator):
 
     armature: _armature_prop()  # type: ignore[valid-type]
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -273,6 +279,8 @@ class LIMBER_OT_solve(_ArmatureOperator):
         bad = [s for s in statuses if s.message != "ok"]
         for s in bad:
             self.report({"WARNING"}, f"Limber: {s.limb}: {s.message}")
+        if not statuses:
+            self.report({"WARNING"}, f"Limber: {obj.name!r} has no enabled limbs or chains")
         return {"FINISHED"}
 
 
@@ -301,7 +309,7 @@ class LIMBER_OT_bake(_ArmatureOperator):
         default=False,
     )
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -329,13 +337,22 @@ class LIMBER_OT_bake(_ArmatureOperator):
             return {"CANCELLED"}
         finally:
             wm.progress_end()
+        for name, why in result.skipped.items():
+            self.report({"WARNING"}, f"Limber: {name} skipped: {why}")
+        for st in result.worst:
+            if st.solved and not st.reached:
+                self.report({"WARNING"}, f"Limber: {st.limb}: {st.message}")
+        if not result.keys_written:
+            self.report({"WARNING"}, f"Limber: nothing baked on {obj.name!r} (0 keys)")
+            return {"CANCELLED"}
         if self.disable_limbs:
             for items, done in ((obj.limber.limbs, names), (obj.limber.chains, chains)):
                 for it in items:
                     if it.name in done:
                         it.enabled = False
         self.report(
-            {"INFO"}, f"Limber: baked {len(result.frames)} frames, {result.keys_written} keys"
+            {"INFO"}, f"Limber: baked {len(result.frames)} frames, {result.keys_written} keys "
+            f"into the {result.destination}"
         )
         return {"FINISHED"}
 
@@ -345,10 +362,13 @@ class _SnapOperator(_ArmatureOperator):
     enabled limb), all with the depsgraph as evaluated before the first snap; a
     :class:`MappingError` cancels with its message."""
 
+    if TYPE_CHECKING:
+        limb: str
+
     def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
         raise NotImplementedError
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}

@@ -17,14 +17,16 @@ operator solves once. Everything but the event plumbing is plain and tested dire
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import bpy
 from bpy.props import FloatProperty, StringProperty
 
+from ..bridge.rig import MappingError
+from ..ui.operators import OperatorResult
 from . import solve
-from .mapping import MappingError
 
 _ROT_PROPS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
 
@@ -81,7 +83,7 @@ def settings_key(group: Any) -> tuple[Any, ...]:
     out: list[Any] = []
     for prop in group.bl_rna.properties:
         ident = prop.identifier
-        if ident == "rna_type":
+        if ident in ("rna_type", "status"):  # the status is the solve's output
             continue
         val = getattr(group, ident)
         if prop.type == "COLLECTION":
@@ -132,7 +134,7 @@ def status_text(statuses: list[Any]) -> str:
     for st in statuses:
         if not st.solved:
             parts.append(f"{st.limb}: {st.message}")
-        elif not st.reachable:
+        elif not st.reached:
             parts.append(f"{st.limb}: out of reach by {st.position_error * 1000:.1f} mm")
         elif not st.within_limits:
             parts.append(f"{st.limb}: outside limits")
@@ -237,6 +239,9 @@ class LIMBER_OT_live(bpy.types.Operator):
 
     # Set by invoke() on the running instance: _session (LiveSession), _timer and
     # _handler (its depsgraph_update_post function).
+    _session: LiveSession
+    _timer: Any = None
+    _handler: Callable[[Any, Any], None] | None = None
 
     def _object(self, context: Any) -> Any:
         name = self.armature
@@ -247,7 +252,7 @@ class LIMBER_OT_live(bpy.types.Operator):
             return None
         return obj
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> OperatorResult:
         obj = self._object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -260,7 +265,7 @@ class LIMBER_OT_live(bpy.types.Operator):
         self.report({"INFO"}, status_text(session.statuses))
         return {"FINISHED"}
 
-    def invoke(self, context: Any, event: Any) -> set[str]:
+    def invoke(self, context: Any, event: Any) -> OperatorResult:
         obj = self._object(context)
         if obj is None:
             return {"CANCELLED"}
@@ -289,7 +294,7 @@ class LIMBER_OT_live(bpy.types.Operator):
             return {"CANCELLED"}
         return {"RUNNING_MODAL"}
 
-    def modal(self, context: Any, event: Any) -> set[str]:
+    def modal(self, context: Any, event: Any) -> OperatorResult:
         action = event_action(event.type, event.value)
         if action == CANCEL:
             self._session.cancel()
