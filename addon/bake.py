@@ -29,11 +29,11 @@ import numpy as np
 
 from ..core import LimberError, solve_limb
 from ..core.rotations import axis_angle_to_matrix, euler_to_matrix, quat_to_matrix
-from . import mapping, solve
+from . import compat, mapping, solve
 from .mapping import MappingError
 from .solve import LimbStatus, solve_object
 
-SLOTTED_ACTIONS = bpy.app.version >= (4, 4, 0)
+SLOTTED_ACTIONS = compat.SLOTTED_ACTIONS
 #: Keyframe attributes kept for keys outside the baked range: (name, width, dtype).
 _KEY_ATTRS: tuple[tuple[str, int, Any], ...] = (
     ("co", 2, np.float32),
@@ -63,29 +63,11 @@ class BakeResult:
 
 def _fcurves(obj: Any) -> Any:
     """The F-curve collection the armature's animation lives in (created if needed)."""
-    ad = obj.animation_data or obj.animation_data_create()
-    action = ad.action
-    if action is None:
-        action = bpy.data.actions.new(f"{obj.name}Action")
-        ad.action = action
-    if not SLOTTED_ACTIONS:
-        return action.fcurves
-    slot = ad.action_slot
-    if slot is None:
-        slot = action.slots.new(id_type="OBJECT", name=obj.name)
-        ad.action_slot = slot
-    layer = action.layers[0] if len(action.layers) else action.layers.new("Layer")
-    strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
-    return strip.channelbag(slot, ensure=True).fcurves
+    return compat.ensure_fcurves(obj)
 
 
 def _ensure_fcurve(fcurves: Any, path: str, index: int, group: str) -> Any:
-    fc = fcurves.find(path, index=index)
-    if fc is not None:
-        return fc
-    if SLOTTED_ACTIONS:
-        return fcurves.new(path, index=index, group_name=group)
-    return fcurves.new(path, index=index, action_group=group)
+    return compat.ensure_fcurve(fcurves, path, index, group)
 
 
 def write_keys(fc: Any, frames: np.ndarray, values: np.ndarray, lo: float, hi: float) -> int:

@@ -63,6 +63,8 @@ from core.rotations import matrix_to_quat, rotation_angle_between  # noqa: E402
 CLIP = ROOT / "tools" / "data" / "mocap" / "cmu_131_01.bvh"
 DEFAULT_OUT = ROOT / "demo_out"
 BLEND_NAME = "limber_demo.blend"
+#: The add-on module of the extension installed by :func:`install_limber`.
+MODULE = "bl_ext.user_default.limber"
 RENDERERS = ("workbench", "cycles", "matplotlib")
 
 #: Limb name (as limber.detect_limbs names them) → the clip's (upper, lower, end) joints and
@@ -224,7 +226,7 @@ def install_limber(bpy: Any, workdir: Path) -> tuple[str, str]:
     result = bpy.ops.extensions.package_install_files(
         filepath=str(package), repo="user_default", enable_on_install=True
     )
-    module = "bl_ext.user_default.limber"
+    module = MODULE
     if result != {"FINISHED"} or module not in bpy.context.preferences.addons:
         raise RuntimeError(f"installing {package} failed ({result})")
     return module, ("its package built with Blender's blender_ext.py (development package: "
@@ -364,8 +366,7 @@ def retarget(rig: Any, clip: Clip, lift: np.ndarray) -> dict[str, Retarget]:
 def key_object(bpy: Any, obj: Any, frames: Sequence[int], location: np.ndarray,
                rotation: np.ndarray | None = None) -> None:
     """Key an object's location (N, 3) and quaternion rotation (N, 3, 3) on ``frames`` in bulk."""
-    from bpy_extras import anim_utils
-
+    compat = importlib.import_module(f"{MODULE}.addon.compat")
     obj.location = location[0]
     obj.keyframe_insert("location", frame=frames[0])
     channels: dict[str, np.ndarray] = {"location": location}
@@ -373,9 +374,9 @@ def key_object(bpy: Any, obj: Any, frames: Sequence[int], location: np.ndarray,
         obj.rotation_mode = "QUATERNION"
         obj.keyframe_insert("rotation_quaternion", frame=frames[0])
         channels["rotation_quaternion"] = continuous_quats(rotation)
-    bag = anim_utils.animdata_get_channelbag_for_assigned_slot(obj.animation_data)
     x = np.asarray(frames, dtype=np.float32)
-    for fc in [fc for fc in bag.fcurves if fc.data_path in channels]:
+    fcurves = compat.assigned_fcurves(obj.animation_data)
+    for fc in [fc for fc in fcurves if fc.data_path in channels]:
         values = channels[fc.data_path][:, fc.array_index].astype(np.float32)
         points = fc.keyframe_points
         points.clear()

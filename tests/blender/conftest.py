@@ -194,6 +194,13 @@ def limber_session(
         repos.remove(repo)
 
 
+def compat() -> Any:
+    """The session-installed extension's ``addon.compat``: tests read baked results through
+    it, so they run on every Blender the matrix covers (4.2 ``action.fcurves`` to 5.x
+    channelbags)."""
+    return importlib.import_module(f"bl_ext.{SESSION_REPO_MODULE}.{EXTENSION_ID}.addon.compat")
+
+
 def clear_blend_data() -> None:
     """Remove every object, armature, action and empty collection child of the scene."""
     for coll in (bpy.data.objects, bpy.data.armatures, bpy.data.actions, bpy.data.meshes):
