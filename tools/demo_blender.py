@@ -1198,4 +1198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from tools.bpy_exit import exit_process
+
+    status = main()
+    exit_process(status)  # bpy < 5.0 may crash or hang at finalisation
+    sys.exit(status)
