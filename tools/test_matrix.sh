@@ -108,6 +108,12 @@ for row in "${ROWS[@]}"; do
         continue
     fi
     vpy="$LIMBER_VENV/bin/python"
+    if [[ "$row" == "${ROWS[-1]}" ]]; then  # is the newest row still PyPI's newest bpy?
+        newest="$("$vpy" -m pip index versions bpy 2>/dev/null | sed -n 's/^bpy (\(.*\))$/\1/p')"
+        if [[ -n "$newest" && "$newest" != "$BPY" ]]; then
+            echo "   note: PyPI's newest bpy for Python $PYV is $newest; the newest row tests $BPY (edit ROWS)"
+        fi
+    fi
     versions="$("$vpy" -c 'import bpy, numpy, sys; print(bpy.app.version_string, "| Python %d.%d.%d" % sys.version_info[:3], "| numpy", numpy.__version__)' 2>>"$log")"
     echo "   $versions"
 
