@@ -212,12 +212,8 @@ def measure_limber(bpy: Any, module: str, frames: int, repeats: int) -> tuple[An
         t0 = time.perf_counter()
         bake.bake_object(obj, scene, 1, frames, fast=False)
         frame_reads_s.append(time.perf_counter() - t0)
-    from bpy_extras import anim_utils
-
-    ad = obj.animation_data
-    bag = anim_utils.animdata_get_channelbag_for_assigned_slot(ad) if hasattr(
-        anim_utils, "animdata_get_channelbag_for_assigned_slot") else ad.action
-    keys = sum(len(fc.keyframe_points) for fc in bag.fcurves)
+    compat = importlib.import_module(f"{module}.addon.compat")
+    keys = sum(len(fc.keyframe_points) for fc in compat.assigned_fcurves(obj.animation_data))
     return obj, {
         "per_frame": per_frame, "solve_us": solve_us, "bake_s": bake_s, "cpu_s": cpu_s,
         "keys": keys,
@@ -247,8 +243,11 @@ def measure_blender(
     bpy.context.view_layer.objects.active = obj
     obj.select_set(True)
     bpy.ops.object.mode_set(mode="POSE")
+    import importlib
+
+    compat = importlib.import_module(f"{enable_limber(bpy)}.addon.compat")
     for pb in obj.pose.bones:
-        pb.select = pb.name in bones
+        compat.set_bone_selected(pb, pb.name in bones)
     wall, cpu = [], []
     try:
         for _ in range(repeats):

@@ -7,8 +7,8 @@ from typing import Any
 
 import bpy
 import numpy as np
-from bpy_extras import anim_utils
 
+from tests.blender.conftest import compat
 from tests.blender.limber_rigs import (
     RIGIFY_LIMBS,
     add_empty,
@@ -24,8 +24,7 @@ START, END = 1, 100
 
 
 def _fcurves(obj: Any) -> Any:
-    ad = obj.animation_data
-    return anim_utils.animdata_get_channelbag_for_assigned_slot(ad).fcurves
+    return compat().assigned_fcurves(obj.animation_data)
 
 
 def _animate_targets(obj: Any) -> dict[str, Any]:

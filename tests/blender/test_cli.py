@@ -9,8 +9,8 @@ from typing import Any
 
 import bpy
 import numpy as np
-from bpy_extras import anim_utils
 
+from tests.blender.conftest import compat
 from tests.blender.limber_rigs import RIGIFY_LIMBS, add_empty, add_limb, metarig, world_pose
 
 
@@ -42,7 +42,7 @@ def test_cli_bake_writes_keys_to_the_output(limber: Any, tmp_path: Path) -> None
     assert out.is_file()
     bpy.ops.wm.open_mainfile(filepath=str(out))
     obj = bpy.data.objects["metarig"]
-    fcurves = anim_utils.animdata_get_channelbag_for_assigned_slot(obj.animation_data).fcurves
+    fcurves = compat().assigned_fcurves(obj.animation_data)
     keyed = {fc.data_path.split('"')[1] for fc in fcurves}
     assert keyed == {b for bones in RIGIFY_LIMBS.values() for b in bones[:2]}
     assert all(len(fc.keyframe_points) == 20 for fc in fcurves)
