@@ -391,16 +391,21 @@ def circle_frame(limb: Limb, wg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
 def check_elbow_circle(limb: Limb, goal: PoseGoal | PositionGoal, wrist: np.ndarray | None) -> None:
     phi = np.linspace(-PI, PI, 97)[:-1] + 0.01
     kw = {} if wrist is None else {"wrist": wrist}
-    sol = sweep(limb, goal, phi, **kw)
-    assert np.all(sol.reachable)
     if isinstance(goal, PoseGoal):  # wrist target: goal minus the rotated effector offset
         rw = np.asarray(goal.rotation) @ np.asarray(limb.effector)[:3, :3].T
         wg = np.asarray(goal.position) - rw @ np.asarray(limb.effector)[:3, 3]
+    else:  # position goals: the chain's terminal point is the effector point
+        wg = np.asarray(goal.position)
+    # The circle needs a shoulder-wrist axis; the folded goal at the shoulder (d = 0) is
+    # tested on its own (test_goal_at_shoulder_no_nan).
+    assume(float(np.linalg.norm(wg)) > 1e-6)
+    sol = sweep(limb, goal, phi, **kw)
+    assert np.all(sol.reachable)
+    if isinstance(goal, PoseGoal):
         reached = limb.wrist_position(sol.shoulder, sol.elbow)
         np.testing.assert_allclose(reached, np.broadcast_to(wg, reached.shape), atol=1e-12)
         l2 = float(np.linalg.norm(np.asarray(limb.b)[:3, 3]))
-    else:  # position goals: the chain's terminal point is the effector point
-        wg = np.asarray(goal.position)
+    else:
         l2 = float(np.linalg.norm(limb.forward(np.eye(3), 0.0, wrist)[:3, 3] - limb.a[:3, 3]))  # type: ignore[index]
     n, u, v = circle_frame(limb, wg)
     e = limb.elbow_position(sol.shoulder)
