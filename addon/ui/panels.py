@@ -97,14 +97,14 @@ def status_lines(
         rows.append((iface_("orientation out of reach by {:.2f}°").format(oe_deg), "ERROR"))
     if not status.within_limits:
         which = f": {_limit_names(blocking)}" if blocking else ""
-        rows.append((f"outside limits{which}", "ERROR"))
+        rows.append((iface_("outside limits") + which, "ERROR"))
     elif at_bound:
-        rows.append((f"at limit: {', '.join(at_bound)}", "INFO"))
+        rows.append((iface_("at limit: {}").format(", ".join(at_bound)), "INFO"))
     else:
         rows.append((iface_("within limits"), "CHECKMARK"))
     how = ", measured" if getattr(status, "measured", "model") == "depsgraph" else ""
     rows.append((f"error {pe_mm:.3f} mm, {oe_deg:.3f}°{how}", "DRIVER_DISTANCE"))
-    rows.append((f"{status.solve_us:.0f} µs per solve", "TIME"))
+    rows.append((iface_("{:.0f} µs per solve").format(status.solve_us), "TIME"))
     if getattr(status, "solver", "ANALYTIC") != "ANALYTIC":
         why = f" ({status.stop_reason})" if getattr(status, "stop_reason", "") else ""
         rows.append((f"{status.solver}: {status.iterations} iterations{why}", "INFO"))

@@ -2,8 +2,8 @@
 
 What they set, and where it is used:
 
-* **New limbs and chains**: the solver of new limbs and of new chains, and the goal type
-  of new limbs and chain effectors (:func:`apply_limb_defaults`,
+* **New limbs and chains**: the solver and goal type of new limbs and of new chains (their
+  first effector's goal type) (:func:`apply_limb_defaults`,
   :func:`apply_chain_defaults`, called by ``limber.add_limb``, ``limber.detect_limbs``
   and ``limber.add_chain``). Existing limbs keep their settings.
 * **Overlay**: the swivel overlay's four colours, line width and elbow point size
@@ -76,7 +76,8 @@ class LIMBER_AP_preferences(bpy.types.AddonPreferences):
     if TYPE_CHECKING:
         limb_solver: str
         chain_solver: str
-        goal_type: str
+        limb_goal_type: str
+        effector_goal_type: str
         feasible: tuple[float, ...]
         infeasible: tuple[float, ...]
         elbow: tuple[float, ...]
@@ -98,11 +99,17 @@ class LIMBER_AP_preferences(bpy.types.AddonPreferences):
         items=props.CHAIN_SOLVERS,
         default="DLS",
     )
-    goal_type: EnumProperty(  # type: ignore[valid-type,no-redef]
-        name="Goal Type",
-        description="Goal type of limbs and chain effectors added from now on",
+    limb_goal_type: EnumProperty(  # type: ignore[valid-type,no-redef]
+        name="Limb Goal",
+        description="Goal type of limbs added from now on (Add Limb, Detect Limbs)",
         items=props.GOAL_TYPES,
         default="POSE",
+    )
+    effector_goal_type: EnumProperty(  # type: ignore[valid-type,no-redef]
+        name="Chain Goal",
+        description="Goal type of the effector of chains added from now on (Add Chain)",
+        items=props.GOAL_TYPES,
+        default="POSITION",
     )
     feasible: _color("Feasible", "Overlay colour of swivel arcs within the joint limits")  # type: ignore[valid-type,no-redef]
     infeasible: _color("Infeasible", "Overlay colour of swivel arcs outside the joint limits")  # type: ignore[valid-type,no-redef]
@@ -139,8 +146,12 @@ def draw_preferences(layout: Any, prefs: Any, context: Any) -> None:
     """The preferences page: defaults, overlay, tolerance (mm / °), keymap."""
     col = layout.column()
     col.label(text="New Limbs and Chains", icon="BONE_DATA")
-    for name in ("limb_solver", "chain_solver", "goal_type"):
-        col.prop(prefs, name)
+    row = col.row(align=True)
+    row.prop(prefs, "limb_solver")
+    row.prop(prefs, "limb_goal_type")
+    row = col.row(align=True)
+    row.prop(prefs, "chain_solver")
+    row.prop(prefs, "effector_goal_type")
     col.separator()
     col.label(text="Swivel Overlay", icon="OVERLAY")
     row = col.row(align=True)
@@ -195,14 +206,15 @@ def apply_limb_defaults(limb: Any, context: Any = None) -> None:
     """Give a new limb the preferred solver and goal type."""
     p = addon_preferences(context)
     if p is not None:
-        limb.solver, limb.goal_type = p.limb_solver, p.goal_type
+        limb.solver, limb.goal_type = p.limb_solver, p.limb_goal_type
 
 
 def apply_chain_defaults(chain: Any, effector: Any, context: Any = None) -> None:
-    """Give a new chain the preferred chain solver, its first effector the goal type."""
+    """Give a new chain the preferred chain solver, its first effector the preferred
+    effector goal type."""
     p = addon_preferences(context)
     if p is not None:
-        chain.solver, effector.goal_type = p.chain_solver, p.goal_type
+        chain.solver, effector.goal_type = p.chain_solver, p.effector_goal_type
 
 
 CLASSES: tuple[type, ...] = (LIMBER_AP_preferences,)

@@ -198,10 +198,19 @@ def test_new_limbs_and_chains_take_the_preferred_solver_and_goal(
     limber: Any, prefs: Any
 ) -> None:
     obj = metarig()
+    # The defaults are the properties' own: nothing changes for users who set nothing.
+    for ident, prop in (("limb_solver", "solver"), ("limb_goal_type", "goal_type")):
+        want = limber.sub("addon.props").LIMBER_PG_limb.bl_rna.properties[prop].default
+        assert getattr(prefs, ident) == want
+    want = limber.sub("addon.props").LIMBER_PG_effector.bl_rna.properties["goal_type"].default
+    assert prefs.effector_goal_type == want
+    assert prefs.chain_solver == (
+        limber.sub("addon.props").LIMBER_PG_chain.bl_rna.properties["solver"].default)
     assert bpy.ops.limber.add_limb(armature=obj.name, end_bone="hand.L") == {"FINISHED"}
     assert obj.limber.limbs["hand.L"].solver == "ANALYTIC"
     assert obj.limber.limbs["hand.L"].goal_type == "POSE"
-    prefs.limb_solver, prefs.chain_solver, prefs.goal_type = "SDLS", "CCD", "POSITION"
+    prefs.limb_solver, prefs.limb_goal_type = "SDLS", "POSITION"
+    prefs.chain_solver, prefs.effector_goal_type = "CCD", "PARTIAL"
     assert bpy.ops.limber.add_limb(armature=obj.name, end_bone="hand.R") == {"FINISHED"}
     limb = obj.limber.limbs["hand.R"]
     assert (limb.solver, limb.goal_type) == ("SDLS", "POSITION")
@@ -213,7 +222,7 @@ def test_new_limbs_and_chains_take_the_preferred_solver_and_goal(
         armature=obj.name, root_bone="spine.001", tip_bone="spine.003"
     ) == {"FINISHED"}
     chain = obj.limber.chains["spine.003"]
-    assert (chain.solver, chain.effectors[0].goal_type) == ("CCD", "POSITION")
+    assert (chain.solver, chain.effectors[0].goal_type) == ("CCD", "PARTIAL")
 
 
 def test_status_tolerance_decides_reached(limber: Any, prefs: Any) -> None:
