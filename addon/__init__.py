@@ -11,7 +11,7 @@ a solve takes:
 * :mod:`.run` — :mod:`~.run.solve` (one frame), :mod:`~.run.bake` (a range to keys),
   :mod:`~.run.live` (``limber.live``), :mod:`~.run.handlers` (live playback).
 * :mod:`.ui` — :mod:`~.ui.panels`, :mod:`~.ui.operators`, :mod:`~.ui.overlay`,
-  :mod:`~.ui.cli`.
+  :mod:`~.ui.cli`, :mod:`~.ui.preferences`, :mod:`~.ui.keymap`, :mod:`~.ui.translations`.
 * :mod:`.props` (``Object.limber`` / ``Scene.limber`` settings, each limb's, chain's and
   effector's ``status``), :mod:`.detect` (limbs by bone names), :mod:`.compat` (Blender
   version differences).
@@ -23,13 +23,17 @@ import bpy
 
 from . import props
 from .run import handlers, live, solve
-from .ui import cli, operators, overlay, panels
+from .ui import cli, keymap, operators, overlay, panels, preferences, translations
 
-CLASSES: tuple[type, ...] = props.CLASSES + operators.CLASSES + live.CLASSES + panels.CLASSES
+CLASSES: tuple[type, ...] = (
+    props.CLASSES + operators.CLASSES + live.CLASSES + panels.CLASSES + preferences.CLASSES
+)
 
 
 def register() -> None:
-    """Register :data:`CLASSES` in declaration order, then properties and handlers."""
+    """Register translations, :data:`CLASSES` in declaration order, then properties,
+    handlers and the Pose-mode keys."""
+    translations.register()
     for cls in CLASSES:
         if getattr(cls, "is_registered", False):
             bpy.utils.unregister_class(cls)
@@ -39,10 +43,13 @@ def register() -> None:
     overlay.register()
     handlers.add_handlers()
     cli.register()
+    keymap.register()
 
 
 def unregister() -> None:
-    """Remove handlers and properties, then unregister :data:`CLASSES` in reverse order."""
+    """Remove keys, handlers and properties, unregister :data:`CLASSES` in reverse order,
+    then the translations."""
+    keymap.unregister()
     cli.unregister()
     handlers.remove_handlers()
     live.unregister()
@@ -53,3 +60,4 @@ def unregister() -> None:
         if getattr(cls, "is_registered", False):
             bpy.utils.unregister_class(cls)
     solve.clear_caches()
+    translations.unregister()

@@ -116,3 +116,11 @@ def set_bone_selected(pose_bone: Any, value: bool) -> None:
         pose_bone.select = value
     else:
         pose_bone.bone.select = value
+
+
+def poll_message_set(cls: Any, message: str) -> None:
+    """Show ``message`` as the reason an operator is greyed out
+    (``Operator.poll_message_set``, Blender ≥ 3.0; a no-op where absent)."""
+    fn = getattr(cls, "poll_message_set", None)
+    if fn is not None:
+        fn(message)

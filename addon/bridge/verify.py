@@ -12,9 +12,10 @@ A limb's status describes its end bone **as Blender evaluates it**:
   corrected goal (:func:`core.refine_goal`, at most :data:`REFINE_ROUNDS` times, kept
   only while the measured error shrinks).
 
-``reached`` is true only when the end bone is within :data:`REACH_POSITION` and
-:data:`REACH_ORIENTATION` of the goal. Errors: position in world units (metres at unit
-scale), orientation in radians (see :func:`core.goal_errors` for each goal type).
+``reached`` is true only when the end bone is within the status tolerance of the goal
+(the add-on preferences, :func:`..ui.preferences.tolerances`; by default
+:data:`REACH_POSITION` and :data:`REACH_ORIENTATION`). Errors: position in world units
+(metres at unit scale), orientation in radians (see :func:`core.goal_errors` for each goal type).
 """
 
 from __future__ import annotations
@@ -26,21 +27,24 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...core import goal_errors, goal_in_frame, refine_goal
+from ..ui.preferences import DEFAULT_TOLERANCE, tolerances
 from .read import bone_world, target_world
 from .requests import AXES, LimbRequest
 
 FloatArray = NDArray[np.float64]
 
-#: A goal counts as reached within these errors of the evaluated end bone (m, rad):
-#: 0.01 mm and 0.01°, far above Blender's float32 rounding at human scale.
-REACH_POSITION = 1e-5
-REACH_ORIENTATION = math.radians(0.01)
+#: The default status tolerance (m, rad): 0.01 mm and 0.01°, far above Blender's float32
+#: rounding at human scale (the preferences may change it).
+REACH_POSITION = DEFAULT_TOLERANCE.position
+REACH_ORIENTATION = DEFAULT_TOLERANCE.orientation
 #: Corrective re-solves of a limb whose evaluated pose misses (see the module docstring).
 REFINE_ROUNDS = 6
 
 
 def reached(position_error: float, orientation_error: float) -> bool:
-    return position_error <= REACH_POSITION and orientation_error <= REACH_ORIENTATION
+    """Whether errors (m, rad) are within the preferences' status tolerance."""
+    tol = tolerances()
+    return position_error <= tol.position and orientation_error <= tol.orientation
 
 
 def model_errors(req: LimbRequest, sol: Any) -> tuple[FloatArray, FloatArray]:

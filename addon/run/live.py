@@ -26,6 +26,7 @@ from bpy.props import FloatProperty, StringProperty
 
 from ..bridge.rig import MappingError
 from ..ui.operators import OperatorResult
+from ..ui.poll import Needs, check
 from . import solve
 
 _ROT_PROPS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
@@ -242,6 +243,10 @@ class LIMBER_OT_live(bpy.types.Operator):
     _session: LiveSession
     _timer: Any = None
     _handler: Callable[[Any, Any], None] | None = None
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return check(cls, context, Needs.ENABLED)
 
     def _object(self, context: Any) -> Any:
         name = self.armature

@@ -88,7 +88,8 @@ class LimbStatus:
     ``position_error`` / ``orientation_error`` are of the end bone as Blender evaluates
     it (world units / radians): measured on the depsgraph (``measured == "depsgraph"``)
     or from the model where it is proven equal to Blender's evaluation (``"model"``).
-    ``reached``: within :data:`REACH_POSITION` / :data:`REACH_ORIENTATION`.
+    ``reached``: within the status tolerance (:func:`.verify.reached`: the preferences,
+    by default :data:`REACH_POSITION` / :data:`REACH_ORIENTATION`).
     ``reachable``: the core's own verdict on the goal in its model (kept for reports).
     """
 
@@ -318,9 +319,7 @@ def _numeric(
     st.iterations = int(res.iterations)
     st.stop_reason = str(getattr(res.reason, "name", res.reason))
     st.within_limits = bool(np.all(q >= sk.lower - 1e-9) and np.all(q <= sk.upper + 1e-9))
-    st.reachable = st.position_error <= REACH_POSITION and (
-        st.orientation_error <= REACH_ORIENTATION
-    )
+    st.reachable = verify.reached(st.position_error, st.orientation_error)
     st.solved = True
     return q
 

@@ -2,10 +2,12 @@
 
 ::
 
-    blender -c limber bake --input rig.blend --output out.blend --start 1 --end 250 \\
+    blender -c limber bake --input rig.blend --output out.blend [--start 1 --end 250] \\
         [--step 1] [--limbs NAME ...] [--armature NAME]    (NAME: a limb's or a chain's)
-    blender -c limber report --input rig.blend --start 1 --end 250 --json out.json \\
+    blender -c limber report --input rig.blend [--start 1 --end 250] --json out.json \\
         [--armature NAME]
+
+``--start`` / ``--end`` default to the scene's frame range.
 
 :func:`main` takes the argument list and returns the exit status (0 ok, 1 bad input file
 or rig, 2 bad arguments), printing a one-line reason on failure; the ``bpy`` module calls
@@ -52,8 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     ):
         s = sub.add_parser(name, help=help_)
         s.add_argument("--input", required=True, help="the .blend file to read")
-        s.add_argument("--start", type=int, required=True, help="first frame")
-        s.add_argument("--end", type=int, required=True, help="last frame (inclusive)")
+        s.add_argument("--start", type=int, default=None,
+                       help="first frame (default: the scene's start frame)")
+        s.add_argument("--end", type=int, default=None,
+                       help="last frame, inclusive (default: the scene's end frame)")
         s.add_argument("--step", type=int, default=1, help="frame step (default 1)")
         s.add_argument("--armature", action="append", default=None,
                        help="armature object name (repeatable; default: all with limbs)")
@@ -120,7 +124,7 @@ def _finite(x: float) -> float | None:
 def run(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.input):
         raise CliError(f"input file not found: {args.input}")
-    if args.end < args.start:
+    if args.start is not None and args.end is not None and args.end < args.start:
         raise CliError(f"--end {args.end} is before --start {args.start}", status=2)
     if args.step < 1:
         raise CliError(f"--step must be >= 1, got {args.step}", status=2)
@@ -128,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
     scene = bpy.context.scene
     if scene is None:
         raise CliError("the file has no scene")
+    args.start = scene.frame_start if args.start is None else args.start
+    args.end = scene.frame_end if args.end is None else args.end
+    if args.end < args.start:
+        raise CliError(f"--end {args.end} is before --start {args.start}", status=2)
     objs = _armatures(args.armature)
     if args.command == "bake":
         plan = [(o, _check_limbs(o, args.limbs)) for o in objs]

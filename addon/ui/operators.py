@@ -16,6 +16,8 @@ from ..bridge import rig as mapping
 from ..bridge.rig import MappingError
 from ..run import solve
 from ..run.bake import bake_object
+from . import preferences
+from .poll import Needs, check
 
 #: What an operator's execute / invoke / modal returns.
 OperatorResult = set[Literal["RUNNING_MODAL", "CANCELLED", "FINISHED", "PASS_THROUGH",
@@ -43,6 +45,12 @@ class _ArmatureOperator(bpy.types.Operator):
     """Shared: resolve the armature named by ``self.armature``."""
 
     bl_options = {"REGISTER", "UNDO"}
+    #: What of the active armature the operator needs in a 3D View (see :mod:`.poll`).
+    needs = Needs.ARMATURE
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return check(cls, context, cls.needs)
 
     def armature_object(self, context: Any) -> Any:
         name = getattr(self, "armature", "")
@@ -107,6 +115,7 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
             if limb is None:
                 limb = limbs.add()
                 limb.name = d.name
+                preferences.apply_limb_defaults(limb, context)
             limb.upper_bone, limb.lower_bone, limb.end_bone = d.upper, d.lower, d.end
             if self.create_targets:
                 limb.target = _target_empty(context, obj, limb.name, limb.end_bone, dg)
@@ -151,6 +160,7 @@ class LIMBER_OT_add_limb(_ArmatureOperator):
             return {"CANCELLED"}
         limb = obj.limber.limbs.add()
         limb.name = self.limb_name or bone.name
+        preferences.apply_limb_defaults(limb, context)
         limb.upper_bone, limb.lower_bone, limb.end_bone = (
             bone.parent.parent.name,
             bone.parent.name,
@@ -165,6 +175,7 @@ class LIMBER_OT_remove_limb(_ArmatureOperator):
 
     bl_idname = "limber.remove_limb"
     bl_label = "Remove Limb"
+    needs = Needs.LIMBS
 
     armature: _armature_prop()  # type: ignore[valid-type]
     index: IntProperty(  # type: ignore[valid-type]
@@ -228,6 +239,7 @@ class LIMBER_OT_add_chain(_ArmatureOperator):
         chain.root_bone = self.root_bone
         eff = chain.effectors.add()
         eff.tip_bone = tip
+        preferences.apply_chain_defaults(chain, eff, context)
         dg = context.evaluated_depsgraph_get()
         eff.target = _target_empty(context, obj, chain.name, tip, dg)
         return {"FINISHED"}
@@ -238,6 +250,7 @@ class LIMBER_OT_remove_chain(_ArmatureOperator):
 
     bl_idname = "limber.remove_chain"
     bl_label = "Remove Chain"
+    needs = Needs.CHAINS
 
     armature: _armature_prop()  # type: ignore[valid-type]
     index: IntProperty(  # type: ignore[valid-type]
@@ -264,6 +277,7 @@ class LIMBER_OT_solve(_ArmatureOperator):
 
     bl_idname = "limber.solve"
     bl_label = "Solve"
+    needs = Needs.ENABLED
 
     armature: _armature_prop()  # type: ignore[valid-type]
 
@@ -290,13 +304,16 @@ class LIMBER_OT_bake(_ArmatureOperator):
 
     bl_idname = "limber.bake"
     bl_label = "Bake Limbs"
+    needs = Needs.ENABLED
 
     armature: _armature_prop()  # type: ignore[valid-type]
     frame_start: IntProperty(  # type: ignore[valid-type]
-        name="Start", description="First frame to bake (frames)", default=1, min=0
+        name="Start", description="First frame to bake (not given: the scene's start frame)",
+        default=1, min=0,
     )
     frame_end: IntProperty(  # type: ignore[valid-type]
-        name="End", description="Last frame to bake, inclusive (frames)", default=250, min=0
+        name="End", description="Last frame to bake, inclusive (not given: the scene's end "
+        "frame)", default=250, min=0,
     )
     step: IntProperty(  # type: ignore[valid-type]
         name="Step", description="Bake every n-th frame (1 to 100 frames)", default=1, min=1,
@@ -313,6 +330,9 @@ class LIMBER_OT_bake(_ArmatureOperator):
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
+        for name in ("frame_start", "frame_end"):  # not given: the scene's range
+            if not self.properties.is_property_set(name):
+                setattr(self, name, getattr(context.scene, name))
         if self.frame_end < self.frame_start:
             self.report({"ERROR"}, "Limber: the end frame is before the start frame")
             return {"CANCELLED"}
@@ -361,6 +381,8 @@ class _SnapOperator(_ArmatureOperator):
     """Shared by the snap operators: apply :meth:`snap` to the named limb (default: every
     enabled limb), all with the depsgraph as evaluated before the first snap; a
     :class:`MappingError` cancels with its message."""
+
+    needs = Needs.LIMBS
 
     if TYPE_CHECKING:
         limb: str

@@ -38,18 +38,13 @@ from ...core import (
 from ..bridge import rig as mapping
 from ..bridge.rig import MappingError
 from ..run import solve
+from .preferences import OverlayStyle, overlay_style
 
 FloatArray = NDArray[np.float64]
 
 #: Samples around the elbow circle.
 SAMPLES = 96
-#: RGBA colours: feasible arcs, infeasible arcs, elbow point, shoulder–wrist axis.
-FEASIBLE_COLOR = (0.25, 0.85, 0.35, 1.0)
-INFEASIBLE_COLOR = (0.95, 0.25, 0.2, 1.0)
-ELBOW_COLOR = (1.0, 0.85, 0.1, 1.0)
-AXIS_COLOR = (0.55, 0.7, 1.0, 0.8)
-LINE_WIDTH = 2.5  # pixels
-POINT_SIZE = 9.0  # pixels
+# Colours and sizes: the add-on preferences (:func:`.preferences.overlay_style`).
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,8 +222,19 @@ def draw_callback() -> None:
 _REPORTED: list[Exception] = []
 
 
+def draw_lines(
+    geom: WorldGeometry, style: OverlayStyle
+) -> list[tuple[FloatArray, tuple[float, ...]]]:
+    """The non-empty line batches :func:`_draw` uploads, in drawing order, as (vertex
+    pairs (2k, 3), RGBA colour): feasible arcs, infeasible arcs, shoulder–wrist axis."""
+    batches = ((geom.feasible, style.feasible), (geom.infeasible, style.infeasible),
+               (geom.axis, style.axis))
+    return [(verts, color) for verts, color in batches if len(verts)]
+
+
 def _draw(geom: WorldGeometry, region: Any) -> None:
-    """Upload and draw: lines (feasible, infeasible, axis), then the elbow point."""
+    """Upload and draw: lines (feasible, infeasible, axis), then the elbow point, in the
+    preferences' colours and sizes."""
     import gpu
     from gpu_extras.batch import batch_for_shader
 
@@ -239,26 +245,22 @@ def _draw(geom: WorldGeometry, region: Any) -> None:
     except ValueError:
         point = gpu.shader.from_builtin("UNIFORM_COLOR")
         sized = False
+    style = overlay_style()
     gpu.state.blend_set("ALPHA")
     gpu.state.depth_test_set("NONE")
     line.bind()
     line.uniform_float("viewportSize", (region.width, region.height))
-    line.uniform_float("lineWidth", LINE_WIDTH)
-    for verts, color in (
-        (geom.feasible, FEASIBLE_COLOR),
-        (geom.infeasible, INFEASIBLE_COLOR),
-        (geom.axis, AXIS_COLOR),
-    ):
-        if len(verts):
-            line.uniform_float("color", color)
-            batch_for_shader(line, "LINES",
-                             {"pos": verts.astype(np.float32)}).draw(line)  # type: ignore[dict-item]
+    line.uniform_float("lineWidth", style.line_width)
+    for verts, color in draw_lines(geom, style):
+        line.uniform_float("color", color)
+        batch_for_shader(line, "LINES",
+                         {"pos": verts.astype(np.float32)}).draw(line)  # type: ignore[dict-item]
     point.bind()
-    point.uniform_float("color", ELBOW_COLOR)
+    point.uniform_float("color", style.elbow)
     if sized:
-        point.uniform_float("size", POINT_SIZE)
+        point.uniform_float("size", style.point_size)
     else:
-        gpu.state.point_size_set(POINT_SIZE)
+        gpu.state.point_size_set(style.point_size)
     batch_for_shader(point, "POINTS",
                      {"pos": geom.elbow.astype(np.float32)}).draw(point)  # type: ignore[dict-item]
 
@@ -279,7 +281,8 @@ def register() -> None:
         name="Swivel Overlay",
         description="Draw the active limb's elbow circle in the viewport: feasible swivel arcs "
         "green, arcs outside the joint limits red, the current elbow yellow, the "
-        "shoulder-to-wrist axis blue (display only, not saved)",
+        "shoulder-to-wrist axis blue (colours and sizes: Limber's preferences; display only, "
+        "not saved)",
         default=False,
         update=_redraw,
     )

@@ -18,6 +18,7 @@ from bpy.props import IntProperty
 
 from ..run import solve
 from . import overlay
+from .translations import iface_
 
 #: Notes in ``LimbStatus.message`` that the status line already says in its own words.
 _COVERED = ("target not reached", "no pose within the joint limits")
@@ -82,28 +83,28 @@ def status_lines(
     ``blocking``: from :func:`core.limits_at_bound` / :func:`core.blocking_limits`.
     """
     if status is None:
-        return [("not solved yet (Solve or Live)", "INFO")]
+        return [(iface_("not solved yet (Solve or Live)"), "INFO")]
     if not status.solved:
         return [(status.message or "not solved", "ERROR")]
     rows: list[tuple[str, str]] = []
     pe_mm = status.position_error * 1000.0
     oe_deg = math.degrees(status.orientation_error)
     if status.reached:
-        rows.append(("reached", "CHECKMARK"))
+        rows.append((iface_("reached"), "CHECKMARK"))
     elif pe_mm >= 0.05:
-        rows.append((f"out of reach by {pe_mm:.1f} mm", "ERROR"))
+        rows.append((iface_("out of reach by {:.1f} mm").format(pe_mm), "ERROR"))
     else:
-        rows.append((f"orientation out of reach by {oe_deg:.2f}°", "ERROR"))
+        rows.append((iface_("orientation out of reach by {:.2f}°").format(oe_deg), "ERROR"))
     if not status.within_limits:
         which = f": {_limit_names(blocking)}" if blocking else ""
-        rows.append((f"outside limits{which}", "ERROR"))
+        rows.append((iface_("outside limits") + which, "ERROR"))
     elif at_bound:
-        rows.append((f"at limit: {', '.join(at_bound)}", "INFO"))
+        rows.append((iface_("at limit: {}").format(", ".join(at_bound)), "INFO"))
     else:
-        rows.append(("within limits", "CHECKMARK"))
+        rows.append((iface_("within limits"), "CHECKMARK"))
     how = ", measured" if getattr(status, "measured", "model") == "depsgraph" else ""
     rows.append((f"error {pe_mm:.3f} mm, {oe_deg:.3f}°{how}", "DRIVER_DISTANCE"))
-    rows.append((f"{status.solve_us:.0f} µs per solve", "TIME"))
+    rows.append((iface_("{:.0f} µs per solve").format(status.solve_us), "TIME"))
     if getattr(status, "solver", "ANALYTIC") != "ANALYTIC":
         why = f" ({status.stop_reason})" if getattr(status, "stop_reason", "") else ""
         rows.append((f"{status.solver}: {status.iterations} iterations{why}", "INFO"))
@@ -277,10 +278,11 @@ def saved_status_lines(pg: Any) -> list[tuple[str, str]]:
     """The saved ``status`` of a limb or effector (what the last solve or bake found on
     the evaluated pose) as read-only (text, icon) rows."""
     if pg.position_error < 0.0 and not pg.message:
-        return [("no status yet (Solve, Live or Bake)", "INFO")]
+        return [(iface_("no status yet (Solve, Live or Bake)"), "INFO")]
     how = "measured on the evaluated pose" if pg.measured else "proven model"
     rows = [
-        ("reached" if pg.reached else "not reached", "CHECKMARK" if pg.reached else "ERROR"),
+        (iface_("reached" if pg.reached else "not reached"),
+         "CHECKMARK" if pg.reached else "ERROR"),
         (f"frame {pg.frame}: {pg.position_error * 1000.0:.3f} mm, "
          f"{math.degrees(pg.orientation_error):.3f}° ({how})", "DRIVER_DISTANCE"),
     ]

@@ -38,6 +38,28 @@ def test_identity(manifest: dict[str, Any]) -> None:
     assert manifest["maintainer"].strip()
 
 
+def test_version_min_is_the_oldest_row_the_matrix_tests(
+    manifest: dict[str, Any], repo_root: Path
+) -> None:
+    """``blender_version_min`` is the oldest Blender ``tools/test_matrix.sh`` proves."""
+    proc = subprocess.run(["bash", str(repo_root / "tools" / "test_matrix.sh"), "--list"],
+                          capture_output=True, text=True, check=True, timeout=60)
+    versions = [tuple(int(x) for x in line.split()[0].split(".")[:2])
+                for line in proc.stdout.splitlines() if line.strip()]
+    oldest = min(versions)
+    assert manifest["blender_version_min"] == f"{oldest[0]}.{oldest[1]}.0"
+
+
+def test_permissions_and_maintainer(manifest: dict[str, Any]) -> None:
+    """The CLI writes .blend and JSON files: the manifest asks for ``files`` with the reason
+    Blender shows; the maintainer is a name with a reachable address, not a placeholder."""
+    reason = manifest["permissions"]["files"]
+    assert 10 < len(reason) <= 64 and reason[-1] not in string.punctuation
+    name, _, address = manifest["maintainer"].partition("<")
+    assert name.strip() and "@" in address and address.endswith(">")
+    assert not any(w in manifest["maintainer"].lower() for w in ("example", "todo", "your"))
+
+
 def test_tagline(manifest: dict[str, Any]) -> None:
     tagline = manifest["tagline"]
     assert 0 < len(tagline) <= 64
