@@ -419,7 +419,9 @@ def check_elbow_circle(limb: Limb, goal: PoseGoal | PositionGoal, wrist: np.ndar
     radius = l1 * math.sqrt(max(0.0, 1.0 - cos_a * cos_a))
     rel = e - centre
     np.testing.assert_allclose(rel @ n, 0.0, atol=1e-12)  # plane ⊥ n̂ through the centre
-    np.testing.assert_allclose(np.linalg.norm(rel, axis=-1), radius, atol=1e-10)
+    # Squared radii: sqrt(1 - cos²) loses half the digits on a nearly degenerate circle
+    # (limb almost straight or folded), the squares keep them.
+    np.testing.assert_allclose(np.sum(rel * rel, axis=-1), radius * radius, atol=1e-12)
     if radius > 1e-3 * l1:
         measured = np.arctan2(rel @ v, rel @ u)  # angle from û about n̂
         assert np.max(circ_dist(measured, phi)) < 1e-9
