@@ -79,7 +79,8 @@ def _target_empty(context: Any, obj: Any, label: str, bone: str, depsgraph: Any)
 
 
 class LIMBER_OT_detect_limbs(_ArmatureOperator):
-    """Find arms and legs by bone names (Rigify, Mixamo, .L/.R, _l/_r, Left/Right)"""
+    """Find arms and legs by bone names (Rigify, Mixamo, HumanIK, Biped, DAZ, Unreal,
+    CMU/BVH; .L/.R, _l/_r, Left/Right, L_); the report names any limb not found and why"""
 
     bl_idname = "limber.detect_limbs"
     bl_label = "Detect Limbs"
@@ -96,9 +97,11 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
-        found = detect.detect_limbs(obj)
+        detection = detect.detect(obj)
+        found = detection.limbs
         if not found:
-            self.report({"WARNING"}, f"Limber: no arms or legs recognised in {obj.name!r}")
+            self.report({"WARNING"}, f"Limber: no arms or legs recognised in {obj.name!r}: "
+                        f"{detection.report()}")
             return {"CANCELLED"}
         limbs = obj.limber.limbs
         dg = context.evaluated_depsgraph_get()
@@ -114,7 +117,10 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
                     solve.snap_swivel(obj, limb)
                 except MappingError as exc:
                     self.report({"WARNING"}, f"Limber: {limb.name}: {exc}")
-        self.report({"INFO"}, f"Limber: {len(found)} limbs: {', '.join(d.name for d in found)}")
+        if detection.missing:
+            self.report({"WARNING"}, f"Limber: {detection.report()}")
+        else:
+            self.report({"INFO"}, f"Limber: {detection.report()}")
         return {"FINISHED"}
 
 

@@ -58,7 +58,8 @@ def test_detect_mixamo(limber: Any) -> None:
         ("LeftFoot", ("", "", "L", "leg", "end")),
         ("upper_arm_fk.L", None),
         ("DEF-forearm.L.001", None),
-        ("shoulder.L", None),
+        ("shoulder.L", ("", "", "L", "arm", "upper")),
+        ("clavicle.L", None),
         ("mixamorig:LeftHandIndex1", None),
     ],
 )
