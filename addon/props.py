@@ -11,6 +11,7 @@ from bpy.props import (
     CollectionProperty,
     EnumProperty,
     FloatProperty,
+    FloatVectorProperty,
     IntProperty,
     PointerProperty,
     StringProperty,
@@ -63,11 +64,13 @@ SWIVEL_MODES = [
 ]
 HINGE_AXES = [
     ("AUTO", "Auto", "The lower bone's only IK-unlocked axis, else the rest bend axis, else "
-     "local X for a straight rest chain"),
+     "the axis the lower bone bends about in the animation (or the current pose), else "
+     "local X for a straight rest chain (reported)"),
     ("X", "X", "The lower bone's local +X axis"),
     ("Z", "Z", "The lower bone's local +Z axis"),
     ("NEG_X", "-X", "The lower bone's local -X axis"),
     ("NEG_Z", "-Z", "The lower bone's local -Z axis"),
+    ("CUSTOM", "Custom", "The Custom Hinge Axis vector, in the lower bone's local frame"),
 ]
 
 
@@ -150,6 +153,9 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         pole: bpy.types.Object | None
         use_limits: bool
         hinge_axis: str
+        hinge_custom: tuple[float, float, float]
+        hinge_found: tuple[float, float, float]
+        hinge_found_source: str
         status: LIMBER_PG_status
 
 
@@ -243,6 +249,31 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         description="Axis of the lower bone (in its local frame) the elbow/knee bends about",
         items=HINGE_AXES,
         default="AUTO",
+    )
+    hinge_custom: FloatVectorProperty(  # type: ignore[valid-type,no-redef]
+        name="Custom Hinge Axis",
+        description="Hinge axis used when Hinge Axis is Custom: a non-zero vector in the "
+        "lower bone's local frame (normalised; positive angles bend about it by the "
+        "right-hand rule)",
+        size=3,
+        default=(1.0, 0.0, 0.0),
+        subtype="XYZ",
+    )
+    hinge_found: FloatVectorProperty(  # type: ignore[valid-type,no-redef]
+        name="Found Hinge Axis",
+        description="The AUTO hinge axis Limber found in the animation or pose (lower bone's "
+        "frame), kept so that baking over that animation never changes it (written by "
+        "Limber)",
+        size=3,
+        default=(0.0, 0.0, 0.0),
+        options={"HIDDEN"},
+    )
+    hinge_found_source: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="Found Hinge Source",
+        description="Where Found Hinge Axis came from and for which lower bone, "
+        "'<source>:<bone>' (empty: not found yet; written by Limber)",
+        default="",
+        options={"HIDDEN"},
     )
     status: PointerProperty(  # type: ignore[valid-type,no-redef]
         name="Status",

@@ -180,21 +180,31 @@ def rig_for(obj: Any, settings: Any) -> LimbRig:
         sig: tuple[Any, ...] = (
             names,
             settings.hinge_axis,
+            tuple(settings.hinge_custom),
             settings.use_limits,
             *(_bone_signature(pbs[n]) for n in names),
         )
         parent = pbs[names[0]].parent
         if parent is not None:
             sig += (parent.bone.matrix_local.copy(),)
+        sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
     except KeyError:
         sig = ()  # let build_rig name the missing bone
     key = (obj.name, settings.name)
     hit = _RIGS.get(key)
     if hit is not None and sig and hit[0] == sig:
         return hit[1]
+    source, _, bone = settings.hinge_found_source.partition(":")
+    found = (tuple(settings.hinge_found), source) if source and bone == names[1] else None
     rig = mapping.build_rig(
-        obj, names, hinge_axis=settings.hinge_axis, use_limits=settings.use_limits
+        obj, names, hinge_axis=settings.hinge_axis, use_limits=settings.use_limits,
+        hinge_custom=tuple(settings.hinge_custom), hinge_found=found,
     )
+    if found is None and rig.hinge_source in ("ACTION", "POSE"):
+        # Keep it: baking over the animation it came from must never change the axis.
+        settings.hinge_found = tuple(rig.hinge_axis)
+        settings.hinge_found_source = f"{rig.hinge_source}:{names[1]}"
+        sig = sig[:-2] + (tuple(settings.hinge_found), settings.hinge_found_source)
     _RIGS[key] = (sig, rig)
     return rig
 
@@ -386,7 +396,7 @@ def _solve_limb_numeric(
         msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    msgs += overrides(obj, rig)
+    msgs += hinge_notes(rig) + overrides(obj, rig)
     st.proven = False  # numeric limbs are always measured on the evaluated pose
     finish_status(st, msgs)
 
@@ -469,6 +479,14 @@ def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
     finish_status(st, list(notes))
 
 
+def hinge_notes(rig: LimbRig) -> list[str]:
+    """A note when the hinge axis is a guess (straight rest chain, nothing bent)."""
+    if rig.hinge_source == "DEFAULT":
+        return ["hinge axis guessed as +X (straight rest, no bent pose or animation): set "
+                "Hinge Axis"]
+    return []
+
+
 def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | None = None
                    ) -> tuple[list[str], bool]:
     """Frame-independent remarks on an analytic limb solve, and whether the model is
@@ -478,6 +496,7 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         msgs.append("no pole object; using the swivel angle")
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+    msgs += hinge_notes(rig)
     over = overrides(obj, rig)
     if req is not None and not bool(req.linked.all()):
         over.append("a stretched (non-uniformly scaled) segment")

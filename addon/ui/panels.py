@@ -16,6 +16,7 @@ from typing import Any
 import bpy
 from bpy.props import IntProperty
 
+from ..bridge.rig import HINGE_SOURCES, MappingError
 from ..run import solve
 from . import overlay
 
@@ -227,6 +228,17 @@ def draw_actions(layout: Any, context: Any, obj: Any) -> None:
     row.prop(context.window_manager, "limber_overlay", toggle=True, icon="OVERLAY")
 
 
+def hinge_label(obj: Any, limb: Any) -> str:
+    """The hinge axis a limb uses and where it came from, e.g. ``"Hinge (0.87, 0, 0.5):
+    bent pose in the animation"``."""
+    try:
+        rig = solve.rig_for(obj, limb)
+    except MappingError as exc:
+        return f"Hinge axis cannot be found: {exc}"
+    k = ", ".join(f"{v:.3g}" for v in rig.hinge_axis + 0.0)
+    return f"Hinge ({k}): {HINGE_SOURCES.get(rig.hinge_source, rig.hinge_source)}"
+
+
 def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
     """The active limb's settings, swivel with feasible ranges, and status line."""
     col = layout.column()
@@ -245,6 +257,12 @@ def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
     row = col.row(align=True)
     row.prop(limb, "use_limits")
     row.prop(limb, "hinge_axis", text="")
+    if limb.hinge_axis == "CUSTOM":
+        col.prop(limb, "hinge_custom", text="")
+    r = col.row()
+    text = hinge_label(obj, limb)
+    r.alert = "default" in text or "cannot" in text
+    r.label(text=text, icon="CON_ROTLIMIT")
 
     box = layout.box()
     ctl = box.column()
