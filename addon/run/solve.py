@@ -35,6 +35,7 @@ from typing import Any
 import bpy
 import numpy as np
 from mathutils import Matrix
+from numpy.typing import NDArray
 
 from ...core import (
     AimGoal,
@@ -766,24 +767,94 @@ def hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
     return False
 
 
-def snap_swivel(obj: Any, settings: Any, depsgraph: Any | None = None) -> float:
-    """Set ``settings.swivel`` to the current FK elbow's swivel angle and return it.
+FloatArray = NDArray[np.float64]
+#: A snap's residual (world units) above this is reported (0.01 mm at metre scale).
+SNAP_RESIDUAL_REPORTED = 1e-5
 
-    Goes through the pipeline's request (the evaluated frame and links) and uses the
-    elbow-position → φ rule (Tolani §3.2.2) on the current FK pose, so solving to the
-    current end pose afterwards reproduces the FK pose.
+
+@dataclass(frozen=True)
+class FkSnap:
+    """The current FK pose of a limb as Limber's IK parameters (see :func:`snap_fk`).
+
+    Attributes:
+        swivel: the swivel angle (rad) whose elbow is nearest the FK elbow (Tolani §3.2.2).
+        elbow: (3,) world position of the elbow Limber's solve puts there (on the hinge
+            circle of the FK end pose).
+        fk_elbow: (3,) world position of the FK elbow (the lower bone's evaluated head).
+        pole: (3,) world position for a pole object that gives the same swivel in POLE
+            mode: out from the hinge circle's centre through ``elbow`` by the upper bone's
+            length (the elbow itself when the limb is straight).
+        residual: distance (world units) from ``elbow`` to ``fk_elbow``: 0 to float32
+            rounding when the FK lower bone turns about the hinge axis only; otherwise
+            the part of the FK pose the limb model cannot express.
     """
+
+    swivel: float
+    elbow: FloatArray
+    fk_elbow: FloatArray
+    pole: FloatArray
+    residual: float
+
+
+def snap_fk(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
+    """The limb's FK pose (as Blender evaluates it) in Limber's terms: the end bone's world
+    pose as the goal and the actual FK elbow as the elbow target (the swivel nearest it,
+    Tolani §3.2.2, via :func:`core.solve_limb`'s ``elbow_target``), through the pipeline's
+    request (evaluated frame and links, helper bones)."""
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     obj_eval = obj.evaluated_get(dg)
     rig = rig_for(obj, settings)
-    r1, theta, r2 = mapping.read_limb_pose(obj, rig)
-    limb = requests.limb_request(settings, rig, replace(
-        read.read_limb(obj_eval, settings, rig.bones, dg, True), target=np.eye(4)[None])).limb
-    fk = limb.forward(r1, theta, r2)
-    elbow = limb.elbow_position(r1)
-    sol = solve_limb(limb, PoseGoal(position=fk[:3, 3], rotation=fk[:3, :3]), elbow_target=elbow)
-    settings.swivel = float(sol.swivel)
-    return float(sol.swivel)
+    world = read.mat4(obj_eval.matrix_world)
+    pbs = obj_eval.pose.bones
+    end = world @ read.mat4(pbs[rig.end].matrix)
+    fk_elbow = (world @ np.append(np.array(pbs[rig.lower].head, dtype=np.float64), 1.0))[:3]
+    base = read.read_limb(obj_eval, settings, rig.bones, dg, True)
+    req = requests.limb_request(settings, rig, replace(base, target=end[None],
+                                                       pole=fk_elbow[None]))
+    tg = req.target_goal[0]
+    elbow_target = req.kwargs["elbow_target"]
+    limb = req.limb
+    sol = solve_limb(limb, PoseGoal(position=tg[:3, 3], rotation=tg[:3, :3]),
+                     elbow_target=elbow_target)
+    frame = req.frame[0]
+    elbow_local = limb.elbow_position(sol.shoulder)
+    wrist_local = limb.wrist_position(sol.shoulder, sol.elbow)
+    # The pole: out from the circle's centre (the elbow projected on the shoulder-wrist
+    # line, shoulder at the frame origin) through the elbow.
+    w = wrist_local / max(float(np.linalg.norm(wrist_local)), 1e-12)
+    out = elbow_local - w * float(np.dot(elbow_local, w))
+    n = float(np.linalg.norm(out))
+    pole_local = elbow_local + (out / n * float(np.linalg.norm(np.asarray(limb.a)[:3, 3])) if n > 1e-9
+                                else 0.0)
+
+    def to_world(p: FloatArray) -> FloatArray:
+        return (frame @ np.append(p, 1.0))[:3]  # type: ignore[no-any-return]
+
+    elbow = to_world(elbow_local)
+    return FkSnap(swivel=float(sol.swivel), elbow=elbow, fk_elbow=fk_elbow,
+                  pole=to_world(pole_local), residual=float(np.linalg.norm(elbow - fk_elbow)))
+
+
+def snap_swivel(obj: Any, settings: Any, depsgraph: Any | None = None) -> float:
+    """Set ``settings.swivel`` to the swivel of the current FK elbow (:func:`snap_fk`) and
+    return it: solving to the FK end pose in ANGLE mode then reproduces the FK pose (up to
+    the residual :func:`snap_fk` reports)."""
+    snap = snap_fk(obj, settings, depsgraph)
+    settings.swivel = snap.swivel
+    return snap.swivel
+
+
+def snap_pole(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
+    """Move the limb's pole object (its world location; rotation and scale kept) so that
+    POLE mode reproduces the current FK pose (:func:`snap_fk`); returns the snap."""
+    pole = settings.pole
+    if pole is None:
+        raise MappingError(f"limb {settings.name!r} has no pole object")
+    snap = snap_fk(obj, settings, depsgraph)
+    m = pole.matrix_world.copy()
+    m.translation = snap.pole.tolist()
+    pole.matrix_world = m
+    return snap
 
 
 def snap_target(obj: Any, settings: Any, depsgraph: Any | None = None) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
 
+from ...core import LimberError
 from .. import detect
 from ..bridge import rig as mapping
 from ..bridge.rig import MappingError
@@ -371,7 +372,7 @@ class _SnapOperator(_ArmatureOperator):
     if TYPE_CHECKING:
         limb: str
 
-    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
         raise NotImplementedError
 
     def execute(self, context: Any) -> OperatorResult:
@@ -382,12 +383,19 @@ class _SnapOperator(_ArmatureOperator):
         if not limbs:
             return {"CANCELLED"}
         dg = context.evaluated_depsgraph_get()
+        off = []
         try:
             for lb in limbs:
-                self.snap(obj, lb, dg)
-        except MappingError as exc:
+                snap = self.snap(obj, lb, dg)
+                if snap is not None and snap.residual > solve.SNAP_RESIDUAL_REPORTED:
+                    off.append(f"{lb.name} {snap.residual * 1000.0:.3g} mm")
+        except (MappingError, LimberError) as exc:
             self.report({"ERROR"}, f"Limber: {exc}")
             return {"CANCELLED"}
+        if off:
+            self.report({"WARNING"}, "Limber: the FK elbow is off the hinge circle (the "
+                        "lower bone turns about more than its hinge axis); IK will move it "
+                        "by: " + ", ".join(off))
         return {"FINISHED"}
 
 
@@ -400,8 +408,25 @@ class LIMBER_OT_snap_swivel(_SnapOperator):
     armature: _armature_prop()  # type: ignore[valid-type]
     limb: _limb_prop("snap")  # type: ignore[valid-type]
 
-    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
-        solve.snap_swivel(obj, limb)
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
+        snap = solve.snap_fk(obj, limb, depsgraph)
+        limb.swivel = snap.swivel
+        return snap
+
+
+class LIMBER_OT_snap_pole(_SnapOperator):
+    """Move the pole object so that Pole swivel mode reproduces the current FK elbow"""
+
+    bl_idname = "limber.snap_pole"
+    bl_label = "Snap Pole to FK"
+
+    armature: _armature_prop()  # type: ignore[valid-type]
+    limb: _limb_prop("snap")  # type: ignore[valid-type]
+
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
+        if limb.pole is None and not self.limb:
+            return None  # every limb: those with a pole
+        return solve.snap_pole(obj, limb, depsgraph)
 
 
 class LIMBER_OT_snap_target(_SnapOperator):
@@ -413,8 +438,9 @@ class LIMBER_OT_snap_target(_SnapOperator):
     armature: _armature_prop()  # type: ignore[valid-type]
     limb: _limb_prop("snap")  # type: ignore[valid-type]
 
-    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
         solve.snap_target(obj, limb, depsgraph)
+        return None
 
 
 CLASSES: tuple[type, ...] = (
@@ -427,4 +453,5 @@ CLASSES: tuple[type, ...] = (
     LIMBER_OT_bake,
     LIMBER_OT_snap_swivel,
     LIMBER_OT_snap_target,
+    LIMBER_OT_snap_pole,
 )

@@ -223,6 +223,7 @@ def draw_actions(layout: Any, context: Any, obj: Any) -> None:
     row = col.row(align=True)
     _op(row, "limber.snap_swivel", obj, text="Snap Swivel", icon="SNAP_ON")
     _op(row, "limber.snap_target", obj, text="Snap Target", icon="EMPTY_ARROWS")
+    _op(row, "limber.snap_pole", obj, text="Snap Pole", icon="PIVOT_CURSOR")
     row = layout.row(align=True)
     row.prop(scene.limber, "live_playback", toggle=True, icon="PLAY")
     row.prop(context.window_manager, "limber_overlay", toggle=True, icon="OVERLAY")
