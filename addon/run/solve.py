@@ -824,8 +824,8 @@ def snap_fk(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
     w = wrist_local / max(float(np.linalg.norm(wrist_local)), 1e-12)
     out = elbow_local - w * float(np.dot(elbow_local, w))
     n = float(np.linalg.norm(out))
-    pole_local = elbow_local + (out / n * float(np.linalg.norm(np.asarray(limb.a)[:3, 3])) if n > 1e-9
-                                else 0.0)
+    reach = float(np.linalg.norm(np.asarray(limb.a)[:3, 3]))
+    pole_local = elbow_local + (out / n * reach if n > 1e-9 else 0.0)
 
     def to_world(p: FloatArray) -> FloatArray:
         return (frame @ np.append(p, 1.0))[:3]  # type: ignore[no-any-return]
