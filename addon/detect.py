@@ -9,7 +9,8 @@ Rigify's ``ORG-``/``DEF-``), the side by the patterns of :data:`SIDE_PATTERNS` (
 A limb is one of the stem triples of :data:`LIMB_SCHEMES` (upper, lower, end; Rigify, Mixamo
 and HumanIK, Biped, DAZ Genesis, Unreal, CMU/BVH, ...) found in one (namespace, prefix,
 side) group, each bone below the previous one. Bones between them (twist or roll bones) are
-followed as helpers; a main bone split into numbered segments (``DEF-forearm.L.001``) is
+followed as helpers; on a generated Rigify rig the FK controls are the limb
+(:data:`RIGIFY_FK`); a main bone split into numbered segments (``DEF-forearm.L.001``) is
 refused with a message, since only its first segment would bend. Per side and kind the
 first scheme, in :data:`PREFIX_PREFERENCE` order, wins (a generated Rigify rig has ORG- and
 DEF- copies). What is not found is listed by :func:`detect` with the reason.
@@ -148,6 +149,35 @@ class DetectedLimb:
     upper: str
     lower: str
     end: str
+    #: Pose bone holding the limb's IK/FK switch (custom property :data:`RIGIFY_SWITCH`;
+    #: generated Rigify rigs), or '' when the limb has none.
+    switch: str = ""
+
+
+#: Generated Rigify rigs (armature data with a ``rig_id``): per kind, the FK controls
+#: (upper, lower, end) and the bone holding the IK/FK switch; the side is appended as
+#: ``.L`` / ``.R``. Limber solves the FK controls (through the MCH- helper bones between
+#: them); the ORG- and DEF- bones follow them once the switch is at FK.
+RIGIFY_FK: dict[str, tuple[str, str, str, str]] = {
+    "arm": ("upper_arm_fk", "forearm_fk", "hand_fk", "upper_arm_parent"),
+    "leg": ("thigh_fk", "shin_fk", "foot_fk", "thigh_parent"),
+}
+#: The switch's custom property and its FK value (0 = IK, 1 = FK).
+RIGIFY_SWITCH = "IK_FK"
+RIGIFY_FK_VALUE = 1.0
+
+
+def _rigify_fk(obj: Any, kind: str, side: str) -> DetectedLimb | None:
+    """The FK controls of a generated Rigify rig's limb, or None (not such a rig)."""
+    if "rig_id" not in obj.data:
+        return None
+    names = [f"{n}.{side}" for n in RIGIFY_FK[kind]]
+    bones = obj.data.bones
+    if not all(n in bones for n in names[:3]):
+        return None
+    pb = obj.pose.bones.get(names[3])
+    switch = names[3] if pb is not None and RIGIFY_SWITCH in pb.keys() else ""
+    return DetectedLimb(f"{KIND_NAMES[kind]}.{side}", names[0], names[1], names[2], switch)
 
 
 @dataclass(frozen=True)
@@ -197,6 +227,10 @@ def detect(obj: Any) -> Detection:
     for kind, triples in LIMB_SCHEMES.items():
         for side in SIDES:
             limb_name = f"{KIND_NAMES[kind]}.{side}"
+            rigify = _rigify_fk(obj, kind, side)
+            if rigify is not None:
+                found.append(rigify)
+                continue
             keys = sorted(
                 (k for k in groups if k[2] == side),
                 key=lambda k: (PREFIX_PREFERENCE.index(k[1]), k[0]),

@@ -156,6 +156,9 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         hinge_custom: tuple[float, float, float]
         hinge_found: tuple[float, float, float]
         hinge_found_source: str
+        switch_bone: str
+        switch_restore: float
+        switch_keyed: bool
         status: LIMBER_PG_status
 
 
@@ -266,6 +269,26 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         "Limber)",
         size=3,
         default=(0.0, 0.0, 0.0),
+        options={"HIDDEN"},
+    )
+    switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Bone",
+        description="Pose bone whose IK_FK custom property Limber sets to FK (1) while it "
+        "drives this limb (generated Rigify rigs; empty: none). Keyed by the bake, restored "
+        "when the limb is removed",
+        default="",
+    )
+    switch_restore: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Before",
+        description="The switch's value before Limber set it (restored on removal)",
+        default=0.0,
+        options={"HIDDEN"},
+    )
+    switch_keyed: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Keyed by Limber",
+        description="The switch's F-curve was created by Limber's bake (removed with the "
+        "limb)",
+        default=False,
         options={"HIDDEN"},
     )
     hinge_found_source: StringProperty(  # type: ignore[valid-type,no-redef]

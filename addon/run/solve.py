@@ -857,6 +857,40 @@ def snap_pole(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
     return snap
 
 
+def take_switch(obj: Any, settings: Any, bone: str) -> None:
+    """Set the limb's IK/FK switch (``bone``'s ``IK_FK`` property, generated Rigify rigs)
+    to FK, remembering its value for :func:`release_switch`."""
+    from ..detect import RIGIFY_FK_VALUE, RIGIFY_SWITCH
+
+    pb = obj.pose.bones[bone]
+    settings.switch_restore = float(pb[RIGIFY_SWITCH])
+    settings.switch_bone = bone
+    pb[RIGIFY_SWITCH] = RIGIFY_FK_VALUE
+    obj.update_tag()
+
+
+def release_switch(obj: Any, settings: Any) -> None:
+    """Give the limb's IK/FK switch back: its value from before :func:`take_switch`, and
+    the F-curve Limber's bake created for it removed (a switch animated before keeps its
+    F-curve)."""
+    from ..compat import assigned_fcurves
+    from ..detect import RIGIFY_SWITCH
+
+    pb = obj.pose.bones.get(settings.switch_bone) if settings.switch_bone else None
+    if pb is None:
+        return
+    ad = obj.animation_data
+    fcurves = assigned_fcurves(ad) if ad is not None else None
+    if fcurves is not None and settings.switch_keyed:
+        fc = fcurves.find(pb.path_from_id(f'["{RIGIFY_SWITCH}"]'))
+        if fc is not None:
+            fcurves.remove(fc)
+    pb[RIGIFY_SWITCH] = settings.switch_restore
+    settings.switch_bone = ""
+    settings.switch_keyed = False
+    obj.update_tag()
+
+
 def snap_target(obj: Any, settings: Any, depsgraph: Any | None = None) -> None:
     """Move the limb's target (object, or its target bone) to the end bone's current pose."""
     target = settings.target

@@ -112,6 +112,8 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
                 limb = limbs.add()
                 limb.name = d.name
             limb.upper_bone, limb.lower_bone, limb.end_bone = d.upper, d.lower, d.end
+            if d.switch and not limb.switch_bone:
+                solve.take_switch(obj, limb, d.switch)
             if self.create_targets:
                 limb.target = _target_empty(context, obj, limb.name, limb.end_bone, dg)
                 try:
@@ -192,6 +194,7 @@ class LIMBER_OT_remove_limb(_ArmatureOperator):
             self.report({"ERROR"}, f"Limber: no limb at index {i}")
             return {"CANCELLED"}
         solve.STATUS.pop((obj.name, data.limbs[i].name), None)
+        solve.release_switch(obj, data.limbs[i])
         data.limbs.remove(i)
         data.active_limb_index = max(0, min(data.active_limb_index, len(data.limbs) - 1))
         return {"FINISHED"}
