@@ -63,6 +63,23 @@ def test_generated_rig_limbs_on_the_fk_controls(limber: Any) -> None:
         assert lb.switch_bone == SWITCH[lb.name]
         assert rig.pose.bones[lb.switch_bone]["IK_FK"] == 1.0
         assert lb.switch_restore == 0.0
+    # IK <-> FK through Limber: from any FK pose, snapping the target and the swivel (or
+    # the pole) and solving leaves every DEF- bone where it was.
+    solve = limber.sub("addon.run.solve")
+    rng = np.random.default_rng(7)
+    for lb in rig.limber.limbs:
+        lb.target = add_empty(f"T.{lb.name}")
+        _fk_pose(rig, lb, solve.rig_for(rig, lb).hinge_axis, rng)
+    evaluate()
+    defs = [b.name for b in rig.data.bones if b.name.startswith("DEF-")]
+    before = {b: world_pose(rig, b) for b in defs}
+    assert bpy.ops.limber.snap_target(armature=rig.name) == {"FINISHED"}
+    assert bpy.ops.limber.snap_swivel(armature=rig.name) == {"FINISHED"}
+    for st in solve.solve_object(rig):
+        assert st.reached, st.message
+    moved = max(float(np.abs(world_pose(rig, b) - before[b]).max()) for b in defs)
+    print(f"Rigify FK->IK snap: DEF bones moved at most {moved * 1000:.2e} mm")
+    assert moved < POS_TOL
 
 
 def test_def_bones_reach_fk_generated_targets(limber: Any) -> None:
