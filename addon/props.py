@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import bpy
 from bpy.props import (
@@ -72,6 +72,11 @@ HINGE_AXES = [
     ("NEG_Z", "-Z", "The lower bone's local -Z axis"),
     ("CUSTOM", "Custom", "The Custom Hinge Axis vector, in the lower bone's local frame"),
 ]
+
+
+def _forget_found_hinge(self: Any, context: Any) -> None:
+    """A new Hinge Axis choice: AUTO looks at the rig, the animation and the pose again."""
+    self.hinge_found_source = ""
 
 
 class LIMBER_PG_status(bpy.types.PropertyGroup):
@@ -252,6 +257,7 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         description="Axis of the lower bone (in its local frame) the elbow/knee bends about",
         items=HINGE_AXES,
         default="AUTO",
+        update=_forget_found_hinge,
     )
     hinge_custom: FloatVectorProperty(  # type: ignore[valid-type,no-redef]
         name="Custom Hinge Axis",

@@ -203,9 +203,12 @@ def rig_for(obj: Any, settings: Any) -> LimbRig:
     )
     if found is None and rig.hinge_source in ("ACTION", "POSE"):
         # Keep it: baking over the animation it came from must never change the axis.
-        settings.hinge_found = tuple(rig.hinge_axis)
-        settings.hinge_found_source = f"{rig.hinge_source}:{names[1]}"
-        sig = sig[:-2] + (tuple(settings.hinge_found), settings.hinge_found_source)
+        try:
+            settings.hinge_found = tuple(rig.hinge_axis)
+            settings.hinge_found_source = f"{rig.hinge_source}:{names[1]}"
+            sig = sig[:-2] + (tuple(settings.hinge_found), settings.hinge_found_source)
+        except (AttributeError, RuntimeError):
+            pass  # a panel's draw may not write data: kept at the next solve
     _RIGS[key] = (sig, rig)
     return rig
 

@@ -101,6 +101,11 @@ def test_auto_axis_sources(limber: Any, source: str) -> None:
     limb.target = add_empty("T", world_pose(obj, names[2]))
     st = solve.solve_object(obj)[0]
     assert ("hinge axis guessed" in st.message) == (source == "DEFAULT")
+    if source in ("ACTION", "POSE"):  # kept on the limb until the choice changes
+        assert limb.hinge_found_source == f"{source}:{names[1]}"
+        limb.hinge_axis = "X"
+        limb.hinge_axis = "AUTO"
+        assert limb.hinge_found_source == ""
 
 
 def test_rest_bend_against_the_animation_follows_the_animation(limber: Any) -> None:
