@@ -284,6 +284,13 @@ def _find(
     return None, best[1]
 
 
+def segmented(*names: str) -> str:
+    """Which of ``names`` are numbered segments (``DEF-forearm.L.001`` of
+    ``DEF-forearm.L``), as a message; '' when none is."""
+    found = [(n, m.group("base")) for n in names if (m := _SEGMENT.match(n))]
+    return ", ".join(f"{n!r} is a segment of {base!r}" for n, base in found)
+
+
 def detect_limbs(obj: Any) -> list[DetectedLimb]:
     """Arms and legs of an armature object, in (arm, leg) × (L, R) order (see
     :func:`detect` for the reasons of the limbs not found)."""

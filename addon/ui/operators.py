@@ -158,6 +158,11 @@ class LIMBER_OT_add_limb(_ArmatureOperator):
                 {"ERROR"}, f"Limber: bone {name!r} needs a parent and a grandparent to be a limb"
             )
             return {"CANCELLED"}
+        segments = detect.segmented(bone.name, bone.parent.name, bone.parent.parent.name)
+        if segments:
+            self.report({"ERROR"}, f"Limber: {segments}; map the unsegmented (ORG- or FK) "
+                        "bones instead")
+            return {"CANCELLED"}
         limb = obj.limber.limbs.add()
         limb.name = self.limb_name or bone.name
         limb.upper_bone, limb.lower_bone, limb.end_bone = (

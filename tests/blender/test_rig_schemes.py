@@ -186,3 +186,7 @@ def test_segmented_deform_chain_is_refused_by_name(limber: Any) -> None:
     assert [d.name for d in detection.limbs] == ["leg.L", "leg.R"]
     msg = detection.missing["arm.L"]
     assert "DEF-upper_arm.L.001" in msg and "segments" in msg
+    # Added by hand from the hand: refused by name, never a wrong limb.
+    with pytest.raises(RuntimeError, match=r"DEF-forearm.L.001' is a segment"):
+        bpy.ops.limber.add_limb(armature=obj.name, end_bone="DEF-hand.L")
+    assert "arm.L" not in obj.limber.limbs and "DEF-hand.L" not in obj.limber.limbs
