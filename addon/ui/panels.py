@@ -264,6 +264,9 @@ def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
     text = hinge_label(obj, limb)
     r.alert = "default" in text or "cannot" in text
     r.label(text=text, icon="CON_ROTLIMIT")
+    if limb.switch_bone:
+        col.label(text=f"IK/FK switch of {limb.switch_bone}: FK while Limber drives the limb "
+                  "(restored on removal)", icon="ARMATURE_DATA")
 
     box = layout.box()
     ctl = box.column()

@@ -175,3 +175,27 @@ def test_bvh_clip_rebaked_from_its_own_targets(limber: Any) -> None:
     print(f"BVH re-bake: {checked} bent limb-frames, worst upper {worst['upper']:.2e}°, "
           f"lower {worst['lower']:.2e}°")
     assert worst["upper"] < 1.0 and worst["lower"] < 1.0, worst
+
+
+@pytest.mark.parametrize("choice", ["AUTO", "CUSTOM"])
+def test_panel_draws_the_hinge_source_and_writes_nothing(
+    limber: Any, choice: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The limb panel on a straight chain bent in the current pose (AUTO: found while
+    drawing, which may not write data) and with a custom axis and a switch bone."""
+    from types import SimpleNamespace
+
+    from tests.blender.test_ui import assert_layout_clean, real_layout
+
+    ui = limber.sub("addon.ui.panels")
+    limber.sub("addon.run.solve").clear_caches()
+    obj = armature_from("Straight", STRAIGHT)
+    obj.pose.bones["lower.L"].rotation_quaternion = Quaternion((0.0, 0.0, 1.0), 0.5)
+    limb = add_limb(obj, "arm.L", BONES, hinge_axis=choice, hinge_custom=(0.0, 1.0, 1.0),
+                    switch_bone="root")
+    bpy.context.view_layer.objects.active = obj
+    with real_layout(obj) as (layout, context):
+        ui.LIMBER_PT_main.draw(SimpleNamespace(layout=layout), context)
+        ui.draw_limb(layout, context, obj, limb)
+    assert_layout_clean(capfd)
+    assert "bent pose" in ui.hinge_label(obj, limb) or choice == "CUSTOM"
