@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import bpy
 from bpy.props import (
@@ -11,6 +11,7 @@ from bpy.props import (
     CollectionProperty,
     EnumProperty,
     FloatProperty,
+    FloatVectorProperty,
     IntProperty,
     PointerProperty,
     StringProperty,
@@ -63,12 +64,19 @@ SWIVEL_MODES = [
 ]
 HINGE_AXES = [
     ("AUTO", "Auto", "The lower bone's only IK-unlocked axis, else the rest bend axis, else "
-     "local X for a straight rest chain"),
+     "the axis the lower bone bends about in the animation (or the current pose), else "
+     "local X for a straight rest chain (reported)"),
     ("X", "X", "The lower bone's local +X axis"),
     ("Z", "Z", "The lower bone's local +Z axis"),
     ("NEG_X", "-X", "The lower bone's local -X axis"),
     ("NEG_Z", "-Z", "The lower bone's local -Z axis"),
+    ("CUSTOM", "Custom", "The Custom Hinge Axis vector, in the lower bone's local frame"),
 ]
+
+
+def _forget_found_hinge(self: Any, context: Any) -> None:
+    """A new Hinge Axis choice: AUTO looks at the rig, the animation and the pose again."""
+    self.hinge_found_source = ""
 
 
 class LIMBER_PG_status(bpy.types.PropertyGroup):
@@ -150,6 +158,12 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         pole: bpy.types.Object | None
         use_limits: bool
         hinge_axis: str
+        hinge_custom: tuple[float, float, float]
+        hinge_found: tuple[float, float, float]
+        hinge_found_source: str
+        switch_bone: str
+        switch_restore: float
+        switch_keyed: bool
         status: LIMBER_PG_status
 
 
@@ -243,6 +257,52 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         description="Axis of the lower bone (in its local frame) the elbow/knee bends about",
         items=HINGE_AXES,
         default="AUTO",
+        update=_forget_found_hinge,
+    )
+    hinge_custom: FloatVectorProperty(  # type: ignore[valid-type,no-redef]
+        name="Custom Hinge Axis",
+        description="Hinge axis used when Hinge Axis is Custom: a non-zero vector in the "
+        "lower bone's local frame (normalised; positive angles bend about it by the "
+        "right-hand rule)",
+        size=3,
+        default=(1.0, 0.0, 0.0),
+        subtype="XYZ",
+    )
+    hinge_found: FloatVectorProperty(  # type: ignore[valid-type,no-redef]
+        name="Found Hinge Axis",
+        description="The AUTO hinge axis Limber found in the animation or pose (lower bone's "
+        "frame), kept so that baking over that animation never changes it (written by "
+        "Limber)",
+        size=3,
+        default=(0.0, 0.0, 0.0),
+        options={"HIDDEN"},
+    )
+    switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Bone",
+        description="Pose bone whose IK_FK custom property Limber sets to FK (1) while it "
+        "drives this limb (generated Rigify rigs; empty: none). Keyed by the bake, restored "
+        "when the limb is removed",
+        default="",
+    )
+    switch_restore: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Before",
+        description="The switch's value before Limber set it (restored on removal)",
+        default=0.0,
+        options={"HIDDEN"},
+    )
+    switch_keyed: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Keyed by Limber",
+        description="The switch's F-curve was created by Limber's bake (removed with the "
+        "limb)",
+        default=False,
+        options={"HIDDEN"},
+    )
+    hinge_found_source: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="Found Hinge Source",
+        description="Where Found Hinge Axis came from and for which lower bone, "
+        "'<source>:<bone>' (empty: not found yet; written by Limber)",
+        default="",
+        options={"HIDDEN"},
     )
     status: PointerProperty(  # type: ignore[valid-type,no-redef]
         name="Status",

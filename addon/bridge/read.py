@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..compat import assigned_fcurves
+
 FloatArray = NDArray[np.float64]
 
 
@@ -85,6 +87,24 @@ def bone_world(obj_eval: Any, bone: str) -> FloatArray:
 _UNIT = (1.0, 1.0, 1.0)
 
 
+def animated_setting(settings: Any, prop: str, depsgraph: Any) -> float:
+    """A limb setting's value at the scene's current frame: its F-curve in the armature's
+    assigned action when it has one (Blender does not flush animated values of add-on
+    property groups to every object it evaluates, e.g. armatures made by the BVH
+    importer), else the stored value."""
+    value = float(getattr(settings, prop))
+    obj = settings.id_data
+    ad = obj.animation_data
+    fcurves = assigned_fcurves(ad) if ad is not None else None
+    if fcurves is None or not len(fcurves):
+        return value
+    fc = fcurves.find(settings.path_from_id(prop))
+    if fc is None or fc.mute:
+        return value
+    scene = depsgraph.scene
+    return float(fc.evaluate(scene.frame_current + scene.frame_subframe))
+
+
 def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgraph: Any,
               helpers: bool = False) -> LimbRead:
     """One frame's reads of a limb (N = 1) at the depsgraph's current evaluation.
@@ -106,7 +126,9 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         for i, pb in enumerate((up, lo, en)):
             pose[0, i] = pb.matrix
             basis[0, i] = pb.matrix_basis
-    target = settings.target.evaluated_get(depsgraph)
+    # No target (snapping an FK pose): the identity, replaced by the caller.
+    target = (np.eye(4) if settings.target is None else
+              target_world(settings.target.evaluated_get(depsgraph), settings.target_bone))
     pole = None
     if settings.swivel_mode == "POLE" and settings.pole is not None:
         pole = np.array([settings.pole.evaluated_get(depsgraph).matrix_world.translation],
@@ -118,9 +140,9 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         location=np.array([up.location], dtype=np.float64),
         end_basis=(mat4(en.matrix_basis)[None] if settings.goal_type in ("POSITION", "AIM")
                    else None),
-        target=target_world(target, settings.target_bone)[None],
+        target=target[None],
         pole=pole,
-        swivel=np.array([float(settings.swivel)]),
+        swivel=np.array([animated_setting(settings, "swivel", depsgraph)]),
         parent=parent,
     )
 

@@ -111,23 +111,122 @@ def euler_limits(pose_bone: Any) -> EulerLimits | None:
     return EulerLimits(rotation_order(pose_bone), lower, upper)
 
 
-def _hinge_axis(upper: Any, lower: Any, choice: str) -> FloatArray:
-    """Unit hinge axis in the lower bone's local frame.
+#: Where an AUTO hinge axis came from (``LimbRig.hinge_source``; shown in the panel).
+HINGE_SOURCES: dict[str, str] = {
+    "CHOSEN": "chosen axis",
+    "CUSTOM": "custom axis",
+    "LOCKS": "IK locks",
+    "REST": "rest bend",
+    "POSE": "bent pose",
+    "ACTION": "bent pose in the animation",
+    "DEFAULT": "default +X (straight rest, no bent pose: set Hinge Axis)",
+}
+#: A pose bends the lower bone enough to show its hinge axis above this angle (rad).
+POSE_BEND_MIN = np.radians(5.0)
+#: At most this many animation frames are sampled for the bent-pose axis.
+MAX_ACTION_SAMPLES = 2000
 
-    ``AUTO``: the lower bone's only IK-unlocked axis when exactly one is unlocked (a
-    Rigify-style hinge set-up); else the rest bend axis (upper × lower bone direction,
-    so that a positive angle bends further); else (a straight rest chain) local X.
+
+def _rotation_of(mode: str, values: Sequence[float]) -> FloatArray:
+    """A local rotation (3×3) from rotation property values in ``mode`` (quaternion w,x,y,z;
+    axis-angle angle,x,y,z; Euler angles)."""
+    if mode == "QUATERNION":
+        return quat_to_matrix(tuple(values))
+    if mode == "AXIS_ANGLE":
+        if abs(values[0]) < 1e-15 or not any(values[1:]):
+            return np.eye(3)
+        return axis_angle_to_matrix(tuple(values[1:]), values[0])
+    return euler_to_matrix(tuple(values), mode)
+
+
+_ROTATION_PROPS = {"QUATERNION": ("rotation_quaternion", 4),
+                   "AXIS_ANGLE": ("rotation_axis_angle", 4)}
+
+
+def _animated_rotations(pose_bone: Any) -> list[FloatArray]:
+    """The pose bone's local rotations at the keyed frames of its rotation F-curves in the
+    armature's assigned action (empty without animation)."""
+    from ..compat import assigned_fcurves
+
+    obj = pose_bone.id_data
+    fcurves = assigned_fcurves(obj.animation_data) if obj.animation_data else None
+    if fcurves is None:
+        return []
+    mode = str(pose_bone.rotation_mode)
+    prop, width = _ROTATION_PROPS.get(mode, ("rotation_euler", 3))
+    path = pose_bone.path_from_id(prop)
+    curves = {fc.array_index: fc for fc in fcurves if fc.data_path == path}
+    if not curves:
+        return []
+    frames = sorted({kp.co[0] for fc in curves.values() for kp in fc.keyframe_points})
+    step = max(1, len(frames) // MAX_ACTION_SAMPLES)
+    default = tuple(getattr(pose_bone, prop))
+    out = []
+    for f in frames[::step]:
+        values = [curves[i].evaluate(f) if i in curves else default[i] for i in range(width)]
+        out.append(_rotation_of(mode, values))
+    return out
+
+
+def _bent_axis(rotations: Sequence[FloatArray]) -> FloatArray | None:
+    """Axis of the most bent of the lower bone's local rotations (positive angle = bending
+    further), or None when none bends more than :data:`POSE_BEND_MIN`."""
+    best: tuple[float, FloatArray | None] = (float(POSE_BEND_MIN), None)
+    for rot in rotations:
+        axis, angle = matrix_to_axis_angle(rot)
+        if float(angle) > best[0]:
+            best = (float(angle), np.asarray(axis, dtype=np.float64))
+    return best[1]
+
+
+def _hinge_axis(
+    upper: Any, lower: Any, choice: str, custom: Sequence[float] | None = None,
+    found: tuple[Sequence[float], str] | None = None,
+) -> tuple[FloatArray, str]:
+    """Unit hinge axis in the lower bone's local frame and its source
+    (:data:`HINGE_SOURCES`).
+
+    ``CUSTOM``: ``custom`` (a 3-vector in the lower bone's frame, normalised). ``AUTO``, in
+    order: the lower bone's only IK-unlocked axis (a Rigify-style hinge set-up); the rest
+    bend axis (upper × lower bone direction, so that a positive angle bends further),
+    unless the animation bends the other way; the axis of the lower bone's rotation
+    relative to rest where it is bent: in the armature's animation (the most bent keyed
+    frame) or else the current pose, so an imported clip's own knees and elbows decide;
+    else (straight rest, nothing bent) local +X, reported as a default. ``found`` is an
+    (axis, source) found so before (kept on the limb, so that baking over the animation
+    it came from never changes it).
     """
     if choice in HINGE_AXES:
-        return np.array(HINGE_AXES[choice])
+        return np.array(HINGE_AXES[choice]), "CHOSEN"
+    if choice == "CUSTOM":
+        k = np.asarray(custom if custom is not None else (), dtype=np.float64)
+        n = float(np.linalg.norm(k)) if k.shape == (3,) else 0.0
+        if not np.isfinite(n) or n < 1e-9:
+            raise MappingError(f"custom hinge axis must be a non-zero 3-vector, got {custom!r}")
+        return k / n, "CUSTOM"
     if choice != "AUTO":
-        raise MappingError(f"hinge_axis must be AUTO, X, Z, NEG_X or NEG_Z, got {choice!r}")
+        raise MappingError(
+            f"hinge_axis must be AUTO, CUSTOM, X, Z, NEG_X or NEG_Z, got {choice!r}")
     unlocked = [i for i, ax in enumerate("xyz") if not getattr(lower, f"lock_ik_{ax}")]
     if len(unlocked) == 1:
         axis: FloatArray = np.eye(3)[unlocked[0]]
-        return axis
-    k = bend_axis(mat4(upper.bone.matrix_local), mat4(lower.bone.matrix_local), STRAIGHT_SINE)
-    return np.array((1.0, 0.0, 0.0)) if k is None else k
+        return axis, "LOCKS"
+    rest = bend_axis(mat4(upper.bone.matrix_local), mat4(lower.bone.matrix_local),
+                     STRAIGHT_SINE)
+    if found is not None:
+        animated: FloatArray | None = np.asarray(found[0], dtype=np.float64)
+    else:
+        animated = _bent_axis(_animated_rotations(lower))
+    if rest is not None and (animated is None or float(np.dot(rest, animated)) > 0.0):
+        return rest, "REST"
+    if found is not None and animated is not None:
+        return animated, found[1]
+    if animated is not None:
+        return animated, "ACTION"
+    posed = _bent_axis([read_rotation(lower)])
+    if posed is not None:
+        return posed, "POSE"
+    return np.array((1.0, 0.0, 0.0)), "DEFAULT"
 
 
 def _elbow_limits(lower: Any, k: FloatArray) -> tuple[tuple[float, float] | None, bool]:
@@ -173,6 +272,8 @@ class LimbRig:
     helpers: tuple[str, ...] = ()
     #: Limbs for posed links (see :func:`addon.bridge.requests.links_limb`), by key.
     posed_limbs: dict[Any, Limb] = field(default_factory=dict)
+    #: Where the hinge axis came from (a key of :data:`HINGE_SOURCES`).
+    hinge_source: str = "CHOSEN"
 
     @property
     def bones(self) -> tuple[str, str, str]:
@@ -231,6 +332,8 @@ def build_rig(
     *,
     hinge_axis: str = "AUTO",
     use_limits: bool = True,
+    hinge_custom: Sequence[float] | None = None,
+    hinge_found: tuple[Sequence[float], str] | None = None,
 ) -> LimbRig:
     """Map three pose bones (upper, lower, end) of ``obj`` to a :class:`LimbRig`."""
     up, lo, en = pose_bones(obj, names)
@@ -241,7 +344,7 @@ def build_rig(
     t_en = np.zeros(3) if en.bone.use_connect else np.array(en.location, dtype=np.float64)
     a = rigid_inverse(r_up) @ r_lo @ translation(t_lo)
     b = rigid_inverse(r_lo) @ r_en @ translation(t_en)
-    k = _hinge_axis(up, lo, hinge_axis)
+    k, source = _hinge_axis(up, lo, hinge_axis, hinge_custom, hinge_found)
     parent = up.parent
     rest_offset = _rest_offset(up)
     limits = None
@@ -271,6 +374,7 @@ def build_rig(
         limits_exact=exact,
         orders=(rotation_order(up), rotation_order(lo), rotation_order(en)),
         helpers=helper_bones(up, lo, en),
+        hinge_source=source,
     )
 
 
@@ -301,14 +405,8 @@ def shoulder_frame(obj_eval: Any, rig: LimbRig) -> FloatArray:
 def read_rotation(pose_bone: Any) -> FloatArray:
     """The pose bone's local rotation (3×3) from its rotation properties."""
     mode = str(pose_bone.rotation_mode)
-    if mode == "QUATERNION":
-        return quat_to_matrix(tuple(pose_bone.rotation_quaternion))
-    if mode == "AXIS_ANGLE":
-        aa = tuple(pose_bone.rotation_axis_angle)
-        if abs(aa[0]) < 1e-15 or not any(aa[1:]):
-            return np.eye(3)
-        return axis_angle_to_matrix(aa[1:], aa[0])
-    return euler_to_matrix(tuple(pose_bone.rotation_euler), mode)
+    prop, _ = _ROTATION_PROPS.get(mode, ("rotation_euler", 3))
+    return _rotation_of(mode, tuple(getattr(pose_bone, prop)))
 
 
 def read_limb_pose(obj: Any, rig: LimbRig) -> tuple[FloatArray, float, FloatArray]:

@@ -852,6 +852,24 @@ def _worst(statuses: list[list[LimbStatus]], frames: list[int]) -> list[LimbStat
     return out
 
 
+def _switch_samples(obj: Any, limbs: Sequence[str] | None, n: int
+                    ) -> dict[tuple[str, str], FloatArray]:
+    """The IK/FK switches Limber drives (generated Rigify rigs), at FK on every baked
+    frame: the baked FK pose plays back whatever the switch was keyed to before."""
+    from ..detect import RIGIFY_FK_VALUE, RIGIFY_SWITCH
+
+    out: dict[tuple[str, str], FloatArray] = {}
+    ad = obj.animation_data
+    fcurves = compat.assigned_fcurves(ad) if ad is not None else None
+    for lb in solve.pick_items(obj.limber.limbs, limbs):
+        if lb.switch_bone and lb.switch_bone in obj.pose.bones:
+            path = obj.pose.bones[lb.switch_bone].path_from_id(f'["{RIGIFY_SWITCH}"]')
+            out[(path, lb.switch_bone)] = np.full((n, 1), RIGIFY_FK_VALUE)
+            if fcurves is None or fcurves.find(path) is None:
+                lb.switch_keyed = True  # Limber's own F-curve: removed with the limb
+    return out
+
+
 def bake_object(
     obj: Any,
     scene: Any,
@@ -920,6 +938,7 @@ def bake_object(
     keys = 0
     dest = _Destination("none")
     if samples:
+        samples.update(_switch_samples(obj, limbs, len(frames)))
         dest = _destination(obj, [path for path, _ in samples])
         kf = fr if dest.time is None else dest.time(fr)
         if len(np.unique(np.round(kf, 4))) < len(kf):

@@ -35,6 +35,7 @@ from typing import Any
 import bpy
 import numpy as np
 from mathutils import Matrix
+from numpy.typing import NDArray
 
 from ...core import (
     AimGoal,
@@ -181,21 +182,34 @@ def rig_for(obj: Any, settings: Any) -> LimbRig:
         sig: tuple[Any, ...] = (
             names,
             settings.hinge_axis,
+            tuple(settings.hinge_custom),
             settings.use_limits,
             *(_bone_signature(pbs[n]) for n in names),
         )
         parent = pbs[names[0]].parent
         if parent is not None:
             sig += (parent.bone.matrix_local.copy(),)
+        sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
     except KeyError:
         sig = ()  # let build_rig name the missing bone
     key = (obj.name, settings.name)
     hit = _RIGS.get(key)
     if hit is not None and sig and hit[0] == sig:
         return hit[1]
+    source, _, bone = settings.hinge_found_source.partition(":")
+    found = (tuple(settings.hinge_found), source) if source and bone == names[1] else None
     rig = mapping.build_rig(
-        obj, names, hinge_axis=settings.hinge_axis, use_limits=settings.use_limits
+        obj, names, hinge_axis=settings.hinge_axis, use_limits=settings.use_limits,
+        hinge_custom=tuple(settings.hinge_custom), hinge_found=found,
     )
+    if found is None and rig.hinge_source in ("ACTION", "POSE"):
+        # Keep it: baking over the animation it came from must never change the axis.
+        try:
+            settings.hinge_found = tuple(rig.hinge_axis)
+            settings.hinge_found_source = f"{rig.hinge_source}:{names[1]}"
+            sig = sig[:-2] + (tuple(settings.hinge_found), settings.hinge_found_source)
+        except (AttributeError, RuntimeError):
+            pass  # a panel's draw may not write data: kept at the next solve
     _RIGS[key] = (sig, rig)
     return rig
 
@@ -385,7 +399,7 @@ def _solve_limb_numeric(
         msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    msgs += overrides(obj, rig)
+    msgs += hinge_notes(rig) + overrides(obj, rig)
     st.proven = False  # numeric limbs are always measured on the evaluated pose
     finish_status(st, msgs)
 
@@ -468,6 +482,14 @@ def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
     finish_status(st, list(notes))
 
 
+def hinge_notes(rig: LimbRig) -> list[str]:
+    """A note when the hinge axis is a guess (straight rest chain, nothing bent)."""
+    if rig.hinge_source == "DEFAULT":
+        return ["hinge axis guessed as +X (straight rest, no bent pose or animation): set "
+                "Hinge Axis"]
+    return []
+
+
 def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | None = None
                    ) -> tuple[list[str], bool]:
     """Frame-independent remarks on an analytic limb solve, and whether the model is
@@ -477,6 +499,7 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         msgs.append("no pole object; using the swivel angle")
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+    msgs += hinge_notes(rig)
     over = overrides(obj, rig)
     if req is not None and not bool(req.linked.all()):
         over.append("a stretched (non-uniformly scaled) segment")
@@ -746,24 +769,128 @@ def hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
     return False
 
 
-def snap_swivel(obj: Any, settings: Any, depsgraph: Any | None = None) -> float:
-    """Set ``settings.swivel`` to the current FK elbow's swivel angle and return it.
+FloatArray = NDArray[np.float64]
+#: A snap's residual (world units) above this is reported (0.01 mm at metre scale).
+SNAP_RESIDUAL_REPORTED = 1e-5
 
-    Goes through the pipeline's request (the evaluated frame and links) and uses the
-    elbow-position → φ rule (Tolani §3.2.2) on the current FK pose, so solving to the
-    current end pose afterwards reproduces the FK pose.
+
+@dataclass(frozen=True)
+class FkSnap:
+    """The current FK pose of a limb as Limber's IK parameters (see :func:`snap_fk`).
+
+    Attributes:
+        swivel: the swivel angle (rad) whose elbow is nearest the FK elbow (Tolani §3.2.2).
+        elbow: (3,) world position of the elbow Limber's solve puts there (on the hinge
+            circle of the FK end pose).
+        fk_elbow: (3,) world position of the FK elbow (the lower bone's evaluated head).
+        pole: (3,) world position for a pole object that gives the same swivel in POLE
+            mode: out from the hinge circle's centre through ``elbow`` by the upper bone's
+            length (the elbow itself when the limb is straight).
+        residual: distance (world units) from ``elbow`` to ``fk_elbow``: 0 to float32
+            rounding when the FK lower bone turns about the hinge axis only; otherwise
+            the part of the FK pose the limb model cannot express.
     """
+
+    swivel: float
+    elbow: FloatArray
+    fk_elbow: FloatArray
+    pole: FloatArray
+    residual: float
+
+
+def snap_fk(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
+    """The limb's FK pose (as Blender evaluates it) in Limber's terms: the end bone's world
+    pose as the goal and the actual FK elbow as the elbow target (the swivel nearest it,
+    Tolani §3.2.2, via :func:`core.solve_limb`'s ``elbow_target``), through the pipeline's
+    request (evaluated frame and links, helper bones)."""
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     obj_eval = obj.evaluated_get(dg)
     rig = rig_for(obj, settings)
-    r1, theta, r2 = mapping.read_limb_pose(obj, rig)
-    limb = requests.limb_request(settings, rig, replace(
-        read.read_limb(obj_eval, settings, rig.bones, dg, True), target=np.eye(4)[None])).limb
-    fk = limb.forward(r1, theta, r2)
-    elbow = limb.elbow_position(r1)
-    sol = solve_limb(limb, PoseGoal(position=fk[:3, 3], rotation=fk[:3, :3]), elbow_target=elbow)
-    settings.swivel = float(sol.swivel)
-    return float(sol.swivel)
+    world = read.mat4(obj_eval.matrix_world)
+    pbs = obj_eval.pose.bones
+    end = world @ read.mat4(pbs[rig.end].matrix)
+    fk_elbow = (world @ np.append(np.array(pbs[rig.lower].head, dtype=np.float64), 1.0))[:3]
+    base = read.read_limb(obj_eval, settings, rig.bones, dg, True)
+    req = requests.limb_request(settings, rig, replace(base, target=end[None],
+                                                       pole=fk_elbow[None]))
+    tg = req.target_goal[0]
+    elbow_target = req.kwargs["elbow_target"]
+    limb = req.limb
+    sol = solve_limb(limb, PoseGoal(position=tg[:3, 3], rotation=tg[:3, :3]),
+                     elbow_target=elbow_target)
+    frame = req.frame[0]
+    elbow_local = limb.elbow_position(sol.shoulder)
+    wrist_local = limb.wrist_position(sol.shoulder, sol.elbow)
+    # The pole: out from the circle's centre (the elbow projected on the shoulder-wrist
+    # line, shoulder at the frame origin) through the elbow.
+    w = wrist_local / max(float(np.linalg.norm(wrist_local)), 1e-12)
+    out = elbow_local - w * float(np.dot(elbow_local, w))
+    n = float(np.linalg.norm(out))
+    reach = float(np.linalg.norm(np.asarray(limb.a)[:3, 3]))
+    pole_local = elbow_local + (out / n * reach if n > 1e-9 else 0.0)
+
+    def to_world(p: FloatArray) -> FloatArray:
+        return (frame @ np.append(p, 1.0))[:3]  # type: ignore[no-any-return]
+
+    elbow = to_world(elbow_local)
+    return FkSnap(swivel=float(sol.swivel), elbow=elbow, fk_elbow=fk_elbow,
+                  pole=to_world(pole_local), residual=float(np.linalg.norm(elbow - fk_elbow)))
+
+
+def snap_swivel(obj: Any, settings: Any, depsgraph: Any | None = None) -> float:
+    """Set ``settings.swivel`` to the swivel of the current FK elbow (:func:`snap_fk`) and
+    return it: solving to the FK end pose in ANGLE mode then reproduces the FK pose (up to
+    the residual :func:`snap_fk` reports)."""
+    snap = snap_fk(obj, settings, depsgraph)
+    settings.swivel = snap.swivel
+    return snap.swivel
+
+
+def snap_pole(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
+    """Move the limb's pole object (its world location; rotation and scale kept) so that
+    POLE mode reproduces the current FK pose (:func:`snap_fk`); returns the snap."""
+    pole = settings.pole
+    if pole is None:
+        raise MappingError(f"limb {settings.name!r} has no pole object")
+    snap = snap_fk(obj, settings, depsgraph)
+    m = pole.matrix_world.copy()
+    m.translation = snap.pole.tolist()
+    pole.matrix_world = m
+    return snap
+
+
+def take_switch(obj: Any, settings: Any, bone: str) -> None:
+    """Set the limb's IK/FK switch (``bone``'s ``IK_FK`` property, generated Rigify rigs)
+    to FK, remembering its value for :func:`release_switch`."""
+    from ..detect import RIGIFY_FK_VALUE, RIGIFY_SWITCH
+
+    pb = obj.pose.bones[bone]
+    settings.switch_restore = float(pb[RIGIFY_SWITCH])
+    settings.switch_bone = bone
+    pb[RIGIFY_SWITCH] = RIGIFY_FK_VALUE
+    obj.update_tag()
+
+
+def release_switch(obj: Any, settings: Any) -> None:
+    """Give the limb's IK/FK switch back: its value from before :func:`take_switch`, and
+    the F-curve Limber's bake created for it removed (a switch animated before keeps its
+    F-curve)."""
+    from ..compat import assigned_fcurves
+    from ..detect import RIGIFY_SWITCH
+
+    pb = obj.pose.bones.get(settings.switch_bone) if settings.switch_bone else None
+    if pb is None:
+        return
+    ad = obj.animation_data
+    fcurves = assigned_fcurves(ad) if ad is not None else None
+    if fcurves is not None and settings.switch_keyed:
+        fc = fcurves.find(pb.path_from_id(f'["{RIGIFY_SWITCH}"]'))
+        if fc is not None:
+            fcurves.remove(fc)
+    pb[RIGIFY_SWITCH] = settings.switch_restore
+    settings.switch_bone = ""
+    settings.switch_keyed = False
+    obj.update_tag()
 
 
 def snap_target(obj: Any, settings: Any, depsgraph: Any | None = None) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import bpy
 from bpy.props import BoolProperty, IntProperty, StringProperty
 
+from ...core import LimberError
 from .. import detect
 from ..bridge import rig as mapping
 from ..bridge.rig import MappingError
@@ -87,7 +88,8 @@ def _target_empty(context: Any, obj: Any, label: str, bone: str, depsgraph: Any)
 
 
 class LIMBER_OT_detect_limbs(_ArmatureOperator):
-    """Find arms and legs by bone names (Rigify, Mixamo, .L/.R, _l/_r, Left/Right)"""
+    """Find arms and legs by bone names (Rigify, Mixamo, HumanIK, Biped, DAZ, Unreal,
+    CMU/BVH; .L/.R, _l/_r, Left/Right, L_); the report names any limb not found and why"""
 
     bl_idname = "limber.detect_limbs"
     bl_label = "Detect Limbs"
@@ -104,9 +106,11 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
         obj = self.armature_object(context)
         if obj is None:
             return {"CANCELLED"}
-        found = detect.detect_limbs(obj)
+        detection = detect.detect(obj)
+        found = detection.limbs
         if not found:
-            self.report({"WARNING"}, f"Limber: no arms or legs recognised in {obj.name!r}")
+            self.report({"WARNING"}, f"Limber: no arms or legs recognised in {obj.name!r}: "
+                        f"{detection.report()}")
             return {"CANCELLED"}
         limbs = obj.limber.limbs
         dg = context.evaluated_depsgraph_get()
@@ -117,13 +121,18 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
                 limb.name = d.name
                 preferences.apply_limb_defaults(limb, context)
             limb.upper_bone, limb.lower_bone, limb.end_bone = d.upper, d.lower, d.end
+            if d.switch and not limb.switch_bone:
+                solve.take_switch(obj, limb, d.switch)
             if self.create_targets:
                 limb.target = _target_empty(context, obj, limb.name, limb.end_bone, dg)
                 try:
                     solve.snap_swivel(obj, limb)
                 except MappingError as exc:
                     self.report({"WARNING"}, f"Limber: {limb.name}: {exc}")
-        self.report({"INFO"}, f"Limber: {len(found)} limbs: {', '.join(d.name for d in found)}")
+        if detection.missing:
+            self.report({"WARNING"}, f"Limber: {detection.report()}")
+        else:
+            self.report({"INFO"}, f"Limber: {detection.report()}")
         return {"FINISHED"}
 
 
@@ -157,6 +166,11 @@ class LIMBER_OT_add_limb(_ArmatureOperator):
             self.report(
                 {"ERROR"}, f"Limber: bone {name!r} needs a parent and a grandparent to be a limb"
             )
+            return {"CANCELLED"}
+        segments = detect.segmented(bone.name, bone.parent.name, bone.parent.parent.name)
+        if segments:
+            self.report({"ERROR"}, f"Limber: {segments}; map the unsegmented (ORG- or FK) "
+                        "bones instead")
             return {"CANCELLED"}
         limb = obj.limber.limbs.add()
         limb.name = self.limb_name or bone.name
@@ -196,6 +210,7 @@ class LIMBER_OT_remove_limb(_ArmatureOperator):
             self.report({"ERROR"}, f"Limber: no limb at index {i}")
             return {"CANCELLED"}
         solve.STATUS.pop((obj.name, data.limbs[i].name), None)
+        solve.release_switch(obj, data.limbs[i])
         data.limbs.remove(i)
         data.active_limb_index = max(0, min(data.active_limb_index, len(data.limbs) - 1))
         return {"FINISHED"}
@@ -387,7 +402,7 @@ class _SnapOperator(_ArmatureOperator):
     if TYPE_CHECKING:
         limb: str
 
-    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
         raise NotImplementedError
 
     def execute(self, context: Any) -> OperatorResult:
@@ -398,12 +413,19 @@ class _SnapOperator(_ArmatureOperator):
         if not limbs:
             return {"CANCELLED"}
         dg = context.evaluated_depsgraph_get()
+        off = []
         try:
             for lb in limbs:
-                self.snap(obj, lb, dg)
-        except MappingError as exc:
+                snap = self.snap(obj, lb, dg)
+                if snap is not None and snap.residual > solve.SNAP_RESIDUAL_REPORTED:
+                    off.append(f"{lb.name} {snap.residual * 1000.0:.3g} mm")
+        except (MappingError, LimberError) as exc:
             self.report({"ERROR"}, f"Limber: {exc}")
             return {"CANCELLED"}
+        if off:
+            self.report({"WARNING"}, "Limber: the FK elbow is off the hinge circle (the "
+                        "lower bone turns about more than its hinge axis); IK will move it "
+                        "by: " + ", ".join(off))
         return {"FINISHED"}
 
 
@@ -416,8 +438,25 @@ class LIMBER_OT_snap_swivel(_SnapOperator):
     armature: _armature_prop()  # type: ignore[valid-type]
     limb: _limb_prop("snap")  # type: ignore[valid-type]
 
-    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
-        solve.snap_swivel(obj, limb)
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
+        snap = solve.snap_fk(obj, limb, depsgraph)
+        limb.swivel = snap.swivel
+        return snap
+
+
+class LIMBER_OT_snap_pole(_SnapOperator):
+    """Move the pole object so that Pole swivel mode reproduces the current FK elbow"""
+
+    bl_idname = "limber.snap_pole"
+    bl_label = "Snap Pole to FK"
+
+    armature: _armature_prop()  # type: ignore[valid-type]
+    limb: _limb_prop("snap")  # type: ignore[valid-type]
+
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
+        if limb.pole is None and not self.limb:
+            return None  # every limb: those with a pole
+        return solve.snap_pole(obj, limb, depsgraph)
 
 
 class LIMBER_OT_snap_target(_SnapOperator):
@@ -429,8 +468,9 @@ class LIMBER_OT_snap_target(_SnapOperator):
     armature: _armature_prop()  # type: ignore[valid-type]
     limb: _limb_prop("snap")  # type: ignore[valid-type]
 
-    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> None:
+    def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
         solve.snap_target(obj, limb, depsgraph)
+        return None
 
 
 CLASSES: tuple[type, ...] = (
@@ -443,4 +483,5 @@ CLASSES: tuple[type, ...] = (
     LIMBER_OT_bake,
     LIMBER_OT_snap_swivel,
     LIMBER_OT_snap_target,
+    LIMBER_OT_snap_pole,
 )

@@ -16,6 +16,7 @@ from typing import Any
 import bpy
 from bpy.props import IntProperty
 
+from ..bridge.rig import HINGE_SOURCES, MappingError
 from ..run import solve
 from . import overlay
 from .translations import iface_
@@ -223,9 +224,21 @@ def draw_actions(layout: Any, context: Any, obj: Any) -> None:
     row = col.row(align=True)
     _op(row, "limber.snap_swivel", obj, text="Snap Swivel", icon="SNAP_ON")
     _op(row, "limber.snap_target", obj, text="Snap Target", icon="EMPTY_ARROWS")
+    _op(row, "limber.snap_pole", obj, text="Snap Pole", icon="PIVOT_CURSOR")
     row = layout.row(align=True)
     row.prop(scene.limber, "live_playback", toggle=True, icon="PLAY")
     row.prop(context.window_manager, "limber_overlay", toggle=True, icon="OVERLAY")
+
+
+def hinge_label(obj: Any, limb: Any) -> str:
+    """The hinge axis a limb uses and where it came from, e.g. ``"Hinge (0.87, 0, 0.5):
+    bent pose in the animation"``."""
+    try:
+        rig = solve.rig_for(obj, limb)
+    except MappingError as exc:
+        return f"Hinge axis cannot be found: {exc}"
+    k = ", ".join(f"{v:.3g}" for v in rig.hinge_axis + 0.0)
+    return f"Hinge ({k}): {HINGE_SOURCES.get(rig.hinge_source, rig.hinge_source)}"
 
 
 def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
@@ -246,6 +259,15 @@ def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
     row = col.row(align=True)
     row.prop(limb, "use_limits")
     row.prop(limb, "hinge_axis", text="")
+    if limb.hinge_axis == "CUSTOM":
+        col.prop(limb, "hinge_custom", text="")
+    r = col.row()
+    text = hinge_label(obj, limb)
+    r.alert = "default" in text or "cannot" in text
+    r.label(text=text, icon="CON_ROTLIMIT")
+    if limb.switch_bone:
+        col.label(text=f"IK/FK switch of {limb.switch_bone}: FK while Limber drives the limb "
+                  "(restored on removal)", icon="ARMATURE_DATA")
 
     box = layout.box()
     ctl = box.column()

@@ -223,7 +223,7 @@ def test_every_property_has_a_description(limber: Any) -> None:
 
 
 OPERATOR_IDS = ("detect_limbs", "add_limb", "remove_limb", "solve", "bake", "snap_swivel",
-                "snap_target", "add_chain", "remove_chain")
+                "snap_target", "snap_pole", "add_chain", "remove_chain")
 
 
 def test_operator_contract_ids_undo_and_hidden_armature(limber: Any) -> None:
