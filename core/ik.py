@@ -55,9 +55,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg.lapack import dposv
 
-from .errors import InvalidGoalError, InvalidInputError, UnsupportedMethodError
+from .errors import InvalidInputError, UnsupportedMethodError
 from .goals import Goal
-from .skeleton import BATCH_LAST_ROWS, BlockKind, RowBlock, Skeleton
+from .skeleton import BATCH_LAST_ROWS, BlockKind, RowBlock, Skeleton, goal_tuple
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -515,9 +515,9 @@ class IKSolver(ABC):
     ) -> SolveResult:
         """The one iterative loop (module docstring). Raises InvalidInputError subclasses
         for malformed inputs."""
-        goals = tuple(goals)
-        if not goals:
-            raise InvalidGoalError("solve needs at least one goal, got none")
+        if not isinstance(skeleton, Skeleton):
+            raise InvalidInputError(f"skeleton must be a Skeleton, got {skeleton!r}")
+        goals = goal_tuple(goals)
         qb, batched = skeleton._batch(q0, goals)
         if settings.null_space is not NullSpace.NONE and not self.supports_null_space:
             raise UnsupportedMethodError(

@@ -113,7 +113,7 @@ import numpy as np
 import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import InvalidGoalError, UnsupportedMethodError
+from .errors import InvalidInputError, UnsupportedMethodError
 from .goals import AimGoal, Goal
 from .ik import (
     STEP_CLASSES,
@@ -126,7 +126,7 @@ from .ik import (
     clamp_max_abs,
     register,
 )
-from .skeleton import BlockKind, RowBlock, Skeleton, _cross
+from .skeleton import BlockKind, RowBlock, Skeleton, _cross, goal_tuple
 
 __all__ = [
     "CCDStep",
@@ -852,9 +852,9 @@ def step_once(
     cls = STEP_CLASSES.get(method) if isinstance(method, Method) else None
     if cls is None:
         raise UnsupportedMethodError(f"method must be an implemented Method, got {method!r}")
-    goals = tuple(goals)
-    if not goals:
-        raise InvalidGoalError("step_once needs at least one goal, got none")
+    if not isinstance(skeleton, Skeleton):
+        raise InvalidInputError(f"skeleton must be a Skeleton, got {skeleton!r}")
+    goals = goal_tuple(goals)
     qb, batched = skeleton._batch(q, goals)
     if settings.use_limits:
         qb = skeleton.clip(qb)

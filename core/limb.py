@@ -33,11 +33,19 @@ from numpy.typing import ArrayLike, NDArray
 from . import _vec as V
 from .errors import (
     InvalidGoalError,
+    InvalidInputError,
     InvalidLimbError,
     InvalidLimitsError,
     ShapeMismatchError,
 )
-from .goals import ROTATION_TOLERANCE, AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
+from .goals import (
+    MAX_COORDINATE,
+    ROTATION_TOLERANCE,
+    AimGoal,
+    PartialOrientationGoal,
+    PoseGoal,
+    PositionGoal,
+)
 from .limb_partial import PsiStrategy
 from .rotations import (
     _GIMBAL_COS,
@@ -150,12 +158,20 @@ def _angle_bounds(
 ) -> tuple[float, float, float]:
     if value is None:
         return (default, default, default)
-    items = list(value)  # type: ignore[arg-type]
+    items = list(value) if isinstance(value, list | tuple | np.ndarray) else []
     if len(items) != 3:
-        raise InvalidLimitsError(f"{name} must have 3 angles (x, y, z), got {value!r}")
+        raise InvalidLimitsError(
+            f"{name} must be 3 angles (x, y, z) in rad (None or ±inf: free), got {value!r}"
+        )
     out = []
     for v in items:
-        f = default if v is None else float(v)  # type: ignore[arg-type]
+        if v is not None and (
+            not isinstance(v, int | float | np.integer | np.floating) or isinstance(v, bool)
+        ):
+            raise InvalidLimitsError(
+                f"{name} entries must be numbers (rad) or None, got {v!r} in {value!r}"
+            )
+        f = default if v is None else float(v)
         if math.isnan(f):
             raise InvalidLimitsError(f"{name} must not contain NaN, got {value!r}")
         out.append(f)
@@ -418,10 +434,15 @@ class Limb:
         b = _transform(self.b, "Limb.b")
         eff = _transform(self.effector, "Limb.effector")
         k = _unit(self.elbow_axis, "Limb.elbow_axis", InvalidLimbError)
-        for name, t in (("Limb.a", a), ("Limb.b", b)):
-            if np.linalg.norm(t[:3, 3]) < 1e-9:
+        for name, t in (("Limb.a", a), ("Limb.b", b), ("Limb.effector", eff)):
+            if name != "Limb.effector" and np.linalg.norm(t[:3, 3]) < 1e-9:
                 raise InvalidLimbError(
                     f"{name} translation (segment length) must be non-zero, got {t[:3, 3]!r}"
+                )
+            if float(np.max(np.abs(t[:3, 3]))) > MAX_COORDINATE:
+                raise InvalidLimbError(
+                    f"{name} translation must be within ±{MAX_COORDINATE:g} m "
+                    f"(core.goals.MAX_COORDINATE), got {t[:3, 3].tolist()}"
                 )
         if self.limits is not None and not isinstance(self.limits, LimbLimits):
             raise InvalidLimitsError(f"Limb.limits must be LimbLimits or None, got {self.limits!r}")
@@ -1216,8 +1237,21 @@ def _objective_swivel(
     phi = start + (t - before)
 
     def cost(p: FloatArray) -> FloatArray:
-        ang = _angles_at(limits, sh, wr, theta, p)
-        return np.asarray(objective(ang.reshape(-1, 7)), dtype=np.float64).reshape(p.shape)
+        ang = _angles_at(limits, sh, wr, theta, p).reshape(-1, 7)
+        try:
+            f = np.asarray(objective(ang), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(
+                f"strategy (a callable objective) must return numbers, failed with {exc!r}"
+            ) from exc
+        if f.shape != (len(ang),):
+            raise InvalidInputError(
+                f"strategy (a callable objective) must map angles ({len(ang)}, 7) to costs "
+                f"({len(ang)},), returned shape {f.shape}"
+            )
+        # NaN costs (outside the objective's domain) never win the minimisation
+        out: FloatArray = np.where(np.isnan(f), np.inf, f).reshape(p.shape)
+        return out
 
     f = cost(phi)
     best = np.argmin(f, axis=1)
@@ -1705,9 +1739,9 @@ def solve_limb(
                 f"elbow_near must be a scalar or one value per goal, got shape {near_arr.shape}"
             )
         near = float(near_arr) if near_arr.ndim == 0 else near_arr
-    return _solve(
-        limb, pgoal, w, sw, et, strategy, n, limits if _limits_active(limits) else None, near
-    )
+    # an empty batch has nothing to limit: the free path returns the empty solution
+    active = _limits_active(limits) and n != 0
+    return _solve(limb, pgoal, w, sw, et, strategy, n, limits if active else None, near)
 
 
 def _solve(

@@ -172,6 +172,7 @@ def solve_aim(
     strategy: Any,
 ) -> LimbSolution:
     """Solve an aim goal (see the module docstring and :func:`core.limb.solve_limb`)."""
+    from .limb import _finite_array
     from .rotations import check_rotation
 
     if elbow_target is not None:
@@ -179,16 +180,18 @@ def solve_aim(
     n = goal._n
     single = n is None
     sizes: dict[str, int | None] = {"goal": n}
-    w = np.eye(3) if wrist is None else np.asarray(wrist, dtype=np.float64)
+    w = np.eye(3) if wrist is None else _finite_array(wrist, "wrist", InvalidGoalError)
     if wrist is not None:
+        if w.ndim not in (2, 3) or w.shape[-2:] != (3, 3):
+            raise InvalidGoalError(f"wrist must be a rotation (3, 3) or (N, 3, 3), got {w.shape}")
         check_rotation(w, name="wrist", error=InvalidGoalError)
         sizes["wrist"] = None if w.ndim == 2 else int(w.shape[0])
-    th = None if elbow is None else np.asarray(elbow, dtype=np.float64)
+    th = None if elbow is None else _finite_array(elbow, "elbow", InvalidGoalError)
     if th is not None:
         if th.ndim > 1 or not np.all(np.isfinite(th)):
             raise InvalidGoalError(f"elbow must be a finite scalar or (N,) array, got {elbow!r}")
         sizes["elbow"] = None if th.ndim == 0 else len(th)
-    sw = None if swivel is None else np.asarray(swivel, dtype=np.float64)
+    sw = None if swivel is None else _finite_array(swivel, "swivel", InvalidGoalError)
     if sw is not None:
         if sw.ndim > 1 or not np.all(np.isfinite(sw)):
             raise InvalidGoalError(f"swivel must be a finite scalar or (N,), got {swivel!r}")

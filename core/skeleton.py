@@ -87,6 +87,7 @@ from .errors import (
     ShapeMismatchError,
 )
 from .goals import (
+    MAX_COORDINATE,
     AimGoal,
     DirectionGoal,
     Goal,
@@ -213,9 +214,16 @@ class Ball:
         except InvalidInputError as exc:
             raise InvalidSkeletonError(f"Ball.order: {exc}") from exc
         lo, hi = _limits(self.lower, self.upper, 3, "Ball")
-        locked = tuple(bool(v) for v in self.locked)
-        if len(locked) != 3:
-            raise InvalidSkeletonError(f"Ball.locked must have 3 entries, got {self.locked!r}")
+        lk = self.locked
+        if (
+            not isinstance(lk, tuple | list | np.ndarray)
+            or len(lk) != 3
+            or not all(isinstance(v, bool | np.bool_) for v in lk)
+        ):
+            raise InvalidSkeletonError(
+                f"Ball.locked must be 3 bools (x, y, z), e.g. (False, True, False), got {lk!r}"
+            )
+        locked = tuple(bool(v) for v in lk)
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "locked", locked)
@@ -309,6 +317,11 @@ class Joint:
         check_rotation(
             m[:3, :3], name=f"Joint {self.name!r} offset[:3, :3]", error=InvalidSkeletonError
         )
+        if float(np.max(np.abs(m[:3, 3]))) > MAX_COORDINATE:
+            raise InvalidSkeletonError(
+                f"Joint {self.name!r}: offset translation must be within ±{MAX_COORDINATE:g} m "
+                f"(core.goals.MAX_COORDINATE), got {m[:3, 3].tolist()}"
+            )
         if not isinstance(self.dofs, Ball | Hinge | Fixed):
             raise InvalidSkeletonError(
                 f"Joint {self.name!r}: dofs must be Ball(...), Hinge(...) or Fixed(), "
@@ -830,6 +843,34 @@ class _KinematicPlan:
 # --------------------------------------------------------------------------------------
 
 
+def goal_tuple(goals: Sequence[Goal], where: str = "goals") -> tuple[Goal, ...]:
+    """``goals`` as a non-empty tuple of goal objects (:mod:`core.goals`).
+
+    Raises InvalidGoalError for a single goal or None instead of a list, a non-goal entry,
+    or an empty list."""
+    if not isinstance(goals, list | tuple):
+        raise InvalidGoalError(
+            f"{where} must be a list or tuple of goals (e.g. [PositionGoal(...)]), got {goals!r}"
+        )
+    for i, g in enumerate(goals):
+        if not isinstance(
+            g,
+            PositionGoal
+            | OrientationGoal
+            | PoseGoal
+            | PartialOrientationGoal
+            | DirectionGoal
+            | AimGoal,
+        ):
+            raise InvalidGoalError(
+                f"{where}[{i}] must be a goal (PositionGoal, OrientationGoal, PoseGoal, "
+                f"PartialOrientationGoal, DirectionGoal, AimGoal), got {g!r}"
+            )
+    if not goals:
+        raise InvalidGoalError(f"{where} needs at least one goal, got none")
+    return tuple(goals)
+
+
 @dataclass(frozen=True, eq=False)
 class Skeleton:
     """A validated kinematic tree (see the module docstring).
@@ -863,6 +904,10 @@ class Skeleton:
     _goal_cache: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.joints, list | tuple):
+            raise InvalidSkeletonError(
+                f"Skeleton needs a list or tuple of Joint, got {self.joints!r}"
+            )
         joints = tuple(self.joints)
         if not joints:
             raise InvalidSkeletonError("Skeleton needs at least one joint, got none")
@@ -1367,6 +1412,7 @@ class Skeleton:
         return Evaluation(e, jac, gerr, blocks, lambda: kin.standard_last(f, ws))
 
     def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
+        goals = goal_tuple(goals)
         qb, batched = self.check_q(q)
         sizes = {g._n for g in goals if g._n is not None}
         if len(sizes) > 1:
