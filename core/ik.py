@@ -339,12 +339,19 @@ class SolveResult:
         q: (n_dofs,) / (B, n_dofs) the returned configuration (rad), within limits when
             ``use_limits``.
         converged: bool / (B,): the iteration stopped by itself (REACHED or STALLED), not
-            by the iteration limit.
+            by the iteration limit; for TASK_PRIORITY also only when priority level 0 is
+            met (a STALLED row whose level-0 error exceeds ``tolerance`` is not converged).
         reached: bool / (B,): every goal (weight > 0) within ``tolerance`` at ``q``.
         iterations: int / (B,): steps taken.
         error: float / (B,): the largest per-goal error at ``q`` (goals of weight > 0).
         per_goal_error: (G,) / (B, G): unweighted per-goal errors at ``q`` (m / ≈ rad).
         reason: :class:`StopReason` / (B,) object array of them.
+        level_error: (L,) / (B, L): the largest per-goal error of each priority level
+            (goals of weight > 0, distinct ``priority`` values in increasing order, 0
+            first; m / ≈ rad). Every method reports it; only TASK_PRIORITY solves the
+            levels in order (the others minimise all goals together).
+        level_reached: bool (L,) / (B, L): ``level_error <= tolerance`` per level — which
+            priority levels were met (``reached`` is all of them).
     """
 
     q: FloatArray
@@ -354,6 +361,8 @@ class SolveResult:
     error: float | FloatArray
     per_goal_error: FloatArray
     reason: StopReason | NDArray[np.object_]
+    level_error: FloatArray = field(default_factory=lambda: np.zeros(0))
+    level_reached: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 @dataclass(frozen=True)
@@ -412,6 +421,24 @@ def _workers(threads: int | None, rows: int, nodes: int, work: int = WORK_PER_TH
             cpus = os.cpu_count() or 1
         threads = min(cpus, rows * nodes // work)
     return max(1, min(threads, rows))
+
+
+def _lexicographic_less(
+    a: FloatArray, b: FloatArray, keep_frac: float
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Row-wise lexicographic comparison of (rows, L) objectives, level 0 first: whether
+    ``a`` improves on ``b`` by the stall test's relative margin at its first differing
+    level (``improved``), and whether ``a < b`` lexicographically (``better``)."""
+    rows = a.shape[0]
+    improved = np.zeros(rows, dtype=bool)
+    better = np.zeros(rows, dtype=bool)
+    undecided = np.ones(rows, dtype=bool)
+    for k in range(a.shape[1]):
+        ak, bk = a[:, k], b[:, k]
+        improved |= undecided & (ak < bk * keep_frac)
+        better |= undecided & (ak < bk)
+        undecided &= ak == bk
+    return improved, better
 
 
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
@@ -494,6 +521,16 @@ class IKSolver(ABC):
     #: Set by :meth:`run`: the chunks' gate while they run side by side on threads
     #: (gated methods; a step may then prefer fewer, larger numpy calls).
     gate: _Gate | None = None
+    #: Whether :meth:`objective` returns one value per priority level, (b, L), compared
+    #: lexicographically (level 0 first) for stall detection and the best iterate, and
+    #: whether ``converged`` also requires level 0 to be met (TASK_PRIORITY).
+    lexicographic: ClassVar[bool] = False
+    #: Whether :meth:`step` applies ``max_step`` itself, so the loop must not scale its
+    #: Δq again (TASK_PRIORITY: its restoration of the higher levels comes after the
+    #: clamp and may exceed it slightly; scaling it would undo the restoration).
+    clamps_itself: ClassVar[bool] = False
+    #: Set by :meth:`run`: ``settings.tolerance`` (for objectives that tell met levels).
+    tolerance: float = 0.0
 
     @abstractmethod
     def step(self, state: StepState) -> FloatArray:
@@ -531,6 +568,7 @@ class IKSolver(ABC):
                 f"{np.shape(settings.q_rest)}"
             )
         big = qb.shape[0]
+        self.tolerance = float(settings.tolerance)
         blocks = skeleton._goal_plan(goals)[0]  # validated row layout (cached)
         n_goals = len(goals)
         active_goals = np.array([g.weight > 0.0 for g in goals])
@@ -565,8 +603,35 @@ class IKSolver(ABC):
         error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
         reached_out = error <= settings.tolerance
         converged = reasons != StopReason.MAX_ITERATIONS
+        prios = sorted({g.priority for g in goals if g.weight > 0.0})
+        level_error = (
+            np.stack(
+                [
+                    out_gerr[
+                        :, [i for i, g in enumerate(goals) if g.weight > 0.0 and g.priority == p]
+                    ].max(axis=1)
+                    for p in prios
+                ],
+                axis=1,
+            )
+            if prios
+            else np.zeros((big, 0))
+        )
+        level_reached = level_error <= settings.tolerance
+        if self.lexicographic and prios:
+            converged &= level_reached[:, 0]
         if batched:
-            return SolveResult(out_q, converged, reached_out, iterations, error, out_gerr, reasons)
+            return SolveResult(
+                out_q,
+                converged,
+                reached_out,
+                iterations,
+                error,
+                out_gerr,
+                reasons,
+                level_error,
+                level_reached,
+            )
         return SolveResult(
             out_q[0],
             bool(converged[0]),
@@ -575,6 +640,8 @@ class IKSolver(ABC):
             float(error[0]),
             out_gerr[0],
             reasons[0],
+            level_error[0],
+            level_reached[0],
         )
 
     def _iterate(self, *args: Any) -> None:
@@ -606,7 +673,7 @@ class IKSolver(ABC):
         all_active = bool(active_goals.all())
         tb = settings.target_jacobian
         max_step = settings.max_step
-        finite_step = math.isfinite(max_step)
+        finite_step = math.isfinite(max_step) and not self.clamps_itself
         clip = settings.use_limits and skeleton.has_limits
         # State of the rows still iterating (compacted whenever rows finish): their
         # indices in the batch, q, best iterate/objective/errors, stall counters and
@@ -615,7 +682,8 @@ class IKSolver(ABC):
         full = hi - lo == big  # idx is arange(big): batched targets need no row selection
         qa = q[lo:hi]
         best_q = qa
-        best_obj = np.full(hi - lo, np.inf)
+        lex = self.lexicographic
+        best_obj = np.full((hi - lo, len({b.priority for b in blocks})) if lex else hi - lo, np.inf)
         best_gerr = np.zeros((hi - lo, n_goals))
         stall = np.zeros(hi - lo, dtype=np.int_)
         prev_e = np.full((hi - lo, 3 * len(blocks)), np.nan)
@@ -642,7 +710,15 @@ class IKSolver(ABC):
             obj = self.objective(ev.e, blocks)
             # stall counters and best iterate so far (best_* arrays are replaced, never
             # written in place); one row: the same rules on Python floats (cheaper)
-            if idx.size == 1:
+            if lex:
+                improved, better = _lexicographic_less(obj, best_obj, keep_frac)
+                stall = np.where(improved, 0, stall + 1)
+                b2 = better[:, None]
+                best_q = np.where(b2, qa, best_q)
+                best_gerr = np.where(b2, gerr, best_gerr)
+                best_obj = np.where(b2, obj, best_obj)
+                done = it == last or bool((err <= tol).any() or (stall >= stall_max).any())
+            elif idx.size == 1:
                 o, bo = float(obj[0]), float(best_obj[0])
                 stall[0] = 0 if o < bo * keep_frac else stall[0] + 1
                 if o < bo:
