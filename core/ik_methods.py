@@ -4,8 +4,9 @@ TASK_PRIORITY (Ki & Sheen §5–7) and EXTENDED_JACOBIAN (Šoch & Lórencz).
 Imported by :mod:`core.ik` (registration happens on import); each class only implements
 ``step(state) -> Δq`` and runs inside the one loop of :meth:`core.ik.IKSolver.run`
 (iteration limits, tolerance, ``max_step`` clamp, joint limits, per-row stopping). CCD and
-LBFGSB return a Δq with ``max |Δq_j| ≤ max_step`` and ``q + Δq`` inside the limits (when
-``use_limits``), so the loop's clamp and clip are no-ops for them; TASK_PRIORITY applies
+LBFGSB return a Δq with ``q + Δq`` inside the limits (when ``use_limits``) and — LBFGSB,
+and CCD's plain sweeps — ``max |Δq_j| ≤ max_step`` (CCD's accelerated steps may be longer
+and are clamped by the loop); TASK_PRIORITY applies
 ``max_step`` level by level and clamps DOFs at their limits inside the step (see there),
 EXTENDED_JACOBIAN applies neither and leaves both to the loop.
 
@@ -36,7 +37,10 @@ POSITION and ROTATION blocks a sweep costs one forward kinematics (the DOF's rot
 applied to what lies below it by Rodrigues' formula, see :class:`CCDStep`); with
 DIRECTION or AIM blocks the skeleton is re-evaluated after each DOF (n evaluations).
 CCD never increases the objective ‖e‖² within a sweep (each DOF update is an exact 1-D
-minimisation), but converges only linearly: see the tests for budgets.
+minimisation), but converges only linearly, so the sweeps are Anderson-accelerated (a
+sweep is a fixed-point map; :meth:`CCDStep._accelerate`), an accelerated point taken
+only where it lowers ‖e‖² below the current one — the objective still never increases.
+One iteration is a sweep plus one residual evaluation; default budget 1,000 iterations.
 
 LBFGSB — Ki & Sheen §3: minimise F(q) = ‖e(q)‖² + γ²‖q − q_ref‖² (Eq. 3.1; e weighted as
 in the loop, γ = ``tikhonov``, q_ref = ``q_rest`` or zeros) subject to the bounds (Eq. 3.2)
@@ -265,14 +269,86 @@ class CCDStep(IKSolver):
     #: 2,000 rows 12.0 → 11.4; arm 3,000 rows (24,000) 4.0 → 4.4, 6,000 rows 4.4 → 2.6).
     work_per_thread = 25_000
 
+    #: Anderson acceleration depth (sweeps remembered), :meth:`_accelerate`; 0 turns it
+    #: off. Measured on 20 random reachable targets 0.3 rad away, budget 1,000 sweeps
+    #: (plain CCD → accelerated, reached and median sweeps): Y 18/20, 238 → 20/20, 18;
+    #: double-Y 19/20, 298 → 20/20, 34; arm pose 12/20 (2,000 sweeps), 1,626 → 19/20, 25
+    #: (the miss ends at 9e-3, where plain CCD ends too); 12-joint chain 20/20, 54 → 15.
+    #: Depth 10 gave the same rates.
+    DEPTH = 5
+    #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, count (start()).
+    _hist: tuple[FloatArray, FloatArray, FloatArray, FloatArray, NDArray[np.intp]] | None = None
+
+    def start(self, rows: int, n: int) -> None:
+        m = self.DEPTH
+        self._hist = (
+            np.zeros((rows, n)),
+            np.zeros((rows, n)),
+            np.zeros((rows, m, n)),
+            np.zeros((rows, m, n)),
+            np.zeros(rows, dtype=np.intp),
+        )
+
     def step(self, state: StepState) -> FloatArray:
         sk = state.skeleton
         gj = _goal_joints(sk, state.goals)
         lo, hi = _bounds(state)
         active = [blk for blk in state.blocks if blk.weight > 0.0]
         if all(b.kind in (BlockKind.POSITION, BlockKind.ROTATION) for b in active):
-            return self._fast_sweep(state, active, gj, lo, hi)
-        return self._general_sweep(state, gj, lo, hi)
+            f = self._fast_sweep(state, active, gj, lo, hi)
+        else:
+            f = self._general_sweep(state, gj, lo, hi)
+        if self._hist is None or self.DEPTH == 0:  # step_once: one plain sweep
+            return f
+        return self._accelerate(state, f)
+
+    def _accelerate(self, state: StepState, f: FloatArray) -> FloatArray:
+        """Anderson acceleration of the sweeps (Anderson 1965; Walker & Ni 2011, type II):
+        a sweep is a fixed-point map q ↦ T(q) = q + f(q); with the last m changes
+        ΔG = [T(q_i) − T(q_{i−1})] and ΔF = [f(q_i) − f(q_{i−1})], γ = argmin ‖f − ΔF γ‖
+        and q⁺ = T(q) − ΔG γ (γ from the m × m normal equations with a 1e-10 relative
+        ridge). Safeguarded: q⁺ is taken only when its objective is below the one at q (one
+        evaluation), else the plain sweep T(q); the history is kept either way. Comparing
+        with T(q) instead (a second evaluation) rejected almost every accelerated step —
+        Anderson steps are not monotone per sweep but much faster over several — and
+        restarting the history on a rejection left 1–4 of 20 rows crawling."""
+        q_last, f_last, dg, df, cnt = self._hist  # type: ignore[misc]
+        rows = state.rows
+        q = state.q
+        g = q + f
+        m = self.DEPTH
+        c = cnt[rows]
+        have = c > 0
+        slot = c % m
+        if have.any():
+            r = rows[have]
+            dg[r, slot[have]] = g[have] - (q_last[r] + f_last[r])
+            df[r, slot[have]] = f[have] - f_last[r]
+        q_last[rows] = q
+        f_last[rows] = f
+        cnt[rows] = c + 1
+        k = np.minimum(c, m)
+        use = k > 0
+        if not use.any():
+            return f
+        r = rows[use]
+        a_f = df[r] * (np.arange(m) < k[use, None])[:, :, None]  # (u, m, n), unused rows 0
+        a_g = dg[r] * (np.arange(m) < k[use, None])[:, :, None]
+        gram = a_f @ np.swapaxes(a_f, -1, -2)
+        scale = np.maximum(np.trace(gram, axis1=-2, axis2=-1), 1e-300)
+        gram = gram + (1e-10 * scale)[:, None, None] * np.eye(m)
+        gamma = np.linalg.solve(gram, _mv(a_f, f[use])[..., None])[..., 0]  # (u, m)
+        q_acc = g[use] - np.einsum("um,umn->un", gamma, a_g)
+        st = state.settings
+        if st.use_limits:
+            q_acc = state.skeleton.clip(q_acc)
+        trial = q.copy()
+        trial[use] = q_acc
+        # the residual only (no Jacobian: cheaper than state.evaluate)
+        e_t = state.skeleton.evaluate(trial, state.goals, rows=rows, jacobian=False).e
+        better = use & (np.sum(e_t * e_t, axis=1) < np.sum(state.e * state.e, axis=1))
+        out: FloatArray = np.where(better[:, None], trial - q, f)
+        return out
 
     @staticmethod
     def _fast_sweep(
