@@ -1110,6 +1110,11 @@ def _merge(bp: FloatArray, feas: BoolArray) -> FloatArray:
 def _feasible(limits: LimbLimits, sh: _Coeffs, wr: _Coeffs, theta: FloatArray) -> _Feasible:
     """Feasible φ intervals (§3.2.4): (A1 ∪ A2) ∩ (B1 ∪ B2), and A1 ∪ A2 alone."""
     n = len(theta)
+    if n == 0:  # an empty batch: no intervals
+        out0 = _Feasible()
+        out0.all = np.zeros((0, 1, 2))
+        out0.bp, out0.feas_shoulder = np.zeros((0, 2)), np.zeros((0, 1), dtype=bool)
+        return out0
     eqs = [np.zeros((3, n, 0))]
     if limits.shoulder is not None:
         eqs.append(_joint_equations(sh, limits.shoulder))
@@ -2067,7 +2072,10 @@ def _solve_fast(
             return None
     et: list[float] | None = None
     if elbow_target is not None:
-        eta = np.asarray(elbow_target, dtype=np.float64)
+        try:
+            eta = np.asarray(elbow_target, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None  # the general path names the bad value
         if eta.shape != (3,):
             return None
         et = eta.tolist()
@@ -2312,7 +2320,10 @@ def feasible_swivel(
     if isinstance(goal, PartialOrientationGoal):
         from .limb_partial import partial_rotation
 
-        rot = partial_rotation(goal, 0.0 if psi is None else psi, np.asarray(limb.swivel_reference))
+        psi_v = 0.0 if psi is None else _finite_array(psi, "psi", InvalidGoalError)
+        if np.ndim(psi_v) > 1:
+            raise InvalidGoalError(f"psi must be a scalar or (N,), got shape {np.shape(psi_v)}")
+        rot = partial_rotation(goal, psi_v, np.asarray(limb.swivel_reference))
         pos = np.broadcast_to(np.asarray(goal.position), rot.shape[:-2] + (3,))
         return feasible_swivel(limb, PoseGoal(pos, rot))
     if isinstance(goal, AimGoal):

@@ -200,6 +200,10 @@ def solve_aim(
     if len(set(batched.values())) > 1:
         raise ShapeMismatchError(f"batch sizes must agree, got {batched}")
     nb = next(iter(batched.values())) if batched else 1
+    if nb == 0:
+        raise InvalidGoalError(
+            f"an aim solve needs at least one goal; got an empty batch ({batched})"
+        )
     target = np.broadcast_to(np.asarray(goal.target), (nb, 3))
     goal_b = AimGoal(
         target,

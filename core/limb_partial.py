@@ -287,6 +287,11 @@ def solve_partial(
     if pose_kwargs.get("wrist") is not None:
         raise InvalidGoalError("wrist does not apply to a PartialOrientationGoal (ψ sets it)")
     pose_kwargs = {k: v for k, v in pose_kwargs.items() if k != "wrist"}
+    if not isinstance(psi_strategy, PsiStrategy):
+        raise InvalidGoalError(
+            f"psi_strategy must be a PsiStrategy ({', '.join(s.name for s in PsiStrategy)}), "
+            f"got {psi_strategy!r}"
+        )
     for key in ("swivel", "elbow_target"):  # validated here: some rows never reach _prepare
         if pose_kwargs.get(key) is not None:
             L._finite_array(pose_kwargs[key], key, InvalidGoalError)
