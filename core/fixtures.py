@@ -51,6 +51,9 @@ __all__ = [
     "ki_sheen_chain",
     "human_arm",
     "translation",
+    "serial_chain",
+    "random_tree",
+    "reachable_problems",
 ]
 
 
@@ -307,3 +310,74 @@ def human_arm(limits: bool = False) -> Fixture:
     goals = (PoseGoal(g[:3, 3], g[:3, :3], joint="hand"),)
     q0 = np.array([0.1, 0.1, 0.1, 0.3, 0.0, 0.0, 0.0])
     return Fixture(sk, goals, q0, "7-DOF human arm (Ball–Hinge–Ball)")
+
+
+def serial_chain(n_joints: int = 12, link: float = 0.25) -> Fixture:
+    """A serial chain of ``n_joints`` hinges ``j0``..``j{n−1}`` along +y, ``link`` m apart,
+    axes cycling z, x, y (a 3-D chain, no two neighbours parallel), tip ``tip`` one link
+    beyond the last hinge (issue 16's 12-joint chain). Goal: the tip at q = 0.5 rad each.
+
+    Raises InvalidInputError for n_joints < 1."""
+    if not isinstance(n_joints, int | np.integer) or isinstance(n_joints, bool) or n_joints < 1:
+        raise InvalidInputError(f"n_joints must be an int >= 1, got {n_joints!r}")
+    axes = (_Z, _X, _Y)
+    joints = [Joint("j0", -1, np.eye(4), Hinge(_Z))]
+    for i in range(1, int(n_joints)):
+        joints.append(Joint(f"j{i}", i - 1, translation((0.0, link, 0.0)), Hinge(axes[i % 3])))
+    joints.append(Joint("tip", int(n_joints) - 1, translation((0.0, link, 0.0))))
+    sk = Skeleton(joints)
+    tip = sk.forward(np.full(sk.n_dofs, 0.5))[-1, :3, 3]
+    return Fixture(sk, (PositionGoal(tip, joint="tip"),), sk.zero(), f"{n_joints}-hinge chain")
+
+
+def random_tree(seed: int, max_joints: int = 12) -> Fixture:
+    """A random tree of 3..``max_joints`` DOF joints (Hinge about a random axis, or a Ball
+    in a random order with probability 1/4), each a random 0.15–0.5 m offset from a
+    random earlier joint, and a Fixed end point on every leaf (names ``j<k>``, ``end<k>``).
+    Goals: each end point at FK of a random q (at most 3 of them). Deterministic in
+    ``seed``."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(3, max(3, int(max_joints)) + 1))
+    joints = [Joint("j0", -1, np.eye(4), Hinge(rng.normal(size=3)))]
+    for k in range(1, count):
+        parent = int(rng.integers(max(0, k - 3), k))
+        d = rng.normal(size=3)
+        off = translation(d / np.linalg.norm(d) * rng.uniform(0.15, 0.5))
+        dofs: Hinge | Ball = Hinge(rng.normal(size=3))
+        if rng.uniform() < 0.25:
+            dofs = Ball(str(rng.choice(["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])))
+        joints.append(Joint(f"j{k}", parent, off, dofs))
+    leaves = [k for k in range(count) if all(j.parent != k for j in joints)]
+    for k in leaves[:3]:
+        d = rng.normal(size=3)
+        joints.append(Joint(f"end{k}", k, translation(d / np.linalg.norm(d) * 0.2)))
+    sk = Skeleton(joints)
+    frames = sk.forward(rng.uniform(-1.0, 1.0, sk.n_dofs))
+    goals = tuple(
+        PositionGoal(frames[i, :3, 3], joint=sk.names[i])
+        for i in range(sk.n_joints)
+        if sk.names[i].startswith("end")
+    )
+    return Fixture(sk, goals, sk.zero(), f"random tree (seed {seed}, {count} joints)")
+
+
+def reachable_problems(
+    fx: Fixture, n: int, seed: int = 0, sigma: float = 0.3, pose: bool = False
+) -> tuple[list[Goal], FloatArray, FloatArray]:
+    """``n`` random reachable problems on the fixture's skeleton (issue 16's success-rate
+    protocol): answers q* ~ U(−1, 1) per DOF, goals = FK(q*) at the joints of the
+    fixture's goals (PositionGoal, or PoseGoal with ``pose``), starts q0 = q* + N(0, σ²).
+    Returns batched goals (N leading axis), q0 (n, n_dofs) and q* (n, n_dofs)."""
+    sk = fx.skeleton
+    rng = np.random.default_rng(seed)
+    qs = rng.uniform(-1.0, 1.0, size=(n, sk.n_dofs))
+    q0 = qs + rng.normal(0.0, sigma, size=qs.shape)
+    frames = sk.forward(qs)
+    goals: list[Goal] = []
+    for g in fx.goals:
+        j = sk.joint_index(g.joint)  # type: ignore[arg-type]
+        if pose:
+            goals.append(PoseGoal(frames[:, j, :3, 3], frames[:, j, :3, :3], joint=g.joint))
+        else:
+            goals.append(PositionGoal(frames[:, j, :3, 3], joint=g.joint))
+    return goals, q0, qs
