@@ -121,6 +121,7 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.optimize
+from scipy.linalg.lapack import dposv
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InvalidInputError, UnsupportedMethodError
@@ -1074,7 +1075,16 @@ class ExtendedJacobianStep(IKSolver):
         diag = np.max(np.abs(np.diagonal(a, axis1=-2, axis2=-1)), axis=-1)
         mu = 1e-12 * np.where(diag > 0.0, diag, 1.0)
         a = a + mu[:, None, None] * np.eye(n)
-        out: FloatArray = np.linalg.solve(a, _mv(jt, state.e)[..., None])[..., 0]
+        rhs = _mv(jt, state.e)
+        if a.shape[0] == 1:
+            # one problem: LAPACK's Cholesky solve (the normal matrix is positive
+            # definite with the guard); numpy's LU (getrf) runs multithreaded in OpenBLAS
+            # and stalls on a busy machine (double-Y: 7.6 → 62 ms per solve at load 8)
+            _, x, info = dposv(a[0], rhs[0], lower=True)
+            if info == 0:
+                one: FloatArray = x[None]
+                return one
+        out: FloatArray = np.linalg.solve(a, rhs[..., None])[..., 0]
         return out
 
 
