@@ -121,8 +121,8 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.optimize
-from scipy.linalg.lapack import dposv
 from numpy.typing import ArrayLike, NDArray
+from scipy.linalg.lapack import dposv
 
 from .errors import InvalidInputError, UnsupportedMethodError
 from .goals import AimGoal, Goal
