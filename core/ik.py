@@ -537,8 +537,9 @@ class IKSolver(ABC):
     #: (gated methods; a step may then prefer fewer, larger numpy calls).
     gate: _Gate | None = None
     #: Whether :meth:`objective` returns one value per priority level, (b, L), compared
-    #: lexicographically (level 0 first) for stall detection and the best iterate, and
-    #: whether ``converged`` also requires level 0 to be met (TASK_PRIORITY).
+    #: lexicographically (level 0 first) for stall detection and the best iterate when
+    #: the goals have two or more levels (one level: ‖e‖² as usual), and whether
+    #: ``converged`` also requires level 0 to be met (TASK_PRIORITY).
     lexicographic: ClassVar[bool] = False
     #: Whether :meth:`step` applies ``max_step`` itself, so the loop must not scale its
     #: Δq again (TASK_PRIORITY: its restoration of the higher levels comes after the
@@ -704,7 +705,7 @@ class IKSolver(ABC):
         full = hi - lo == big  # idx is arange(big): batched targets need no row selection
         qa = q[lo:hi]
         best_q = qa
-        lex = self.lexicographic
+        lex = self.lexicographic and len({b.priority for b in blocks}) > 1
         best_obj = np.full((hi - lo, len({b.priority for b in blocks})) if lex else hi - lo, np.inf)
         best_gerr = np.zeros((hi - lo, n_goals))
         stall = np.zeros(hi - lo, dtype=np.int_)
@@ -884,10 +885,10 @@ class JacobianTransposeStep(IKSolver):
 
     method = Method.JACOBIAN_TRANSPOSE
     #: Per batch row: the previous iteration's q and g (created on first use).
-    _prev: tuple[FloatArray, FloatArray] | None = None
+    _history: dict[int, tuple[IntArray, FloatArray, FloatArray]] | None = None
 
     def start(self, rows: int, n: int) -> None:
-        self._prev = (np.zeros((rows, n)), np.zeros((rows, n)))
+        self._history = {}
 
     #: BB steps are not monotone: the error may stay above its best for tens of
     #: iterations while converging (a 20-iteration window stalled 5 of 20 reachable
@@ -897,26 +898,36 @@ class JacobianTransposeStep(IKSolver):
 
     def step(self, state: StepState) -> FloatArray:
         g = _mv(np.swapaxes(state.J, -1, -2), state.e)
+        history = self._history
+        bb: FloatArray | None = None
+        ok: NDArray[np.bool_] | None = None
+        if history is not None:
+            # per thread (a threaded solve's chunks share this instance): the rows, q and
+            # g of the previous iteration; rows only ever drop out (compaction keeps order)
+            key = threading.get_ident()
+            prev = history.get(key)
+            rows = state.rows
+            if prev is not None and state.iteration > 0:
+                r0, q_p, g_p = prev
+                if len(r0) != len(rows):
+                    pick = np.searchsorted(r0, rows)
+                    q_p, g_p = q_p[pick], g_p[pick]
+                s = state.q - q_p
+                sy = np.add.reduce(s * (g_p - g), axis=-1)
+                ok = sy > 0.0
+                bb = np.add.reduce(s * s, axis=-1) / np.where(ok, sy, 1.0)
+            history[key] = (rows, state.q, g)
+        if bb is not None and ok is not None and ok.all():
+            out: FloatArray = bb[:, None] * g
+            return out
+        # Buss's α (first iteration, step_once, or negative curvature)
         jg = _mv(state.J, g)
         num = np.sum(state.e * jg, axis=-1)
         den = np.sum(jg * jg, axis=-1)
         alpha = np.where(den > 0.0, num / np.where(den > 0.0, den, 1.0), 0.0)
-        rows = state.rows
-        prev = self._prev
-        if prev is None:  # step_once: one update with Buss's α, no history
-            out0: FloatArray = alpha[:, None] * g
-            return out0
-        if state.iteration > 0:
-            s = state.q - prev[0][rows]
-            y = prev[1][rows] - g
-            sy = np.sum(s * y, axis=-1)
-            yy = np.sum(y * y, axis=-1)
-            ss = np.sum(s * s, axis=-1)
-            ok = (sy > 0.0) & (yy > 0.0)
-            alpha = np.where(ok, ss / np.where(ok, sy, 1.0), alpha)
-        prev[0][rows] = state.q
-        prev[1][rows] = g
-        out: FloatArray = alpha[:, None] * g
+        if bb is not None and ok is not None:
+            alpha = np.where(ok, bb, alpha)
+        out = alpha[:, None] * g
         return out
 
 

@@ -799,6 +799,8 @@ class TaskPriorityStep(IKSolver):
         always preferred to one that does not, whatever the lower levels' errors, and
         among those the lower levels decide."""
         prios = sorted({blk.priority for blk in blocks})
+        if len(prios) == 1:  # one level: the loop compares ‖e‖² as for the other methods
+            return super().objective(e, blocks)
         out = np.zeros((e.shape[0], len(prios)))
         tol = self.tolerance
         for k, p in enumerate(prios):
