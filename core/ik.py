@@ -15,16 +15,19 @@ The loop (:meth:`IKSolver.run`), per batch row and iteration:
    ``‖e‖²`` has not dropped below ``(1 − stall_tolerance)`` × its best value for
    ``stall_iterations`` consecutive iterations (e.g. unreachable targets, a local minimum,
    joints pinned at limits; the window defaults to the method's
-   :attr:`IKSolver.stall_window`: 20, or 100 for the non-monotone EXTENDED_JACOBIAN);
+   :attr:`IKSolver.stall_window`: 20, or 100 for the non-monotone EXTENDED_JACOBIAN and
+   JACOBIAN_TRANSPOSE's Barzilai–Borwein steps);
    MAX_ITERATIONS after ``max_iterations`` steps.
 3. Otherwise ``dq = step(state)``; ``dq`` is scaled so that ``max |dq_j| ≤ max_step``
    (Buss §8: "almost always a good idea to clamp the maximum angle change"; the
-   direction is kept, like ClampMaxAbs); ``q += dq``; with ``use_limits`` the result is
+   direction is kept, like ClampMaxAbs; TASK_PRIORITY clamps inside its step,
+   :attr:`IKSolver.clamps_itself`); ``q += dq``; with ``use_limits`` the result is
    clipped to the skeleton's limits (q0 is clipped too, so q never leaves the limits).
 
 Rows finish independently (per-row masks); finished rows are not evaluated again, so a
 batched solve gives the same rows as one-by-one solves. The returned q is the last
-iterate when REACHED, otherwise the iterate with the smallest objective seen; the errors
+iterate when REACHED, otherwise the iterate with the smallest objective seen
+(TASK_PRIORITY with two or more levels: lexicographically smallest, level 0 first); the errors
 reported are those of the returned q (measured, never estimated).
 
 Methods (``Method``): JACOBIAN_TRANSPOSE (Buss §3), PSEUDOINVERSE (§4, via SVD, with
@@ -173,7 +176,8 @@ class SolveSettings:
             docstring); None takes the method's :attr:`IKSolver.stall_window` (20; 100 for
             EXTENDED_JACOBIAN, whose error is not monotone: on Buss's double-Y it stays
             above its best value for more than 50 iterations at a time while converging,
-            and a 20-iteration window reported a reachable target as STALLED).
+            and a 20-iteration window reported a reachable target as STALLED; and for
+            JACOBIAN_TRANSPOSE, whose Barzilai–Borwein steps are not monotone either).
             stall_tolerance: ≥ 0, default 1e-12 (see the module docstring).
         tikhonov: γ ≥ 0 of LBFGSB (Ki & Sheen §3, Eq. 3.1; units of e per rad), default
             1e-4: the objective is ‖e‖² + γ²‖q − q_rest‖² (q_rest default zeros, their
