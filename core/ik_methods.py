@@ -312,7 +312,12 @@ class CCDStep(IKSolver):
         evaluation), else the plain sweep T(q); the history is kept either way. Comparing
         with T(q) instead (a second evaluation) rejected almost every accelerated step —
         Anderson steps are not monotone per sweep but much faster over several — and
-        restarting the history on a rejection left 1–4 of 20 rows crawling."""
+        restarting the history on a rejection left 1–4 of 20 rows crawling. Checking the
+        accelerated point lazily instead (at the next iteration, from the loop's own
+        evaluation, falling back to T(q) there) saves the evaluation but measured worse
+        (100 problems: Y 98 % against 100 %, arm pose 84 % against 93 %). Cost: one
+        sweep plus this evaluation and the m × m solve — 11–19 % more per iteration than
+        a plain sweep (Y, double-Y, arm), for 5–60× fewer iterations."""
         q_last, f_last, dg, df, cnt = self._hist  # type: ignore[misc]
         rows = state.rows
         q = state.q
