@@ -145,8 +145,8 @@ class SolveSettings:
 
     Attributes:
         max_iterations: int ≥ 0 or None (default): steps per row at most; None takes the
-            method's budget :attr:`IKSolver.default_max_iterations` (200; 1,000 for
-            JACOBIAN_TRANSPOSE and CCD, which converge linearly).
+            method's budget :attr:`IKSolver.default_max_iterations` (200; 3,000 for
+            JACOBIAN_TRANSPOSE and 1,000 for CCD, which converge linearly).
         tolerance: ≥ 0, default 1e-6: a row is REACHED when every goal's error (m for
             positions, ≈ rad for rotations/directions; unweighted) is ≤ this.
         max_step: > 0 (rad), default 0.5: per-step clamp on max |Δq_j| (direction kept);
@@ -885,7 +885,8 @@ class JacobianTransposeStep(IKSolver):
     near a singularity, σ_min/σ_max ≈ 2e-3, where first-order steps crawl), 12-joint
     chain 20/20 (23). BB's shorter step ⟨s, y⟩/⟨y, y⟩ and alternating the two were
     measured too: faster on the double-Y (265 iterations) but 16–17/20 on the arm's
-    poses."""
+    poses. Default budget 3,000 iterations (≈ 0.2 s on one problem): on 100 arm pose
+    targets 92 % are reached within 1,000, 98 % within 3,000 (5,000: no more)."""
 
     method = Method.JACOBIAN_TRANSPOSE
     #: Per batch row: the previous iteration's q and g (created on first use).
@@ -898,7 +899,7 @@ class JacobianTransposeStep(IKSolver):
     #: iterations while converging (a 20-iteration window stalled 5 of 20 reachable
     #: double-Y targets).
     stall_window = 100
-    default_max_iterations = 1000
+    default_max_iterations = 3000
 
     def step(self, state: StepState) -> FloatArray:
         g = _mv(np.swapaxes(state.J, -1, -2), state.e)
