@@ -889,7 +889,8 @@ class JacobianTransposeStep(IKSolver):
     targets 92 % are reached within 1,000, 98 % within 3,000 (5,000: no more)."""
 
     method = Method.JACOBIAN_TRANSPOSE
-    #: Per batch row: the previous iteration's q and g (created on first use).
+    #: Per thread of the solve: the rows, q and g of the previous iteration (created by
+    #: start(); None in step_once, which then takes Buss's α).
     _history: dict[int, tuple[IntArray, FloatArray, FloatArray]] | None = None
 
     def start(self, rows: int, n: int) -> None:

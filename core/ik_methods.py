@@ -4,9 +4,8 @@ TASK_PRIORITY (Ki & Sheen §5–7) and EXTENDED_JACOBIAN (Šoch & Lórencz).
 Imported by :mod:`core.ik` (registration happens on import); each class only implements
 ``step(state) -> Δq`` and runs inside the one loop of :meth:`core.ik.IKSolver.run`
 (iteration limits, tolerance, ``max_step`` clamp, joint limits, per-row stopping). CCD and
-LBFGSB return a Δq with ``q + Δq`` inside the limits (when ``use_limits``) and — LBFGSB,
-and CCD's plain sweeps — ``max |Δq_j| ≤ max_step`` (CCD's accelerated steps may be longer
-and are clamped by the loop); TASK_PRIORITY applies
+LBFGSB return a Δq with ``max |Δq_j| ≤ max_step`` and ``q + Δq`` inside the limits (when
+``use_limits``), so the loop's clamp and clip are no-ops for them; TASK_PRIORITY applies
 ``max_step`` level by level and clamps DOFs at their limits inside the step (see there),
 EXTENDED_JACOBIAN applies neither and leaves both to the loop.
 
@@ -346,6 +345,7 @@ class CCDStep(IKSolver):
         gamma = np.linalg.solve(gram, _mv(a_f, f[use])[..., None])[..., 0]  # (u, m)
         q_acc = g[use] - np.einsum("um,umn->un", gamma, a_g)
         st = state.settings
+        q_acc = q[use] + clamp_max_abs(q_acc - q[use], st.max_step)  # the loop's clamp, first
         if st.use_limits:
             q_acc = state.skeleton.clip(q_acc)
         trial = q.copy()
