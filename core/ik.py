@@ -598,7 +598,7 @@ class IKSolver(ABC):
         blocks = skeleton._goal_plan(goals)[0]  # validated row layout (cached)
         n_goals = len(goals)
         active_goals = np.array([g.weight > 0.0 for g in goals])
-        q = skeleton.clip(qb) if settings.use_limits and skeleton.has_limits else qb.copy()
+        q = skeleton._clip(qb) if settings.use_limits and skeleton.has_limits else qb.copy()
 
         iterations = np.zeros(big, dtype=np.int_)
         reasons = np.empty(big, dtype=object)
@@ -842,7 +842,7 @@ class IKSolver(ABC):
                     dq = clamp_max_abs(dq, max_step)
             qn = qa + dq
             if clip:
-                qn = skeleton.clip(qn)
+                qn = skeleton._clip(qn)
             prev_e = e_k
             qa = qn
 

@@ -347,7 +347,7 @@ class CCDStep(IKSolver):
         st = state.settings
         q_acc = q[use] + clamp_max_abs(q_acc - q[use], st.max_step)  # the loop's clamp, first
         if st.use_limits:
-            q_acc = state.skeleton.clip(q_acc)
+            q_acc = state.skeleton._clip(q_acc)
         trial = q.copy()
         trial[use] = q_acc
         # the residual only (no Jacobian: cheaper than state.evaluate)
@@ -973,7 +973,7 @@ class TaskPriorityStep(IKSolver):
         for p in range(self.RESTORE_PASSES + 1):
             qn = state.q + dq
             if clip:
-                qn = sk.clip(qn)
+                qn = sk._clip(qn)
             e_n, j_n, _ = state.evaluate(qn)
             r_up = e_n[:, rows_up]
             size = np.sum(r_up * r_up, axis=1)
@@ -1133,7 +1133,7 @@ def step_once(
     goals = goal_tuple(goals)
     qb, batched = skeleton._batch(q, goals)
     if settings.use_limits:
-        qb = skeleton.clip(qb)
+        qb = skeleton._clip(qb)
     rows = np.arange(qb.shape[0], dtype=np.intp)
     tb = settings.target_jacobian
     ev = skeleton.evaluate(qb, goals, rows=rows, target_based=tb)
@@ -1168,5 +1168,5 @@ def step_once(
     )
     qn = qb + clamp_max_abs(dq, settings.max_step)
     if settings.use_limits:
-        qn = skeleton.clip(qn)
+        qn = skeleton._clip(qn)
     return qn if batched else qn[0]

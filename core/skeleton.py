@@ -1027,10 +1027,19 @@ class Skeleton:
         return np.zeros(self.n_dofs)
 
     def clip(self, q: ArrayLike) -> FloatArray:
-        """``q`` clipped to [lower, upper] (any leading shape)."""
-        out: FloatArray = np.minimum(
-            np.maximum(np.asarray(q, dtype=np.float64), self.lower), self.upper
-        )
+        """``q`` clipped to [lower, upper] (any leading shape, last axis n_dofs).
+
+        Raises InvalidInputError for a non-numeric, non-finite or misshaped q."""
+        arr = _finite(q, "q", InvalidInputError)
+        if arr.ndim < 1 or arr.shape[-1] != self.n_dofs:
+            raise InvalidInputError(
+                f"q must have shape (…, {self.n_dofs}) for this skeleton, got {arr.shape}"
+            )
+        return self._clip(arr)
+
+    def _clip(self, q: FloatArray) -> FloatArray:
+        """:meth:`clip` without validation, for the solvers' own arrays."""
+        out: FloatArray = np.minimum(np.maximum(q, self.lower), self.upper)
         return out
 
     # ------------------------------------------------------------------ kinematics
@@ -1065,6 +1074,7 @@ class Skeleton:
 
     def blocks(self, goals: Sequence[Goal]) -> tuple[RowBlock, ...]:
         """Row layout of ``errors``/``jacobian`` for ``goals`` (validates joints)."""
+        goals = goal_tuple(goals)
         out: list[RowBlock] = []
         row = 0
         for gi, goal in enumerate(goals):

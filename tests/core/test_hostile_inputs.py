@@ -235,6 +235,17 @@ def _chain_calls(bad: Any) -> dict[str, Callable[[], Any]]:
         "Skeleton.goal_errors(goals=bad)": lambda: Y.goal_errors(q0, bad),
         "Skeleton.joint_index(bad)": lambda: Y.joint_index(bad),
         "Skeleton.check_q(bad)": lambda: Y.check_q(bad),
+        "Skeleton.clip(bad)": lambda: Y.clip(bad),
+        "Skeleton.blocks(bad)": lambda: Y.blocks(bad),
+        "Limb.forward(shoulder=bad)": lambda: LIMITED.forward(bad, 0.3, np.eye(3)),
+        "Limb.forward(elbow=bad)": lambda: LIMITED.forward(np.eye(3), bad, np.eye(3)),
+        "Limb.elbow_position(bad)": lambda: LIMITED.elbow_position(bad),
+        "Limb.wrist_position(elbow=bad)": lambda: LIMITED.wrist_position(np.eye(3), bad),
+        "EulerLimits.contains(bad)": lambda: EulerLimits("XYZ", (-1, -1, -1), (1, 1, 1)).contains(
+            bad
+        ),
+        "LimbLimits.elbow_contains(bad)": lambda: LimbLimits(elbow=(0.0, 2.0)).elbow_contains(bad),
+        "Limb.with_limits(bad)": lambda: LIMITED.with_limits(bad),
     }
     for m in Method:
         calls[f"solve(Y, {m.name}, target=bad)"] = lambda m=m: solve(
