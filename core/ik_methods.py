@@ -405,10 +405,11 @@ class CCDStep(IKSolver):
             if mp.size:
                 w1, p1 = w[:, None], p[:, None]  # (b, 1, 3)
                 rel = points[:, mp] - p1
-                c = sw[mp] * _cross(w1, rel)
+                wxr = _cross(w1, rel)  # also turns the points below (after the update)
+                c = sw[mp] * wxr
                 ei = sw[mp] * (targets[:, mp] - points[:, mp])
-                big_a += 2.0 * np.sum(c * c + ei * _cross(c, w1), axis=(1, 2))
-                big_b += 2.0 * np.sum(ei * c, axis=(1, 2))
+                big_a += 2.0 * (c * c + ei * _cross(c, w1)).sum(axis=(1, 2))
+                big_b += 2.0 * (ei * c).sum(axis=(1, 2))
             if mr.size:
                 e_rot = r_t[:, mr] @ np.swapaxes(r_c[:, mr], -1, -2)  # (b, k, 3, 3)
                 tr = np.trace(e_rot, axis1=-2, axis2=-1)
@@ -431,7 +432,7 @@ class CCDStep(IKSolver):
                 points[:, mp] = (
                     p1
                     + rel * ca
-                    + _cross(w1, rel) * sa
+                    + wxr * sa
                     + w1 * (np.sum(w1 * rel, -1)[..., None] * (1.0 - ca))
                 )
             ins = inner[j]
