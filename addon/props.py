@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import bpy
 from bpy.props import (
@@ -70,66 +71,145 @@ HINGE_AXES = [
 ]
 
 
+class LIMBER_PG_status(bpy.types.PropertyGroup):
+    """The last solve's outcome for a limb or a chain effector, of its end (tip) bone as
+    Blender evaluates it. Written by Limber (limber.solve, live solving, limber.bake, the
+    CLI); shown read-only in the panel. After a bake: the worst frame of the range."""
+
+    if TYPE_CHECKING:
+        reached: bool
+        within_limits: bool
+        position_error: float
+        orientation_error: float
+        message: str
+        measured: bool
+        frame: int
+
+    reached: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Reached",
+        description="The end bone, as Blender evaluates it, is within 0.01 mm and 0.01° of "
+        "the goal",
+        default=False,
+    )
+    within_limits: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Within Limits",
+        description="The solved joint angles respect the bones' IK limits",
+        default=False,
+    )
+    position_error: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="Position Error",
+        description="Distance (world units, metres at unit scale) from the evaluated end "
+        "bone to the goal; -1 when not solved",
+        default=-1.0,
+        subtype="DISTANCE",
+        unit="LENGTH",
+    )
+    orientation_error: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="Orientation Error",
+        description="Angle (radians) between the evaluated end bone's orientation (or "
+        "axis) and the goal's; -1 when not solved",
+        default=-1.0,
+        subtype="ANGLE",
+        unit="ROTATION",
+    )
+    message: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="Message",
+        description="What binds (reach, limits), what overrides (constraints, drivers, "
+        "inherit modes, stretch) and what was skipped; 'ok' when nothing",
+        default="",
+    )
+    measured: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Measured",
+        description="The errors were measured on the evaluated pose (depsgraph); else they "
+        "come from Limber's model, proven equal to Blender's evaluation for this rig",
+        default=False,
+    )
+    frame: IntProperty(  # type: ignore[valid-type,no-redef]
+        name="Frame",
+        description="Scene frame the status describes (after a bake: the worst frame)",
+        default=0,
+    )
+
+
 class LIMBER_PG_limb(bpy.types.PropertyGroup):
     """One analytic two-bone limb (arm or leg): upper, lower and end bone."""
 
+    if TYPE_CHECKING:
+        name: str
+        enabled: bool
+        upper_bone: str
+        lower_bone: str
+        end_bone: str
+        target: bpy.types.Object | None
+        target_bone: str
+        goal_type: str
+        axis: str
+        solver: str
+        swivel: float
+        swivel_mode: str
+        pole: bpy.types.Object | None
+        use_limits: bool
+        hinge_axis: str
+        status: LIMBER_PG_status
+
+
     # `name` is provided by PropertyGroup (StringProperty).
-    enabled: BoolProperty(  # type: ignore[valid-type]
+    enabled: BoolProperty(  # type: ignore[valid-type,no-redef]
         name="Enabled",
         description="Solve this limb (Solve, Bake and live playback skip disabled limbs)",
         default=True,
     )
-    upper_bone: StringProperty(  # type: ignore[valid-type]
+    upper_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="Upper Bone",
         description="Name of the upper bone (upper arm / thigh); its parent defines the "
         "shoulder (hip) frame",
         default="",
     )
-    lower_bone: StringProperty(  # type: ignore[valid-type]
+    lower_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="Lower Bone",
         description="Name of the lower bone (forearm / shin), a direct child of the upper "
         "bone; it bends about the hinge axis",
         default="",
     )
-    end_bone: StringProperty(  # type: ignore[valid-type]
+    end_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="End Bone",
         description="Name of the end bone (hand / foot), a direct child of the lower bone; "
         "its pose frame is the effector",
         default="",
     )
-    target: PointerProperty(  # type: ignore[valid-type]
+    target: PointerProperty(  # type: ignore[valid-type,no-redef]
         name="Target",
         description="Object whose world frame the end bone should reach (no target: the "
         "limb is not solved)",
         type=bpy.types.Object,
     )
-    target_bone: StringProperty(  # type: ignore[valid-type]
+    target_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="Target Bone",
         description="Optional pose bone of the target armature whose frame is the goal "
         "(empty: the target object's own frame)",
         default="",
     )
-    goal_type: EnumProperty(  # type: ignore[valid-type]
+    goal_type: EnumProperty(  # type: ignore[valid-type,no-redef]
         name="Goal",
         description="What of the target the end bone must match",
         items=GOAL_TYPES,
         default="POSE",
     )
-    axis: EnumProperty(  # type: ignore[valid-type]
+    axis: EnumProperty(  # type: ignore[valid-type,no-redef]
         name="Axis",
         description="End-bone axis used by Partial and Aim goals (ignored by Position and "
         "Pose goals)",
         items=AXES,
         default="Y",
     )
-    solver: EnumProperty(  # type: ignore[valid-type]
+    solver: EnumProperty(  # type: ignore[valid-type,no-redef]
         name="Solver",
         description="Solver for this limb: Analytic is exact and state-free (swivel, pole "
         "and feasible ranges apply); the numeric ones iterate from the current pose",
         items=SOLVERS,
         default="ANALYTIC",
     )
-    swivel: FloatProperty(  # type: ignore[valid-type]
+    swivel: FloatProperty(  # type: ignore[valid-type,no-redef]
         name="Swivel",
         description="Elbow (knee) rotation about the shoulder-to-wrist axis in radians, any "
         "value (wraps every 360 degrees); 0 puts the elbow on the side it has in the rest "
@@ -140,70 +220,87 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         soft_min=-math.pi,
         soft_max=math.pi,
     )
-    swivel_mode: EnumProperty(  # type: ignore[valid-type]
+    swivel_mode: EnumProperty(  # type: ignore[valid-type,no-redef]
         name="Swivel Mode",
         description="How the elbow's swivel angle is chosen",
         items=SWIVEL_MODES,
         default="ANGLE",
     )
-    pole: PointerProperty(  # type: ignore[valid-type]
+    pole: PointerProperty(  # type: ignore[valid-type,no-redef]
         name="Pole",
         description="Object the elbow (knee) turns toward in Pole swivel mode (while empty, "
         "the Swivel angle is used)",
         type=bpy.types.Object,
     )
-    use_limits: BoolProperty(  # type: ignore[valid-type]
+    use_limits: BoolProperty(  # type: ignore[valid-type,no-redef]
         name="Use Limits",
         description="Honour the bones' IK limits and locks (Bone > Inverse Kinematics "
         "panel), as Euler angles in each bone's rotation order",
         default=True,
     )
-    hinge_axis: EnumProperty(  # type: ignore[valid-type]
+    hinge_axis: EnumProperty(  # type: ignore[valid-type,no-redef]
         name="Hinge Axis",
         description="Axis of the lower bone (in its local frame) the elbow/knee bends about",
         items=HINGE_AXES,
         default="AUTO",
+    )
+    status: PointerProperty(  # type: ignore[valid-type,no-redef]
+        name="Status",
+        description="Outcome of the last solve or bake (read-only; written by Limber)",
+        type=LIMBER_PG_status,
     )
 
 
 class LIMBER_PG_effector(bpy.types.PropertyGroup):
     """One effector of a numeric chain: a tip bone pulled toward a target."""
 
-    tip_bone: StringProperty(  # type: ignore[valid-type]
+    if TYPE_CHECKING:
+        name: str
+        tip_bone: str
+        target: bpy.types.Object | None
+        target_bone: str
+        weight: float
+        goal_type: str
+        axis: str
+        priority: int
+        status: LIMBER_PG_status
+
+
+    tip_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="Tip Bone",
         description="Name of the bone whose frame is pulled toward the target",
         default="",
     )
-    target: PointerProperty(  # type: ignore[valid-type]
+    target: PointerProperty(  # type: ignore[valid-type,no-redef]
         name="Target",
         description="Object whose world frame the tip bone should reach",
         type=bpy.types.Object,
     )
-    target_bone: StringProperty(  # type: ignore[valid-type]
+    target_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="Target Bone",
         description="Optional pose bone of the target armature used as the goal frame",
         default="",
     )
-    weight: FloatProperty(  # type: ignore[valid-type]
+    weight: FloatProperty(  # type: ignore[valid-type,no-redef]
         name="Weight",
         description="Relative weight of this effector's error, 0 to 1000 (unitless)",
         default=1.0,
         min=0.0,
         max=1000.0,
     )
-    goal_type: EnumProperty(  # type: ignore[valid-type]
+    goal_type: EnumProperty(  # type: ignore[valid-type,no-redef]
         name="Goal",
         description="What of the target the tip bone must match (its head for Position)",
         items=GOAL_TYPES,
         default="POSITION",
     )
-    axis: EnumProperty(  # type: ignore[valid-type]
+    axis: EnumProperty(  # type: ignore[valid-type,no-redef]
         name="Axis",
         description="Tip-bone axis used by Partial and Aim goals",
         items=AXES,
         default="Y",
     )
-    priority: IntProperty(  # type: ignore[valid-type]
+    priority: IntProperty(  # type: ignore[valid-type,no-redef]
         name="Priority",
         description="0 is most important; higher numbers are met only without disturbing "
         "lower ones (0 to 16)",
@@ -211,63 +308,90 @@ class LIMBER_PG_effector(bpy.types.PropertyGroup):
         min=0,
         max=16,
     )
+    status: PointerProperty(  # type: ignore[valid-type,no-redef]
+        name="Status",
+        description="Outcome of the last solve or bake for this effector (read-only)",
+        type=LIMBER_PG_status,
+    )
 
 
 class LIMBER_PG_chain(bpy.types.PropertyGroup):
     """A numeric IK chain: a root bone and the effectors below it."""
 
-    enabled: BoolProperty(  # type: ignore[valid-type]
+    if TYPE_CHECKING:
+        name: str
+        enabled: bool
+        root_bone: str
+        effectors: bpy.types.bpy_prop_collection[LIMBER_PG_effector]
+        solver: str
+        use_limits: bool
+        max_iterations: int
+        status: LIMBER_PG_status
+
+
+    enabled: BoolProperty(  # type: ignore[valid-type,no-redef]
         name="Enabled",
         description="Solve this chain (Solve, Bake and live playback skip disabled chains)",
         default=True,
     )
-    root_bone: StringProperty(  # type: ignore[valid-type]
+    root_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="Root Bone",
         description="Name of the chain's first bone: its head stays put, it and every bone "
         "down to the tip bones rotate",
         default="",
     )
-    effectors: CollectionProperty(  # type: ignore[valid-type]
+    effectors: CollectionProperty(  # type: ignore[valid-type,no-redef]
         name="Effectors",
         description="Tip bones and their targets",
         type=LIMBER_PG_effector,
     )
-    solver: EnumProperty(  # type: ignore[valid-type]
+    solver: EnumProperty(  # type: ignore[valid-type,no-redef]
         name="Solver",
         description="Numeric solver used for this chain",
         items=CHAIN_SOLVERS,
         default="DLS",
     )
-    use_limits: BoolProperty(  # type: ignore[valid-type]
+    use_limits: BoolProperty(  # type: ignore[valid-type,no-redef]
         name="Use Limits",
         description="Honour the bones' IK limits (the IK locks always decide which axes "
         "rotate: all locked = fixed, one free = hinge, else ball)",
         default=True,
     )
-    max_iterations: IntProperty(  # type: ignore[valid-type]
+    max_iterations: IntProperty(  # type: ignore[valid-type,no-redef]
         name="Max Iterations",
         description="Iterations per solve at most (1 to 10000)",
         default=200,
         min=1,
         max=10000,
     )
+    status: PointerProperty(  # type: ignore[valid-type,no-redef]
+        name="Status",
+        description="Outcome of the last solve or bake, worst effector (read-only)",
+        type=LIMBER_PG_status,
+    )
 
 
 class LIMBER_PG_object(bpy.types.PropertyGroup):
     """All Limber settings of one armature object."""
 
-    limbs: CollectionProperty(  # type: ignore[valid-type]
+    if TYPE_CHECKING:
+        limbs: bpy.types.bpy_prop_collection[LIMBER_PG_limb]
+        active_limb_index: int
+        chains: bpy.types.bpy_prop_collection[LIMBER_PG_chain]
+
+
+    limbs: CollectionProperty(  # type: ignore[valid-type,no-redef]
         name="Limbs",
         description="Analytic two-bone limbs of this armature",
         type=LIMBER_PG_limb,
     )
-    active_limb_index: IntProperty(  # type: ignore[valid-type]
+    active_limb_index: IntProperty(  # type: ignore[valid-type,no-redef]
         name="Active Limb",
         description="Index of the limb selected in the list (0-based)",
         default=0,
         min=0,
     )
-    chains: CollectionProperty(  # type: ignore[valid-type]
+    chains: CollectionProperty(  # type: ignore[valid-type,no-redef]
         name="Chains",
         description="Numeric IK chains of this armature",
         type=LIMBER_PG_chain,
@@ -277,7 +401,11 @@ class LIMBER_PG_object(bpy.types.PropertyGroup):
 class LIMBER_PG_scene(bpy.types.PropertyGroup):
     """Scene-wide Limber settings."""
 
-    live_playback: BoolProperty(  # type: ignore[valid-type]
+    if TYPE_CHECKING:
+        live_playback: bool
+
+
+    live_playback: BoolProperty(  # type: ignore[valid-type,no-redef]
         name="Live Playback",
         description="Solve every enabled limb after each frame change (scrubbing and "
         "playback show the IK result without baking)",
@@ -286,6 +414,7 @@ class LIMBER_PG_scene(bpy.types.PropertyGroup):
 
 
 CLASSES: tuple[type, ...] = (
+    LIMBER_PG_status,
     LIMBER_PG_limb,
     LIMBER_PG_effector,
     LIMBER_PG_chain,
@@ -296,10 +425,10 @@ CLASSES: tuple[type, ...] = (
 
 def attach() -> None:
     """Add ``Object.limber`` and ``Scene.limber`` (after the classes are registered)."""
-    bpy.types.Object.limber = PointerProperty(  # type: ignore[attr-defined]
+    bpy.types.Object.limber = PointerProperty(  # type: ignore[attr-defined,func-returns-value]
         type=LIMBER_PG_object, name="Limber", description="Limber IK settings"
     )
-    bpy.types.Scene.limber = PointerProperty(  # type: ignore[attr-defined]
+    bpy.types.Scene.limber = PointerProperty(  # type: ignore[attr-defined,func-returns-value]
         type=LIMBER_PG_scene, name="Limber", description="Limber scene settings"
     )
 
@@ -308,4 +437,4 @@ def detach() -> None:
     """Remove the pointer properties added by :func:`attach`."""
     for owner in (bpy.types.Object, bpy.types.Scene):
         if hasattr(owner, "limber"):
-            del owner.limber  # type: ignore[attr-defined]
+            del owner.limber

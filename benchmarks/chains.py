@@ -26,7 +26,7 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
 
 * Table 0 (issue 16), the defaults: per method × fixture (Y, double-Y, the arm with
   position and with pose goals, a 12-hinge chain), random reachable targets with starts
-  0.3 rad (σ) from the answer (:func:`core.fixtures.reachable_problems`), each solved alone
+  0.3 rad (σ) from the answer (:func:`tests.fixtures.reachable_problems`), each solved alone
   with ``SolveSettings()`` (the method's default budget): fraction reached, median
   iterations, median µs per solve and its ratio to DLS's median on the same fixture (issue
   16's bound: ≤ 50×). ``--defaults`` runs only this table.
@@ -47,23 +47,21 @@ from pathlib import Path
 
 import numpy as np
 
-from core.fixtures import (
+from core import Goal, Method, PoseGoal, PositionGoal, SolveSettings, solve, step_once
+from tests.fixtures import (
     Fixture,
+    arm_chain,
     buss_double_y,
     buss_y,
-    human_arm,
     reachable_problems,
     serial_chain,
 )
-from core.goals import Goal, PoseGoal, PositionGoal
-from core.ik import Method, SolveSettings, solve
-from core.ik_methods import step_once
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "CHAINS_RESULTS.md"
 FIXTURES: dict[str, Callable[[], Fixture]] = {
     "Y": buss_y,
     "double-Y": buss_double_y,
-    "arm": human_arm,
+    "arm": arm_chain,
 }
 #: Issue 4's speed targets on this machine (µs): DLS per iteration single, and DLS per
 #: problem-iteration batched (B = 1,000) on every fixture.
@@ -198,8 +196,8 @@ def tracking(method: Method, name: str, frames: int) -> tuple[float, float, floa
 DEFAULT_FIXTURES: dict[str, tuple[Callable[[], Fixture], bool]] = {
     "Y": (buss_y, False),
     "double-Y": (buss_double_y, False),
-    "arm position": (human_arm, False),
-    "arm pose": (human_arm, True),
+    "arm position": (arm_chain, False),
+    "arm pose": (arm_chain, True),
     "12-hinge chain": (serial_chain, False),
 }
 

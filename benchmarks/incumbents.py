@@ -6,7 +6,7 @@ Run from the repository root::
 
 Limber's analytic limb solver (``core.solve_limb``) against what a user would otherwise
 pick, measured side by side in one process on the human-proportioned 7-DOF arm and the
-seeded goals of suite 1 (``tools/sample_arm.py``):
+seeded goals of suite 1 (``tests/fixtures/sample_arm.py``):
 
 * **Blender's IK constraint** through the real ``bpy`` module, solvers LEGACY and ITASC
   (``Object.pose.ik_solver``; iTaSC with Blender's default ``ik_param``). The arm is built
@@ -85,9 +85,18 @@ import numpy as np  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
 from benchmarks._report import Suite, Target, md_table, targets_table  # noqa: E402
-from core import EulerLimits, Limb, LimbLimits, PoseGoal, PositionGoal, solve_limb  # noqa: E402
-from core.rotations import matrix_to_euler, matrix_to_euler_families, rotation_angle_between  # noqa: E402
-from tools.sample_arm import arm_limits, human_arm, random_reachable_goals  # noqa: E402
+from core import (  # noqa: E402
+    EulerLimits,
+    Limb,
+    LimbLimits,
+    PoseGoal,
+    PositionGoal,
+    matrix_to_euler,
+    matrix_to_euler_families,
+    rotation_angle_between,
+    solve_limb,
+)
+from tests.fixtures.sample_arm import arm_limits, human_arm, random_reachable_goals  # noqa: E402
 
 FloatArray = NDArray[np.float64]
 
@@ -410,7 +419,7 @@ class IkpyArm:
         return q
 
     def read(self, q: FloatArray) -> Pose:
-        from core.rotations import euler_to_matrix
+        from core import euler_to_matrix
 
         frames = self.chain.forward_kinematics(q, full_kinematics=True)
         r1 = euler_to_matrix(np.array([q[3], q[2], q[1]]), "XYZ")
@@ -1056,7 +1065,7 @@ def swing_twist_goals(limb: Limb, n: int, seed: int) -> FloatArray:
     """(N, 4, 4) wrist goals from shoulder rotations drawn within the limb's shoulder limits
     *read in swing–twist terms* (:func:`swing_twist_angles`; x only), elbow within its
     limits: goals Blender's own limit convention can reach."""
-    from core.rotations import quat_to_matrix
+    from core import quat_to_matrix
 
     lim = limb.limits
     assert lim is not None and lim.shoulder is not None and lim.elbow is not None
@@ -1264,7 +1273,8 @@ def run(quick: bool, out_dir: Path, log: Callable[[str], None] | None = None) ->
     md = [
         "## Incumbents: Blender's IK constraint and ikpy on the same arm and goals",
         "",
-        f"Human-proportioned 7-DOF arm of `tools/sample_arm.py`, seeded goals (seed {SEED}); "
+        f"Human-proportioned 7-DOF arm of `tests/fixtures/sample_arm.py`, seeded goals "
+        f"(seed {SEED}); "
         f"{sizes.goals} goals per row (ikpy: {sizes.ikpy_goals}), {sizes.passes} passes. "
         "Times are µs per solve: median over passes of the per-goal median, (min–max over "
         "passes). Blender: time = move the target Empty + `view_layer.update()`; IK-only = "

@@ -9,7 +9,7 @@ Prints a markdown report (also written to ``--out``, default
 ``benchmarks/LIMB_RESULTS.md``): µs per solve for single calls (median and p10–p90 over
 individually timed calls) and batched calls (one call on N goals, median of repeats),
 for position / pose goals with and without joint limits on the human-proportioned arm of
-``tools/sample_arm.py``, plus the cost of constructing goals. Goals are built before
+``tests/fixtures/sample_arm.py``, plus the cost of constructing goals. Goals are built before
 timing. Speed is measured here only, never asserted in tests.
 
 A second table mirrors Tolani et al.'s Tables 6–7 (partial orientation and aiming): time
@@ -46,7 +46,7 @@ from core import (
     feasible_swivel,
     solve_limb,
 )
-from tools.sample_arm import (
+from tests.fixtures.sample_arm import (
     human_arm,
     random_reachable_goals,
     random_unlimited_goals,
@@ -636,7 +636,7 @@ def render(
         f"- Python {platform.python_version()} ({platform.python_implementation()}), "
         f"numpy {np.__version__}, scipy {scipy.__version__}, {platform.system()} "
         f"{platform.machine()}",
-        f"- Seed: {seed}. Arm: `tools/sample_arm.py` (human-proportioned right arm).",
+        f"- Seed: {seed}. Arm: `tests/fixtures/sample_arm.py` (human-proportioned right arm).",
         f"- Single: {sizes.single} different goals, each call timed with "
         "`time.perf_counter_ns`; median and p10–p90 of the per-call times. Batched: one "
         f"call on N goals, median of {sizes.batch_repeats} repeats.",
@@ -715,7 +715,7 @@ def render_tolani(results: Sequence[TolaniResult]) -> list[str]:
         )
     lines += [
         "",
-        "Goals (human arm, `tools/sample_arm.py`): forward kinematics of random joint "
+        "Goals (human arm, `tests/fixtures/sample_arm.py`): forward kinematics of random joint "
         "angles within the limits (uniform Euler angles without limits), so a solution within "
         "the limits exists. Partial orientation aligns the palm normal (hand's local Z) with "
         "the generating pose's; ψ by CLOSEST_WRIST toward the generating wrist (Eq. 12), or "

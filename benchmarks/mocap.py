@@ -93,7 +93,7 @@ from benchmarks.incumbents import (  # noqa: E402
     time_batched,
     transform,
 )
-from core import (  # noqa: E402
+from core import (  # noqa: E402  # noqa: E402
     Ball,
     Fixed,
     Hinge,
@@ -104,14 +104,12 @@ from core import (  # noqa: E402
     PoseGoal,
     PositionGoal,
     Skeleton,
-    solve,
-    solve_limb,
-)
-from core.rotations import (  # noqa: E402
     euler_to_matrix,
     matrix_to_axis_angle,
     matrix_to_quat,
     rotation_angle_between,
+    solve,
+    solve_limb,
 )
 
 FloatArray = NDArray[np.float64]

@@ -1,6 +1,6 @@
 """Suite 6 of issue 7: batch throughput.
 
-* **Analytic** (``core.solve_limb``) on the human arm of ``tools/sample_arm.py``: solves
+* **Analytic** (``core.solve_limb``) on the human arm of ``tests/fixtures/sample_arm.py``: solves
   per second for single calls (one goal per call, each call timed) and for one batched
   call on B goals, B = 1 … 100,000 (the conventions: batched functions take a leading
   batch axis and loop nowhere in Python over it).
@@ -23,9 +23,8 @@ import numpy as np
 
 from benchmarks._report import Spread, Suite, fmt_num, fmt_pct, md_table
 from benchmarks.tolani import Q0, arm_skeleton, numeric_goal
-from core import Limb, PoseGoal, PositionGoal, solve_limb
-from core.ik import Method, SolveSettings, solve
-from tools.sample_arm import human_arm, random_reachable_goals, random_unlimited_goals
+from core import Limb, Method, PoseGoal, PositionGoal, SolveSettings, solve, solve_limb
+from tests.fixtures.sample_arm import human_arm, random_reachable_goals, random_unlimited_goals
 
 SEED = 20261123
 ANALYTIC_CASES: tuple[str, ...] = (
@@ -201,7 +200,7 @@ def render(curves: Sequence[Curve], sizes: Sizes, seed: int) -> str:
         [
             "## 6. Batch throughput",
             "",
-            f"Human arm of `tools/sample_arm.py`, seed {seed}. Analytic single calls: "
+            f"Human arm of `tests/fixtures/sample_arm.py`, seed {seed}. Analytic single calls: "
             f"{sizes.single:,} goals, each call timed (median [IQR]). Batched calls: one "
             f"`solve_limb` on the first B goals, repeated for ≥ {sizes.min_seconds} s (≥ 3 "
             "times); µs per solve = call time / B, median [IQR] over the repeats. Numeric "

@@ -1,6 +1,6 @@
 """Suite 1 of issue 7: Tolani, Goswami & Badler (2000) Tables 4–7, reproduced.
 
-The human-proportioned 7-DOF right arm of ``tools/sample_arm.py`` (joint limits from
+The human-proportioned 7-DOF right arm of ``tests/fixtures/sample_arm.py`` (joint limits from
 that module) solved three ways on the same seeded goals, side by side in one process:
 
 * **Analytic** — ``core.solve_limb`` (Tolani §3.2–3.4), the paper's "our approach".
@@ -37,16 +37,21 @@ from benchmarks._report import Spread, Suite, Target, fmt_num, fmt_pct, md_table
 from core import (
     LIMIT_TOLERANCE,
     AimGoal,
+    Ball,
+    Hinge,
+    Joint,
     Limb,
+    Method,
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    Skeleton,
+    SolveSettings,
+    matrix_to_euler_families,
+    solve,
     solve_limb,
 )
-from core.ik import Method, SolveSettings, solve
-from core.rotations import matrix_to_euler_families
-from core.skeleton import Ball, Hinge, Joint, Skeleton
-from tools.sample_arm import (
+from tests.fixtures.sample_arm import (
     human_arm,
     random_reachable_goals,
     random_unlimited_goals,
@@ -59,7 +64,7 @@ SEED = 20261122
 FAIL_POSITION_M = limb_bench.FAIL_POSITION_M  # 1 mm
 FAIL_ANGLE_RAD = limb_bench.FAIL_ANGLE_RAD  # 1°
 #: Start configuration of the numeric methods (rad): the 7-DOF arm fixture's q0
-#: (core.fixtures.human_arm), slightly bent, inside every limit.
+#: (tests.fixtures.human_arm), slightly bent, inside every limit.
 Q0 = np.array([0.1, 0.1, 0.1, 0.3, 0.0, 0.0, 0.0])
 
 TABLES: tuple[str, ...] = (
@@ -649,7 +654,8 @@ def render(results: Sequence[CaseResult], sizes: Sizes, seed: int, quick: bool) 
     parts = [
         "## 1. Tolani Tables 4–7, reproduced",
         "",
-        f"Human-proportioned right arm of `tools/sample_arm.py` (upper arm 0.30 m, forearm "
+        f"Human-proportioned right arm of `tests/fixtures/sample_arm.py` (upper arm 0.30 m, "
+        f"forearm "
         f"0.25 m with a 10° carrying angle, hand 0.08 m; 7 DOF; its human joint limits). "
         f"Seed {seed}{' (quick run: tiny N)' if quick else ''}. Per row the analytic solver "
         f"solves {sizes.goals:,} goals in one batched call for the errors and failures and "

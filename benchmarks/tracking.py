@@ -1,9 +1,9 @@
 """Suite 3 of issue 7: Buss's Y and double-Y tracking, beside Buss's C++ timings.
 
 Buss (2009) §8 and Buss & Kim's demo: the Y (7 hinges, 2 effectors) and the double-Y
-(25 hinges, 4 effectors) of ``core.fixtures`` chase targets that move sinusoidally in
+(25 hinges, 4 effectors) of ``tests.fixtures`` chase targets that move sinusoidally in
 and out of reach (``buss_y_targets`` / ``buss_double_y_targets`` at t = 0.01·step). Each
-method applies **one update per step** (``core.ik_methods.step_once``, what a tracking
+method applies **one update per step** (``core.step_once``, what a tracking
 application does once per frame) from the previous step's pose. Per method and shape:
 µs per update (median [IQR] over the steps), mean and max tracking error (the largest
 effector–target distance each step, averaged over the steps; the targets leave the
@@ -25,10 +25,8 @@ from numpy.typing import NDArray
 
 from benchmarks._report import Spread, Suite, Target, fmt_num, md_table
 from benchmarks.chains import BUSS, FIXTURES, settings_for
-from core.fixtures import buss_double_y_targets, buss_y_targets
-from core.goals import PositionGoal
-from core.ik import Method
-from core.ik_methods import step_once
+from core import Method, PositionGoal, step_once
+from tests.fixtures import buss_double_y_targets, buss_y_targets
 
 METHODS: tuple[Method, ...] = (
     Method.JACOBIAN_TRANSPOSE,

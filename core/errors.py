@@ -6,7 +6,12 @@ the offending value and what would be valid.
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
 __all__ = [
+    "format_value",
+    "finite_array",
     "LimberError",
     "InvalidInputError",
     "InvalidLimbError",
@@ -51,13 +56,42 @@ class ShapeMismatchError(InvalidInputError):
 
 
 class InvalidSkeletonError(InvalidInputError):
-    """A :class:`~core.skeleton.Skeleton` or one of its joints is malformed (unknown or
+    """A :class:`~core.chain.skeleton.Skeleton` or one of its joints is malformed (unknown or
     later parent index, duplicate names, zero hinge axis, bad offset, unknown joint)."""
 
 
 class UnsupportedMethodError(InvalidInputError):
-    """A numeric IK method (or option) that exists in :class:`~core.ik.Method` but is not
-    implemented (or not supported by the chosen method)."""
+    """A numeric IK method (or option) that exists in :class:`~core.chain.settings.Method`
+    but is not implemented (or not supported by the chosen method)."""
 
 
 __all__ += ["InvalidSkeletonError", "UnsupportedMethodError"]
+
+
+def format_value(value: object) -> str:
+    """``repr(value)`` with numpy scalars shown as the Python numbers they hold.
+
+    Error messages quote values through this so that they read the same under numpy 1
+    and 2 (numpy 2's ``repr(np.float64(1.5))`` is ``'np.float64(1.5)'``). Tuples and
+    lists are formatted element-wise; arrays keep numpy's ``repr`` (the same in both).
+    """
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if type(value) is tuple or type(value) is list:
+        inner = ", ".join(format_value(v) for v in value)
+        if type(value) is list:
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
+
+
+def finite_array(value: ArrayLike, name: str, error: type[Exception]) -> NDArray[np.float64]:
+    """``value`` as a float64 array; raises ``error`` naming ``name`` when it is not numeric
+    or not finite."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise error(f"{name} must be numeric, got {format_value(value)}") from exc
+    if not np.all(np.isfinite(arr)):
+        raise error(f"{name} must be finite, got {format_value(arr)}")
+    return arr

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import InvalidGoalError, ShapeMismatchError
-from .rotations import check_rotation
+from .errors import InvalidGoalError, ShapeMismatchError, format_value
+from .geometry.rotations import check_rotation
 
 FloatArray = NDArray[np.float64]
 
@@ -63,9 +63,9 @@ def _array(value: ArrayLike, name: str) -> FloatArray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InvalidGoalError(f"{name} must be numeric, got {value!r}") from exc
+        raise InvalidGoalError(f"{name} must be numeric, got {format_value(value)}") from exc
     if not np.isfinite(arr).all():
-        raise InvalidGoalError(f"{name} must be finite, got {arr!r}")
+        raise InvalidGoalError(f"{name} must be finite, got {format_value(arr)}")
     return arr
 
 
@@ -98,7 +98,7 @@ def _unit(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
         worst = float(np.max(np.abs(norm - 1.0)))
         raise InvalidGoalError(
             f"{name} must be a unit vector (|v| = 1 ± {UNIT_TOLERANCE}), got norm "
-            f"{float(np.ravel(norm)[int(np.argmax(np.abs(np.ravel(norm) - 1.0)))])!r} "
+            f"{format_value(float(np.ravel(norm)[int(np.argmax(np.abs(np.ravel(norm) - 1.0)))]))} "
             f"(off by {worst:.3g}); normalise it first"
         )
     return v / norm[..., None], n
@@ -120,15 +120,19 @@ def _common(goal: Any, sizes: dict[str, int | None]) -> None:
         raise ShapeMismatchError(f"{cls} batch sizes must agree, got {batched}")
     j = goal.joint
     if j is not None and (not isinstance(j, int | str | np.integer) or isinstance(j, bool)):
-        raise InvalidGoalError(f"{cls}.joint must be an int index, a str name or None, got {j!r}")
+        raise InvalidGoalError(
+            f"{cls}.joint must be an int index, a str name or None, got {format_value(j)}"
+        )
     w = goal.weight
     ok = isinstance(w, int | float | np.integer | np.floating) and not isinstance(w, bool)
     w = float(w) if ok else -1.0
     if not np.isfinite(w) or w < 0.0 or w > 1e12:
-        raise InvalidGoalError(f"{cls}.weight must be a number in [0, 1e12], got {goal.weight!r}")
+        raise InvalidGoalError(
+            f"{cls}.weight must be a number in [0, 1e12], got {format_value(goal.weight)}"
+        )
     p = goal.priority
     if not isinstance(p, int | np.integer) or isinstance(p, bool) or p < 0:
-        raise InvalidGoalError(f"{cls}.priority must be an int >= 0, got {p!r}")
+        raise InvalidGoalError(f"{cls}.priority must be an int >= 0, got {format_value(p)}")
     object.__setattr__(goal, "weight", w)
     object.__setattr__(goal, "priority", int(p))
     object.__setattr__(goal, "_n", next(iter(batched.values())) if batched else None)

@@ -10,7 +10,7 @@ output folder (``--out``, else ``$LIMBER_DEMO_OUT``, else ``out/demo``):
                          interval bars per goal;
 * ``summary.json``       the key numbers.
 
-The arm, its frames and limits are described in ``tools/sample_arm.py``.
+The arm, its frames and limits are described in ``tests/fixtures/sample_arm.py``.
 """
 
 from __future__ import annotations
@@ -51,11 +51,12 @@ from core import (  # noqa: E402
     LimbSolution,
     PoseGoal,
     SwivelStrategy,
+    axis_angle_to_matrix,
     feasible_swivel,
+    matrix_to_euler_families,
     solve_limb,
 )
-from core.rotations import axis_angle_to_matrix, matrix_to_euler_families  # noqa: E402
-from tools.sample_arm import (  # noqa: E402
+from tests.fixtures.sample_arm import (  # noqa: E402
     BODY_FROM_SHOULDER,
     CARRYING_ANGLE_DEG,
     ELBOW_LIMITS_DEG,
@@ -111,7 +112,7 @@ class GoalResult:
 def demo_goals() -> list[DemoGoal]:
     """12 goals on a path in front of the body, one the limits forbid, two out of reach.
 
-    Shoulder-frame axes: +X up, +Y lateral, +Z forward (see tools/sample_arm.py). The path
+    Shoulder-frame axes: +X up, +Y lateral, +Z forward (see tests/fixtures/sample_arm.py). The path
     sweeps the hand from low and lateral to shoulder height across the midline, about
     0.45 m in front of the shoulder, the hand pointing forward with the palm turned
     medially and 30° down (a relaxed "handshake" reach).
@@ -419,7 +420,8 @@ def write_report(
     lines = [
         "# Limber demo: analytic IK of a human-proportioned right arm",
         "",
-        "Solver: `core.solve_limb` (Tolani, Goswami & Badler 2000). Arm: `tools/sample_arm.py`.",
+        "Solver: `core.solve_limb` (Tolani, Goswami & Badler 2000). "
+        "Arm: `tests/fixtures/sample_arm.py`.",
         "",
         "## Arm",
         "",

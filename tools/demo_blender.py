@@ -7,12 +7,13 @@ try first), ``--contact K`` (poses in the contact sheet), ``--no-limits``.
 
 What it does, with nothing but the repository and the venv:
 
-1. **Installs Limber the way a user does**: the extension package (the development package
-   of ``tools/dev_package.py``, as the tests use it) is built with Blender's own
-   ``blender_ext.py build`` and installed with *Install from Disk*
-   (``bpy.ops.extensions.package_install_files``) into a throw-away Blender user folder
-   (``BLENDER_USER_RESOURCES`` points at a temporary directory, so a developer's real
-   Blender preferences are never touched).
+1. **Installs Limber the way a user does**: the release zip for this machine's platform
+   (``bash tools/build.sh``: the extension with its bundled scipy wheels, built with
+   Blender's own ``blender_ext.py build``; ``bash tools/demo.sh`` builds it into ``dist/``
+   and passes it in ``LIMBER_PACKAGE``, else it is built into a temporary folder) is
+   installed with *Install from Disk* (``bpy.ops.extensions.package_install_files``) into a
+   throw-away Blender user folder (``BLENDER_USER_RESOURCES`` points at a temporary
+   directory, so a developer's real Blender preferences are never touched).
 2. **Builds the scene**: the Rigify human meta-rig (bundled ``rigify`` add-on), a plain
    mannequin mesh skinned to it (so renders show the pose), and the bundled CMU clip
    ``tools/data/mocap/cmu_131_01.bvh`` imported with Blender's own BVH importer
@@ -58,11 +59,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: make `core` and `tools` importable
     sys.path.insert(0, str(ROOT))
 
-from core.rotations import matrix_to_quat, rotation_angle_between  # noqa: E402
+from core import matrix_to_quat, rotation_angle_between  # noqa: E402
 
 CLIP = ROOT / "tools" / "data" / "mocap" / "cmu_131_01.bvh"
 DEFAULT_OUT = ROOT / "demo_out"
 BLEND_NAME = "limber_demo.blend"
+#: The add-on module of the extension installed by :func:`install_limber`.
+MODULE = "bl_ext.user_default.limber"
 RENDERERS = ("workbench", "cycles", "matplotlib")
 
 #: Limb name (as limber.detect_limbs names them) → the clip's (upper, lower, end) joints and
@@ -198,37 +201,36 @@ def import_bpy() -> Any:
 
 
 def install_limber(bpy: Any, workdir: Path) -> tuple[str, str]:
-    """Install the extension like a user: build its package, then *Install from Disk*.
+    """Install the extension like a user: the release zip, with *Install from Disk*.
 
-    The package is the development package of ``tools/dev_package.py`` (the extension's
-    files without the bundled scipy wheels, which the bpy venv already has), built with
-    Blender's own ``blender_ext.py build`` exactly like the tests build it. Returns the
-    add-on module (``bl_ext.user_default.limber``) and a note on how it was installed.
+    The zip is ``$LIMBER_PACKAGE`` when set (``bash tools/demo.sh`` builds it), else this
+    machine's zip built by ``bash tools/build.sh`` into ``workdir`` (with this interpreter's
+    venv). Returns the add-on module (``bl_ext.user_default.limber``) and a note on how it
+    was installed.
     """
-    from tools.dev_package import stage_development_source
-    source = workdir / "source"
-    source.mkdir()
-    stage_development_source(source)
-    scripts = Path(bpy.utils.system_resource("SCRIPTS"))
-    cli = scripts / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
-    package = workdir / "limber.zip"
-    proc = subprocess.run(
-        [sys.executable, str(cli), "build", "--source-dir", str(source),
-         "--output-filepath", str(package)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"building the extension failed:\n{proc.stdout}\n{proc.stderr}")
+    from tools.smoke_zip import zip_for_this_machine
+
+    package = Path(os.environ.get("LIMBER_PACKAGE", ""))
+    if not package.is_file():
+        dist = workdir / "dist"
+        env = {**os.environ, "LIMBER_VENV": os.environ.get("LIMBER_VENV", sys.prefix)}
+        proc = subprocess.run(
+            ["bash", str(ROOT / "tools" / "build.sh"), str(dist)],
+            capture_output=True, text=True, timeout=900, check=False, env=env,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"tools/build.sh failed:\n{proc.stdout}\n{proc.stderr}")
+        package = zip_for_this_machine(dist)
     if "bl_pkg" not in bpy.context.preferences.addons:
         bpy.ops.preferences.addon_enable(module="bl_pkg")
     result = bpy.ops.extensions.package_install_files(
         filepath=str(package), repo="user_default", enable_on_install=True
     )
-    module = "bl_ext.user_default.limber"
+    module = MODULE
     if result != {"FINISHED"} or module not in bpy.context.preferences.addons:
         raise RuntimeError(f"installing {package} failed ({result})")
-    return module, ("its package built with Blender's blender_ext.py (development package: "
-                    "no bundled scipy wheels) and installed with Install from Disk "
+    return module, (f"the release package {package.name} (tools/build.sh: bundled scipy "
+                    "wheels) installed with Install from Disk "
                     "(extensions.package_install_files)")
 
 
@@ -364,8 +366,7 @@ def retarget(rig: Any, clip: Clip, lift: np.ndarray) -> dict[str, Retarget]:
 def key_object(bpy: Any, obj: Any, frames: Sequence[int], location: np.ndarray,
                rotation: np.ndarray | None = None) -> None:
     """Key an object's location (N, 3) and quaternion rotation (N, 3, 3) on ``frames`` in bulk."""
-    from bpy_extras import anim_utils
-
+    compat = importlib.import_module(f"{MODULE}.addon.compat")
     obj.location = location[0]
     obj.keyframe_insert("location", frame=frames[0])
     channels: dict[str, np.ndarray] = {"location": location}
@@ -373,9 +374,9 @@ def key_object(bpy: Any, obj: Any, frames: Sequence[int], location: np.ndarray,
         obj.rotation_mode = "QUATERNION"
         obj.keyframe_insert("rotation_quaternion", frame=frames[0])
         channels["rotation_quaternion"] = continuous_quats(rotation)
-    bag = anim_utils.animdata_get_channelbag_for_assigned_slot(obj.animation_data)
     x = np.asarray(frames, dtype=np.float32)
-    for fc in [fc for fc in bag.fcurves if fc.data_path in channels]:
+    fcurves = compat.assigned_fcurves(obj.animation_data)
+    for fc in [fc for fc in fcurves if fc.data_path in channels]:
         values = channels[fc.data_path][:, fc.array_index].astype(np.float32)
         points = fc.keyframe_points
         points.clear()
@@ -626,8 +627,7 @@ def bake(bpy: Any, sc: Scene, frames: Sequence[int]) -> float:
 
 def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
     """Play the baked action back and compare each end bone with its target."""
-    solve = importlib.import_module(f"{sc.module}.addon.solve")
-    mapping = importlib.import_module(f"{sc.module}.addon.mapping")
+    solve = importlib.import_module(f"{sc.module}.addon.run.solve")
     core = importlib.import_module(f"{sc.module}.core")
     scene = bpy.context.scene
     names = [lb.name for lb in sc.rig.limber.limbs]
@@ -652,12 +652,9 @@ def measure(bpy: Any, sc: Scene, frames: Sequence[int]) -> dict[str, Track]:
             for key in ("reachable", "within_limits", "swivel", "feasible_swivel", "solve_us"):
                 rec.setdefault(key, []).append(getattr(st, key))
             rec.setdefault("message", []).append(st.message)
-            rm = solve.rig_for(sc.rig, lb)
-            s_inv = mapping.inv_rigid(mapping.shoulder_frame(sc.rig, rm, rig_eval))
-            g = s_inv @ mapping.target_in_armature(rig_eval, lb.target.evaluated_get(dg), "")
-            p = s_inv @ np.append(
-                mapping.object_in_armature(rig_eval, lb.pole.evaluated_get(dg)), 1.0)
-            wish_in[lb.name].append((g[:3, 3], p[:3]))
+            req = solve.limb_request_at(sc.rig, lb, dg)  # the goal as the pipeline sees it
+            wish_in[lb.name].append((req.target_goal[0][:3, 3],
+                                     np.asarray(req.kwargs["elbow_target"])))
     tracks: dict[str, Track] = {}
     for lb in sc.rig.limber.limbs:
         rec = raw[lb.name]
@@ -1197,4 +1194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from tools.bpy_exit import exit_process
+
+    status = main()
+    exit_process(status)  # bpy < 5.0 may crash or hang at finalisation
+    sys.exit(status)

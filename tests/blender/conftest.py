@@ -32,6 +32,7 @@ atexit.register(shutil.rmtree, _USER_RESOURCES, ignore_errors=True)
 import bpy  # noqa: E402  (must follow the environment set-up above)
 import pytest  # noqa: E402
 
+from tools.bpy_exit import exit_process  # noqa: E402
 from tools.dev_package import stage_development_source  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -151,7 +152,7 @@ class InstalledLimber:
     module: str
 
     def sub(self, name: str) -> Any:
-        """A sub-module of the installed extension, e.g. ``sub("addon.solve")``."""
+        """A sub-module of the installed extension, e.g. ``sub("addon.run.solve")``."""
         return importlib.import_module(f"{self.module}.{name}")
 
     def ensure_registered(self) -> None:
@@ -192,6 +193,27 @@ def limber_session(
         if module in {a.module for a in bpy.context.preferences.addons}:
             bpy.ops.preferences.addon_disable(module=module)
         repos.remove(repo)
+
+
+_exit_status: list[int] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _exit_status.append(int(exitstatus))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The last hook: bpy < 5.0 may crash or hang at interpreter finalisation
+    (see tools/bpy_exit.py), so there the run ends here with pytest's own status."""
+    exit_process(_exit_status[-1] if _exit_status else 0)
+
+
+def compat() -> Any:
+    """The session-installed extension's ``addon.compat``: tests read baked results through
+    it, so they run on every Blender the matrix covers (4.2 ``action.fcurves`` to 5.x
+    channelbags)."""
+    return importlib.import_module(f"bl_ext.{SESSION_REPO_MODULE}.{EXTENSION_ID}.addon.compat")
 
 
 def clear_blend_data() -> None:

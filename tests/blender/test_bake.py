@@ -7,8 +7,8 @@ from typing import Any
 
 import bpy
 import numpy as np
-from bpy_extras import anim_utils
 
+from tests.blender.conftest import compat
 from tests.blender.limber_rigs import (
     RIGIFY_LIMBS,
     add_empty,
@@ -24,8 +24,7 @@ START, END = 1, 100
 
 
 def _fcurves(obj: Any) -> Any:
-    ad = obj.animation_data
-    return anim_utils.animdata_get_channelbag_for_assigned_slot(ad).fcurves
+    return compat().assigned_fcurves(obj.animation_data)
 
 
 def _animate_targets(obj: Any) -> dict[str, Any]:
@@ -105,7 +104,7 @@ def test_bake_step_and_euler_bones(limber: Any) -> None:
 def test_batched_bake_equals_the_per_frame_bake(limber: Any) -> None:
     """Analytic limbs are baked as one batch per limb; the keys equal those of solving and
     writing frame by frame (Euler, axis-angle and quaternion bones, pole and midpoint)."""
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     obj = metarig(location=(0.2, -0.3, 0.1), rotation=(0.1, 0, 0.4), scale=1.3)
     targets = _animate_targets(obj)
     for b in RIGIFY_LIMBS["arm.R"]:
@@ -157,7 +156,7 @@ def test_batched_bake_equals_the_per_frame_bake(limber: Any) -> None:
 
 
 def test_chains_force_the_per_frame_bake(limber: Any) -> None:
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     obj = metarig()
     _animate_targets(obj)
     chain = obj.limber.chains.add()
@@ -171,7 +170,7 @@ def test_chains_force_the_per_frame_bake(limber: Any) -> None:
 
 def test_animated_ik_limits_fall_back_to_the_per_frame_bake(limber: Any) -> None:
     """A keyed IK limit changes the limb within the range: one batch cannot represent it."""
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     obj = metarig()
     _animate_targets(obj)
     pb = obj.pose.bones["upper_arm.L"]

@@ -59,7 +59,7 @@ def _rig(**transform: Any) -> tuple[Any, dict[str, Any]]:
 
 def _bake(limber: Any, obj: Any, **kw: Any) -> tuple[Any, Any]:
     """(fast-path bake, frame-by-frame batched bake) of the same range."""
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     scene = bpy.context.scene
     slow = bake.bake_object(obj, scene, START, END, fast=False, **kw)
     quick = bake.bake_object(obj, scene, START, END, **kw)
@@ -151,11 +151,10 @@ def test_fast_reads_again_over_previous_keys_and_with_a_step(limber: Any) -> Non
 
 
 def _eligible(limber: Any, obj: Any) -> Any:
-    bake, solve = limber.sub("addon.bake"), limber.sub("addon.solve")
+    bake, solve = limber.sub("addon.run.bake"), limber.sub("addon.run.solve")
     items = bake.batch_items(obj, None, None)
     rigs = [solve.rig_for(obj, lb) for lb in items]
-    plans = [solve.raw_plan(obj, lb, rig) for lb, rig in zip(items, rigs, strict=True)]
-    return bake._fast_eligible(obj, bpy.context.scene, items, rigs, plans)
+    return bake._fast_eligible(obj, bpy.context.scene, items, rigs)
 
 
 def _parent_target(obj: Any, targets: dict[str, Any]) -> None:
@@ -271,7 +270,7 @@ def test_ineligible_inputs_fall_back_and_bake_the_same(limber: Any, case: str) -
     pre, post = list(handlers.frame_change_pre), list(handlers.depsgraph_update_post)
     try:
         INELIGIBLE[case](obj, targets)
-        bake = limber.sub("addon.bake")
+        bake = limber.sub("addon.run.bake")
         scene = bpy.context.scene
         assert _eligible(limber, obj) is None, case  # refused by the rules, not the check
         per_frame = bake.bake_object(obj, scene, START, END, batch=False)
@@ -289,11 +288,11 @@ def test_ineligible_inputs_fall_back_and_bake_the_same(limber: Any, case: str) -
 def test_blocked_f_curves_fall_back(limber: Any) -> None:
     """Muted or modified F-curves, partial action influence and a keyed delta transform
     are not plain F-curve playback: read frame by frame."""
-    bake = limber.sub("addon.bake")
+    bake = limber.sub("addon.run.bake")
     obj, targets = _rig()
     t = targets["arm.L"]
     assert bake._plain_object(t, obj) is not None
-    fcs = bake._fcurves(t)
+    fcs = limber.sub("addon.compat").ensure_fcurves(t)
     fcs[0].mute = True
     assert bake._plain_object(t, obj) is None
     fcs[0].mute = False
@@ -316,8 +315,9 @@ def test_keys_outside_the_range_keep_their_handles_and_types(limber: Any) -> Non
     for f, w in ((-20, 1.0), (-10, 0.9), (60, 0.8)):
         pb.rotation_quaternion = (w, 0.1, 0.0, 0.0)
         pb.keyframe_insert("rotation_quaternion", frame=f)
-    bake = limber.sub("addon.bake")
-    fc = bake._fcurves(obj).find('pose.bones["forearm.L"].rotation_quaternion', index=0)
+    bake = limber.sub("addon.run.bake")
+    fc = limber.sub("addon.compat").ensure_fcurves(obj).find(
+        'pose.bones["forearm.L"].rotation_quaternion', index=0)
     k = fc.keyframe_points[1]
     k.handle_left_type = k.handle_right_type = "FREE"
     k.handle_left, k.handle_right, k.interpolation = (-12.0, 0.5), (-7.0, 1.2), "LINEAR"

@@ -109,7 +109,7 @@ def test_tree_chain_reaches_several_tips(limber: Any, goal_type: str) -> None:
     for name, root, tip in (("body", "spine", "head"), ("tail", "tail1", "tail3")):
         chain = add_chain(obj, name, root, {tip: tips[tip]}, solver="DLS")
         chain.effectors[0].goal_type = goal_type
-    solve = limber.sub("addon.solve")
+    solve = limber.sub("addon.run.solve")
     for _ in range(4):
         set_random_pose(obj, MOVING, rng, 0.8)
         place_targets(obj, tips)
@@ -133,8 +133,8 @@ def test_branched_chain_with_two_tips(limber: Any) -> None:
     obj = tree_rig()
     tips = {"head": add_empty("T.head"), "tail3": add_empty("T.tail3")}
     add_chain(obj, "all", "hips", tips, max_iterations=300)
-    solve = limber.sub("addon.solve")
-    mapping = limber.sub("addon.mapping")
+    solve = limber.sub("addon.run.solve")
+    mapping = limber.sub("addon.bridge.rig")
     rig = mapping.build_chain(obj, "hips", ["head", "tail3"])
     assert set(rig.bones) == set(TREE)
     assert rig.bones[0] == "hips"
@@ -163,7 +163,7 @@ def test_locks_and_limits_shape_the_joints(limber: Any) -> None:
     pbs["chest"].use_ik_limit_y = True
     pbs["chest"].ik_min_y, pbs["chest"].ik_max_y = -0.1, 0.4
     core = limber.sub("core")
-    rig = limber.sub("addon.mapping").build_chain(obj, "spine", ["head"])
+    rig = limber.sub("addon.bridge.rig").build_chain(obj, "spine", ["head"])
     dofs = {b: rig.skeleton.joints[rig.joint(b)].dofs for b in rig.bones}
     assert isinstance(dofs["spine"], core.Ball) and dofs["spine"].locked == (False, True, False)
     assert dofs["spine"].order == "XYZ"
@@ -174,7 +174,7 @@ def test_locks_and_limits_shape_the_joints(limber: Any) -> None:
     assert isinstance(dofs["head"], core.Ball) and dofs["head"].order == "XYZ"
     assert np.asarray(dofs["spine"].lower)[0] == pytest.approx(-0.2)
     # Quaternion bones get Ball order XYZ; Euler bones their own order.
-    rig2 = limber.sub("addon.mapping").build_chain(obj, "tail1", ["tail3"])
+    rig2 = limber.sub("addon.bridge.rig").build_chain(obj, "tail1", ["tail3"])
     orders = [rig2.skeleton.joints[i].dofs.order for i in range(3)]
     assert orders == ["XYZ", "YZX", "XYZ"]
 
@@ -192,7 +192,7 @@ def test_limits_respected_and_status_truthful(limber: Any) -> None:
     pbs["tail3"].lock_ik_x = pbs["tail3"].lock_ik_y = pbs["tail3"].lock_ik_z = True
     target = add_empty("T", Matrix.Translation((0.0, -0.5, 0.2)))  # far behind the tail
     add_chain(obj, "tail", "tail1", {"tail3": target}, solver="DLS")
-    st = limber.sub("addon.solve").solve_object(obj)[0]
+    st = limber.sub("addon.run.solve").solve_object(obj)[0]
     evaluate()
     assert st.solved and not st.reachable and st.within_limits
     assert "not reached" in st.message
@@ -209,7 +209,7 @@ def test_limits_respected_and_status_truthful(limber: Any) -> None:
     for b in ("tail1", "tail2"):
         pbs[b].rotation_euler = Euler((0, 0, 0))
     evaluate()
-    st = limber.sub("addon.solve").solve_object(obj)[0]
+    st = limber.sub("addon.run.solve").solve_object(obj)[0]
     evaluate()
     assert st.reachable and st.within_limits, st.message
     assert errors(obj, "tail3", target)[0] <= TOL
@@ -220,7 +220,7 @@ def test_chain_errors_are_reported_not_raised(limber: Any) -> None:
     t = add_empty("T")
     add_chain(obj, "bad", "tail1", {"head": t})
     add_chain(obj, "none", "spine", {})
-    statuses = limber.sub("addon.solve").solve_object(obj)
+    statuses = limber.sub("addon.run.solve").solve_object(obj)
     msg = {s.limb: s.message for s in statuses}
     assert "not the root bone" in msg["bad"]
     assert msg["none"] == "no effectors"
@@ -236,7 +236,7 @@ def test_task_priority_chain(limber: Any) -> None:
     place_targets(obj, tips)
     set_random_pose(obj, MOVING, rng, 0.2)
     evaluate()
-    st = limber.sub("addon.solve").solve_object(obj)[0]
+    st = limber.sub("addon.run.solve").solve_object(obj)[0]
     evaluate()
     assert st.reachable, st.message
     assert errors(obj, "head", tips["head"])[0] <= TOL
@@ -255,8 +255,8 @@ def test_numeric_solvers_for_limbs(limber: Any, solver: str) -> None:
     target = add_empty("T")
     goal = "POSITION" if solver in ("JACOBIAN_TRANSPOSE", "CCD") else "POSE"
     add_limb(obj, "arm.L", bones, target=target, goal_type=goal, solver=solver)
-    solve = limber.sub("addon.solve")
-    mapping = limber.sub("addon.mapping")
+    solve = limber.sub("addon.run.solve")
+    mapping = limber.sub("addon.bridge.rig")
     k = solve.rig_for(obj, obj.limber.limbs[0]).hinge_axis
     pbs = obj.pose.bones
     for _ in range(3):
@@ -289,7 +289,7 @@ def test_numeric_limb_says_swivel_is_ignored(limber: Any) -> None:
     bones = RIGIFY_LIMBS["arm.L"]
     target = add_empty("T", Matrix(world_pose(obj, bones[2]).tolist()))
     add_limb(obj, "arm.L", bones, target=target, solver="DLS", swivel=0.5)
-    st = limber.sub("addon.solve").solve_object(obj)[0]
+    st = limber.sub("addon.run.solve").solve_object(obj)[0]
     assert st.reachable
     assert "swivel settings are ignored" in st.message
 
@@ -317,7 +317,7 @@ def test_chain_under_a_limb_parent_sees_the_new_pose(limber: Any) -> None:
     chain = add_chain(obj, "spine", "spine.001", {"spine.003": chest_t})
     chain.effectors[0].goal_type = "POSE"
     add_limb(obj, "arm.L", bones, target=hand_t, goal_type="POSITION")
-    sts = limber.sub("addon.solve").solve_object(obj)
+    sts = limber.sub("addon.run.solve").solve_object(obj)
     evaluate()
     assert [s.kind for s in sts] == ["chain", "limb"]
     assert all(s.reachable for s in sts), [s.message for s in sts]
@@ -370,7 +370,7 @@ def test_aim_and_partial_effectors(limber: Any) -> None:
             t.matrix_world = Matrix.Translation(m[:3, 3] + 0.7 * m[:3, 1])
         set_random_pose(obj, MOVING, rng, 0.1)
         evaluate()
-        st = limber.sub("addon.solve").solve_object(obj)[0]
+        st = limber.sub("addon.run.solve").solve_object(obj)[0]
         evaluate()
         assert st.reachable, st.message
         m = world_pose(obj, "head")
@@ -397,8 +397,6 @@ def _animated_tail(obj: Any) -> Any:
 
 
 def test_bake_and_cli_include_chains(limber: Any, tmp_path: Any) -> None:
-    from bpy_extras import anim_utils
-
     obj = tree_rig()
     t = _animated_tail(obj)
     path = tmp_path / "tail.blend"
@@ -406,13 +404,13 @@ def test_bake_and_cli_include_chains(limber: Any, tmp_path: Any) -> None:
     assert bpy.ops.limber.bake(armature=obj.name, frame_start=1, frame_end=26,
                                disable_limbs=True) == {"FINISHED"}
     assert not obj.limber.chains["tail"].enabled
-    fcurves = anim_utils.animdata_get_channelbag_for_assigned_slot(obj.animation_data).fcurves
+    fcurves = limber.sub("addon.compat").assigned_fcurves(obj.animation_data)
     keyed = {fc.data_path.split('"')[1] for fc in fcurves}
     assert keyed == {"tail1", "tail2", "tail3"}
     for f in (1, 9, 26):  # the baked keys reproduce the solved poses
         bpy.context.scene.frame_set(f)
         assert errors(obj, "tail3", t)[0] <= TOL
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     out = tmp_path / "out.blend"
     argv = ["bake", "--input", str(path), "--output", str(out), "--start", "1", "--end", "6",
             "--limbs", "tail"]

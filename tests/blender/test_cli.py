@@ -9,8 +9,8 @@ from typing import Any
 
 import bpy
 import numpy as np
-from bpy_extras import anim_utils
 
+from tests.blender.conftest import compat
 from tests.blender.limber_rigs import RIGIFY_LIMBS, add_empty, add_limb, metarig, world_pose
 
 
@@ -30,11 +30,11 @@ def _saved_rig(tmp_path: Path) -> Path:
 
 
 def test_cli_is_registered(limber: Any) -> None:
-    assert limber.sub("addon.cli")._handle is not None
+    assert limber.sub("addon.ui.cli")._handle is not None
 
 
 def test_cli_bake_writes_keys_to_the_output(limber: Any, tmp_path: Path) -> None:
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     rig = _saved_rig(tmp_path)
     out = tmp_path / "out.blend"
     argv = ["bake", "--input", str(rig), "--output", str(out), "--start", "1", "--end", "20"]
@@ -42,14 +42,14 @@ def test_cli_bake_writes_keys_to_the_output(limber: Any, tmp_path: Path) -> None
     assert out.is_file()
     bpy.ops.wm.open_mainfile(filepath=str(out))
     obj = bpy.data.objects["metarig"]
-    fcurves = anim_utils.animdata_get_channelbag_for_assigned_slot(obj.animation_data).fcurves
+    fcurves = compat().assigned_fcurves(obj.animation_data)
     keyed = {fc.data_path.split('"')[1] for fc in fcurves}
     assert keyed == {b for bones in RIGIFY_LIMBS.values() for b in bones[:2]}
     assert all(len(fc.keyframe_points) == 20 for fc in fcurves)
 
 
 def test_cli_report_writes_json(limber: Any, tmp_path: Path) -> None:
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     rig = _saved_rig(tmp_path)
     report = tmp_path / "report.json"
     argv = ["report", "--input", str(rig), "--start", "1", "--end", "5", "--json", str(report)]
@@ -67,7 +67,7 @@ def test_cli_report_writes_json(limber: Any, tmp_path: Path) -> None:
 
 
 def test_cli_bad_arguments_and_missing_bones(limber: Any, tmp_path: Path, capsys: Any) -> None:
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     assert cli.main(["bake", "--input", "x.blend"]) == 2
     assert cli.main(["frobnicate"]) == 2
     assert cli.main(["report", "--input", str(tmp_path / "missing.blend"), "--start", "1",

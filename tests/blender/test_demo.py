@@ -22,18 +22,17 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Reopens the .blend with Limber installed (as the demo installs it), reports the baked
 #: keys and the limb settings, and re-solves one frame on top of the baked pose.
 REOPEN = r"""
-import json, sys, tempfile
+import importlib, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 from tools.demo_blender import import_bpy, install_limber
 bpy = import_bpy()
-from bpy_extras import anim_utils
-install_limber(bpy, Path(tempfile.mkdtemp()))
+module, _ = install_limber(bpy, Path(tempfile.mkdtemp()))
+compat = importlib.import_module(module + ".addon.compat")
 bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
 rig = bpy.data.objects["metarig"]
-bag = anim_utils.animdata_get_channelbag_for_assigned_slot(rig.animation_data)
 keys = {fc.data_path + "[%d]" % fc.array_index: [k.co[0] for k in fc.keyframe_points]
-        for fc in bag.fcurves}
+        for fc in compat.assigned_fcurves(rig.animation_data)}
 scene = bpy.context.scene
 scene.frame_set(3)
 bones = ("upper_arm.L", "forearm.L", "hand.L", "thigh.R", "shin.R", "foot.R")
@@ -136,7 +135,7 @@ def test_demo_refuses_to_run_where_bpy_is_already_loaded() -> None:
 def test_continuous_quats_have_no_sign_flips() -> None:
     import numpy as np
 
-    from core.rotations import axis_angle_to_matrix, quat_to_matrix
+    from core import axis_angle_to_matrix, quat_to_matrix
     from tools.demo_blender import continuous_quats
 
     angles = np.linspace(0.0, 4.0 * np.pi, 50)  # twice round: matrix_to_quat flips at π

@@ -53,7 +53,7 @@ def _channels(obj: Any) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("how", ["INVOKE_DEFAULT", "EXEC_DEFAULT"])
 def test_live_headless_solves_once(limber: Any, how: str) -> None:
-    solve = limber.sub("addon.solve")
+    solve = limber.sub("addon.run.solve")
     obj, arm, leg = _rig(limber)
     leg.enabled = False
     solve.STATUS.clear()
@@ -77,7 +77,7 @@ def test_live_uses_the_active_armature_and_rejects_others(limber: Any) -> None:
 
 def test_cancel_restores_the_starting_pose_exactly(limber: Any) -> None:
     """The snapshot taken at invoke, written back after live solving, is bit-identical."""
-    live = limber.sub("addon.live")
+    live = limber.sub("addon.run.live")
     obj, arm, leg = _rig(limber)
     rng = np.random.default_rng(4)
     pbs = obj.pose.bones
@@ -103,7 +103,7 @@ def test_cancel_restores_the_starting_pose_exactly(limber: Any) -> None:
 
 
 def test_input_signature_tracks_targets_poles_and_swivels_not_own_writes(limber: Any) -> None:
-    live = limber.sub("addon.live")
+    live = limber.sub("addon.run.live")
     obj, arm, leg = _rig(limber)
     sig = live.input_signature(obj)
     assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
@@ -144,10 +144,10 @@ def test_input_signature_tracks_targets_poles_and_swivels_not_own_writes(limber:
 
 
 def test_status_text(limber: Any) -> None:
-    live = limber.sub("addon.live")
-    solve = limber.sub("addon.solve")
+    live = limber.sub("addon.run.live")
+    solve = limber.sub("addon.run.solve")
     ok = solve.LimbStatus(
-        object="A", limb="arm.L", solved=True, reachable=True, within_limits=True
+        object="A", limb="arm.L", solved=True, reachable=True, reached=True, within_limits=True
     )
     far = solve.LimbStatus(object="A", limb="leg.R", solved=True, position_error=0.0213)
     bad = solve.LimbStatus(object="A", limb="arm.R", message="no target")
@@ -166,7 +166,7 @@ def test_live_operator_is_undoable(limber: Any) -> None:
 
 def test_live_session_solves_on_change_and_cancel_restores(limber: Any) -> None:
     """The modal loop's session with the bpy module's real 3D View area and workspace."""
-    live = limber.sub("addon.live")
+    live = limber.sub("addon.run.live")
     obj, arm, _ = _rig(limber)
     win = bpy.context.window_manager.windows[0]
     area = next(a for a in win.screen.areas if a.type == "VIEW_3D")
@@ -201,4 +201,4 @@ def test_live_session_solves_on_change_and_cancel_restores(limber: Any) -> None:
     ],
 )
 def test_event_action_key_map(limber: Any, event: str, value: str, action: str) -> None:
-    assert limber.sub("addon.live").event_action(event, value) == action
+    assert limber.sub("addon.run.live").event_action(event, value) == action

@@ -40,7 +40,7 @@ def _assert_same_poses(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> No
 
 def _fk_pose(obj: Any, limber: Any, rng: np.random.Generator) -> None:
     """A random FK pose with each elbow/knee a natural bend about its hinge axis."""
-    solve = limber.sub("addon.solve")
+    solve = limber.sub("addon.run.solve")
     for limb in obj.limber.limbs:
         hinge = solve.rig_for(obj, limb).hinge_axis
         pbs = obj.pose.bones
@@ -134,9 +134,9 @@ def test_live_playback_handler_solves_on_frame_change(limber: Any) -> None:
 
 def test_register_unregister_twice(limber: Any) -> None:
     package = importlib.import_module(limber.module)
-    solve = limber.sub("addon.solve")
+    solve = limber.sub("addon.run.handlers")
     addon = limber.sub("addon")
-    cli = limber.sub("addon.cli")
+    cli = limber.sub("addon.ui.cli")
     for _ in range(2):
         package.unregister()
         assert cli._handle is None
@@ -229,7 +229,7 @@ OPERATOR_IDS = ("detect_limbs", "add_limb", "remove_limb", "solve", "bake", "sna
 def test_operator_contract_ids_undo_and_hidden_armature(limber: Any) -> None:
     """Every issue-5 operator exists under its id, is undoable, and takes the armature by a
     hidden, unsaved name property (scripts and tests call them directly)."""
-    operators = limber.sub("addon.operators")
+    operators = limber.sub("addon.ui.operators")
     by_id = {cls.bl_idname: cls for cls in operators.CLASSES}
     for name in OPERATOR_IDS:
         cls = by_id[f"limber.{name}"]

@@ -1,4 +1,4 @@
-"""Cross-check core.rotations against the real mathutils bundled with bpy (float32).
+"""Cross-check core.geometry.rotations against the real mathutils bundled with bpy (float32).
 
 Findings pinned here:
 
@@ -22,7 +22,7 @@ import mathutils  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from core.rotations import (  # noqa: E402
+from core import (  # noqa: E402
     EULER_ORDERS,
     axis_angle_to_matrix,
     euler_spec,

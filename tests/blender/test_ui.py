@@ -74,7 +74,7 @@ def assert_layout_clean(capfd: pytest.CaptureFixture[str]) -> None:
 
 
 def test_panels_lists_and_live_operator_are_registered(limber: Any) -> None:
-    ui = limber.sub("addon.ui")
+    ui = limber.sub("addon.ui.panels")
     addon = limber.sub("addon")
     for cls in ui.CLASSES:
         assert cls in addon.CLASSES and cls.is_registered, cls.__name__
@@ -89,7 +89,7 @@ def test_panels_lists_and_live_operator_are_registered(limber: Any) -> None:
 
 
 def test_polls_follow_the_active_object_and_mode(limber: Any) -> None:
-    ui = limber.sub("addon.ui")
+    ui = limber.sub("addon.ui.panels")
     obj = metarig()
     empty = add_empty("E")
     view_layer = bpy.context.view_layer
@@ -118,8 +118,8 @@ def test_polls_follow_the_active_object_and_mode(limber: Any) -> None:
 def test_panel_draw_runs_against_a_real_layout_and_never_solves(
     limber: Any, goal_type: str, mode: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    ui = limber.sub("addon.ui")
-    solve = limber.sub("addon.solve")
+    ui = limber.sub("addon.ui.panels")
+    solve = limber.sub("addon.run.solve")
     obj, limb = _arm(limber, goal_type)
     limb.swivel_mode = mode
     chain = obj.limber.chains.add()
@@ -145,8 +145,8 @@ def test_panel_draw_runs_against_a_real_layout_and_never_solves(
 def test_panel_draw_with_a_numeric_limb_and_a_solved_chain(
     limber: Any, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    ui = limber.sub("addon.ui")
-    solve = limber.sub("addon.solve")
+    ui = limber.sub("addon.ui.panels")
+    solve = limber.sub("addon.run.solve")
     obj, limb = _arm(limber)
     limb.solver = "DLS"
     chain = obj.limber.chains.add()
@@ -167,7 +167,7 @@ def test_panel_draw_with_a_numeric_limb_and_a_solved_chain(
 
 
 def test_panel_draw_before_any_solve(limber: Any, capfd: pytest.CaptureFixture[str]) -> None:
-    ui = limber.sub("addon.ui")
+    ui = limber.sub("addon.ui.panels")
     obj = metarig()
     limb = add_limb(obj, "leg.L", RIGIFY_LIMBS["leg.L"])
     bpy.context.view_layer.objects.active = obj
@@ -181,7 +181,7 @@ def test_panel_draw_before_any_solve(limber: Any, capfd: pytest.CaptureFixture[s
 
 
 def test_format_feasible(limber: Any) -> None:
-    ui = limber.sub("addon.ui")
+    ui = limber.sub("addon.ui.panels")
     r = math.radians
     assert ui.format_feasible(((r(35), r(140)), (r(200) - 2 * math.pi, r(260) - 2 * math.pi))) == (
         "feasible 35°–140°, \u2212160°–\u2212100°"
@@ -200,16 +200,17 @@ def test_format_feasible(limber: Any) -> None:
 
 
 def test_status_lines_text(limber: Any) -> None:
-    ui = limber.sub("addon.ui")
-    solve = limber.sub("addon.solve")
+    ui = limber.sub("addon.ui.panels")
+    solve = limber.sub("addon.run.solve")
     ok = solve.LimbStatus(
-        object="A", limb="arm", solved=True, message="ok", reachable=True, within_limits=True,
+        object="A", limb="arm", solved=True, message="ok", reachable=True, reached=True,
+        within_limits=True,
         position_error=2e-7, orientation_error=1e-7, swivel=0.3,
         feasible_swivel=((-1.0, 2.0),), solve_us=41.6,
     )
     rows = ui.status_lines(ok)
     texts = [t for t, _ in rows]
-    assert texts == ["reachable", "within limits", "error 0.000 mm, 0.000°", "42 µs per solve"]
+    assert texts == ["reached", "within limits", "error 0.000 mm, 0.000°", "42 µs per solve"]
     assert ui.status_icon(ok) == "CHECKMARK"
     assert [t for t, _ in ui.status_lines(ok, at_bound=("elbow", "shoulder Z"))][1] == (
         "at limit: elbow, shoulder Z"
@@ -232,8 +233,8 @@ def test_status_lines_text(limber: Any) -> None:
 
 
 def test_status_line_of_an_unreachable_target_says_by_how_much(limber: Any) -> None:
-    ui = limber.sub("addon.ui")
-    solve = limber.sub("addon.solve")
+    ui = limber.sub("addon.ui.panels")
+    solve = limber.sub("addon.run.solve")
     obj, limb = _arm(limber, "POSITION", offset=(0.0, 0.0, 0.0))
     shoulder = world_pose(obj, limb.upper_bone)[:3, 3]
     hand = world_pose(obj, limb.end_bone)[:3, 3]
@@ -252,7 +253,7 @@ def test_status_line_of_an_unreachable_target_says_by_how_much(limber: Any) -> N
 
 
 def test_world_geometry_transforms_and_splits_the_circle(limber: Any) -> None:
-    overlay = limber.sub("addon.overlay")
+    overlay = limber.sub("addon.ui.overlay")
     a = np.eye(4)
     a[:3, 3] = (0.0, 0.3, 0.0)
     b = np.eye(4)
@@ -277,8 +278,8 @@ def test_world_geometry_transforms_and_splits_the_circle(limber: Any) -> None:
 def test_overlay_geometry_matches_the_solved_pose(limber: Any, goal_type: str) -> None:
     """World-space elbow = the forearm's head, axis from the shoulder (to the hand target
     for position goals), elbow on the circle; the view is cached until the next solve."""
-    overlay = limber.sub("addon.overlay")
-    solve = limber.sub("addon.solve")
+    overlay = limber.sub("addon.ui.overlay")
+    solve = limber.sub("addon.run.solve")
     obj, limb = _arm(limber, goal_type)
     obj.limber.active_limb_index = 0
     view = overlay.limb_view(obj, limb)
@@ -313,9 +314,9 @@ def _members(phi: np.ndarray, intervals: Any) -> np.ndarray:
 
 def test_no_feasible_swivel_names_the_blocking_limit(limber: Any) -> None:
     """A locked shoulder (IK locks on X, Y, Z): no swivel works; the panel text says so."""
-    ui = limber.sub("addon.ui")
-    overlay = limber.sub("addon.overlay")
-    solve = limber.sub("addon.solve")
+    ui = limber.sub("addon.ui.panels")
+    overlay = limber.sub("addon.ui.overlay")
+    solve = limber.sub("addon.run.solve")
     obj, limb = _arm(limber, "POSE")
     pb = obj.pose.bones[limb.upper_bone]
     pb.rotation_mode = "XYZ"
@@ -333,9 +334,9 @@ def test_no_feasible_swivel_names_the_blocking_limit(limber: Any) -> None:
 
 
 def test_numeric_limbs_have_no_swivel_view(limber: Any) -> None:
-    overlay = limber.sub("addon.overlay")
-    ui = limber.sub("addon.ui")
-    solve = limber.sub("addon.solve")
+    overlay = limber.sub("addon.ui.overlay")
+    ui = limber.sub("addon.ui.panels")
+    solve = limber.sub("addon.run.solve")
     obj, limb = _arm(limber, "POSITION")
     limb.solver = "DLS"
     bpy.ops.limber.solve(armature=obj.name)
@@ -345,7 +346,7 @@ def test_numeric_limbs_have_no_swivel_view(limber: Any) -> None:
 
 
 def test_draw_callback_is_guarded_in_background(limber: Any) -> None:
-    overlay = limber.sub("addon.overlay")
+    overlay = limber.sub("addon.ui.overlay")
     obj, _ = _arm(limber)
     assert not overlay.gpu_available()  # bpy module: background
     wm = bpy.context.window_manager
@@ -383,9 +384,9 @@ def test_every_control_has_a_tooltip(limber: Any) -> None:
 
 def test_register_unregister_twice_removes_panels_overlay_and_live(limber: Any) -> None:
     package = importlib.import_module(limber.module)
-    overlay = limber.sub("addon.overlay")
-    ui = limber.sub("addon.ui")
-    live = limber.sub("addon.live")
+    overlay = limber.sub("addon.ui.overlay")
+    ui = limber.sub("addon.ui.panels")
+    live = limber.sub("addon.run.live")
     for _ in range(2):
         package.unregister()
         assert overlay._HANDLE == []
@@ -397,3 +398,15 @@ def test_register_unregister_twice_removes_panels_overlay_and_live(limber: Any) 
         assert len(overlay._HANDLE) == 1
         assert all(c.is_registered for c in ui.CLASSES + live.CLASSES)
         assert hasattr(bpy.types.WindowManager, "limber_overlay")
+
+
+def test_saved_status_rows_are_read_only_labels(limber: Any) -> None:
+    """The panel shows each limb's saved status (the evaluated pose's truth) as labels."""
+    ui = limber.sub("addon.ui.panels")
+    obj = metarig()
+    limb = add_limb(obj, "arm.L", RIGIFY_LIMBS["arm.L"], target=add_empty("T"))
+    assert ui.saved_status_lines(limb.status)[0][0].startswith("no status yet")
+    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+    rows = ui.saved_status_lines(limb.status)
+    assert rows[0] == ("not reached", "ERROR")
+    assert "mm" in rows[1][0] and "not reached" in rows[2][0]

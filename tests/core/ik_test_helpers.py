@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.fixtures import buss_double_y, buss_y, human_arm
-from core.goals import PoseGoal, PositionGoal
-from core.ik import SolveSettings, StepState
+from core import PoseGoal, PositionGoal, SolveSettings, StepState
+from tests.fixtures import arm_chain, buss_double_y, buss_y
 
 #: The fixtures the iteration budgets are stated for.
-FIXTURES = {"arm": human_arm, "Y": buss_y, "double-Y": buss_double_y}
+FIXTURES = {"arm": arm_chain, "Y": buss_y, "double-Y": buss_double_y}
 
 
 def reachable_goals(fx, batch=8, seed=42, scale=0.5, position_only=False):

@@ -8,8 +8,14 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, settings
 
-from core import LIMIT_TOLERANCE, EulerLimits, Limb, LimbLimits
-from core.rotations import matrix_to_euler_families, quat_to_matrix
+from core import (
+    LIMIT_TOLERANCE,
+    EulerLimits,
+    Limb,
+    LimbLimits,
+    matrix_to_euler_families,
+    quat_to_matrix,
+)
 
 PI = np.pi
 TAU = 2.0 * np.pi
@@ -23,7 +29,7 @@ def tf(rot: np.ndarray | None = None, t: tuple[float, ...] | np.ndarray = (0.0, 
     return m
 
 
-def human_arm(limits: LimbLimits | None = None, **kw: Any) -> Limb:
+def readme_arm(limits: LimbLimits | None = None, **kw: Any) -> Limb:
     """The README's arm, a Blender-like bone chain along +Y: upper arm 0.30 m, forearm
     0.25 m, hand 0.08 m along the wrist's +Y; elbow hinge about X."""
     return Limb(

@@ -24,14 +24,15 @@ from core import (
     PositionGoal,
     SwivelArcs,
     blocking_limits,
+    euler_to_matrix,
     feasible_swivel,
     limits_at_bound,
+    matrix_to_euler_families,
     solve_limb,
     swivel_arcs,
 )
-from core.rotations import euler_to_matrix, matrix_to_euler_families
 
-from .limb_test_helpers import README_LIMITS, TAU, circ_dist, human_arm, rand_rot, wrap
+from .limb_test_helpers import README_LIMITS, TAU, circ_dist, rand_rot, readme_arm, wrap
 
 
 def membership(phi: np.ndarray, intervals: tuple[tuple[float, float], ...]) -> np.ndarray:
@@ -82,7 +83,7 @@ GOAL_Q = [
 
 @pytest.mark.parametrize("q", GOAL_Q)
 def test_labels_agree_with_feasible_swivel_intervals(q: np.ndarray) -> None:
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     goal = fk_goal(limb, q)
     arcs = swivel_arcs(limb, goal, 360)
     intervals = feasible_swivel(limb, goal)
@@ -94,11 +95,11 @@ def test_labels_agree_with_feasible_swivel_intervals(q: np.ndarray) -> None:
 @pytest.mark.parametrize("q", GOAL_Q)
 def test_feasible_points_are_poses_within_limits(q: np.ndarray) -> None:
     """Away from the interval ends, a point's label is what solving at its φ reports."""
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     goal = fk_goal(limb, q)
     arcs = swivel_arcs(limb, goal, 180)
     keep = ~near_endpoint(arcs.phi, arcs.intervals, 1e-6)
-    free = human_arm(LimbLimits())  # same geometry, no limits: solves at exactly φ
+    free = readme_arm(LimbLimits())  # same geometry, no limits: solves at exactly φ
     sols = solve_limb(free, batch(goal, 180), swivel=arcs.phi)
     fam = matrix_to_euler_families
     assert README_LIMITS.shoulder is not None and README_LIMITS.wrist is not None
@@ -111,7 +112,7 @@ def test_feasible_points_are_poses_within_limits(q: np.ndarray) -> None:
 
 
 def test_given_intervals_are_used_as_given() -> None:
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     goal = fk_goal(limb, GOAL_Q[0])
     iv = ((0.0, 1.0), (2.5, 4.0))  # through π
     arcs = swivel_arcs(limb, goal, 64, intervals=iv)
@@ -121,7 +122,7 @@ def test_given_intervals_are_used_as_given() -> None:
 
 
 def test_without_limits_the_whole_circle_is_feasible() -> None:
-    arcs = swivel_arcs(human_arm(), fk_goal(human_arm(), GOAL_Q[1]), 50)
+    arcs = swivel_arcs(readme_arm(), fk_goal(readme_arm(), GOAL_Q[1]), 50)
     assert arcs.feasible.all()
     assert arcs.intervals == ((-math.pi, math.pi),)
 
@@ -131,7 +132,7 @@ def test_without_limits_the_whole_circle_is_feasible() -> None:
 
 @pytest.mark.parametrize("q", GOAL_Q)
 def test_points_are_the_elbows_solve_limb_produces(q: np.ndarray) -> None:
-    limb = human_arm()
+    limb = readme_arm()
     goal = fk_goal(limb, q)
     n = 72
     arcs = swivel_arcs(limb, goal, n, swivel=0.7)
@@ -152,7 +153,7 @@ def test_points_are_the_elbows_solve_limb_produces(q: np.ndarray) -> None:
 
 
 def test_position_and_partial_goals() -> None:
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     goal = fk_goal(limb, GOAL_Q[0])
     wrist = rand_rot(np.random.default_rng(3))
     pos = PositionGoal(goal.position)
@@ -184,7 +185,7 @@ def test_position_and_partial_goals() -> None:
 )
 @pytest.mark.parametrize("limits", [None, README_LIMITS])
 def test_degenerate_and_unreachable_goals_are_defined(position, limits) -> None:
-    limb = human_arm(limits)
+    limb = readme_arm(limits)
     for goal in (PositionGoal(position), PoseGoal(position, np.eye(3))):
         arcs = swivel_arcs(limb, goal, 40, swivel=1.0)
         assert_on_circle(arcs)
@@ -194,7 +195,7 @@ def test_degenerate_and_unreachable_goals_are_defined(position, limits) -> None:
 
 
 def test_batched_equals_single() -> None:
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     goals = [fk_goal(limb, q) for q in GOAL_Q]
     batch = PoseGoal(np.stack([g.position for g in goals]), np.stack([g.rotation for g in goals]))
     sw = np.array([0.1, -2.0, 3.0])
@@ -210,7 +211,7 @@ def test_batched_equals_single() -> None:
 @pytest.mark.parametrize("n", [2, 0, -1, 100_001, 3.0, True])
 def test_bad_sample_count_raises(n) -> None:
     with pytest.raises(InvalidInputError, match="samples"):
-        swivel_arcs(human_arm(), PositionGoal((0.0, 0.4, 0.0)), n)
+        swivel_arcs(readme_arm(), PositionGoal((0.0, 0.4, 0.0)), n)
 
 
 # -- hypothesis ------------------------------------------------------------------------
@@ -226,7 +227,7 @@ angles = st.floats(-math.pi, math.pi, allow_nan=False)
     limited=st.booleans(),
 )
 def test_property_on_circle_and_labels_match(q, scale, swivel, limited) -> None:
-    limb = human_arm(README_LIMITS if limited else None)
+    limb = readme_arm(README_LIMITS if limited else None)
     g = fk_goal(limb, np.array(q))
     goal = PoseGoal(g.position * scale, g.rotation)  # toward the shoulder or past reach
     arcs = swivel_arcs(limb, goal, 64, swivel=swivel)
@@ -241,16 +242,16 @@ def test_property_on_circle_and_labels_match(q, scale, swivel, limited) -> None:
 def test_blocking_limits_names_the_joint_angle() -> None:
     """A shoulder X range that no pose on the circle can meet empties the set by itself."""
     tight = LimbLimits(shoulder=EulerLimits("XYZ", (3.0, None, None), (3.01, None, None)))
-    limb = human_arm(tight)
-    goal = fk_goal(human_arm(), GOAL_Q[0])
+    limb = readme_arm(tight)
+    goal = fk_goal(readme_arm(), GOAL_Q[0])
     assert feasible_swivel(limb, goal) == ()
     assert blocking_limits(limb, goal) == ("shoulder X",)
-    assert blocking_limits(human_arm(README_LIMITS), goal) == ()
-    assert blocking_limits(human_arm(), goal) == ()
+    assert blocking_limits(readme_arm(README_LIMITS), goal) == ()
+    assert blocking_limits(readme_arm(), goal) == ()
 
 
 def test_limits_at_bound_reports_the_clamped_joint() -> None:
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     goal = fk_goal(limb, GOAL_Q[0])
     iv = feasible_swivel(limb, goal)
     lo, hi = iv[0]
@@ -262,4 +263,4 @@ def test_limits_at_bound_reports_the_clamped_joint() -> None:
     assert names and all(n.split()[0] in ("shoulder", "wrist", "elbow") for n in names)
     inside = solve_limb(limb, goal, swivel=0.5 * (lo + hi))
     assert limits_at_bound(limb, inside.shoulder, inside.elbow, inside.wrist) == ()
-    assert limits_at_bound(human_arm(), inside.shoulder, inside.elbow, inside.wrist) == ()
+    assert limits_at_bound(readme_arm(), inside.shoulder, inside.elbow, inside.wrist) == ()

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import core.skeleton as skeleton_module
+import core.chain.kinematics as kinematics
 from core import (
     Ball,
     Fixed,
@@ -27,11 +27,11 @@ from core import (
     SolveSettings,
     solve,
 )
-from core.fixtures import buss_double_y, buss_y, human_arm, translation
-from core.ik import _spd_solve
+from core.chain.steps.dls import spd_solve
 from tests.core.ik_test_helpers import reachable_goals, single
+from tests.fixtures import arm_chain, buss_double_y, buss_y, translation
 
-B = 2 * skeleton_module.BATCH_LAST_ROWS + 3  # batch-last, and not a multiple of anything
+B = 2 * kinematics.BATCH_LAST_ROWS + 3  # batch-last, and not a multiple of anything
 
 
 def _tree() -> Skeleton:
@@ -63,7 +63,7 @@ SKELETONS = {
     "tree": _tree,
     "double-Y": lambda: buss_double_y().skeleton,
     "Y": lambda: buss_y().skeleton,
-    "arm": lambda: human_arm().skeleton,
+    "arm": lambda: arm_chain().skeleton,
 }
 
 
@@ -72,7 +72,7 @@ def batch_first(monkeypatch):
     """Call the small-batch (batch-first) code paths at any batch size."""
 
     def use() -> None:
-        monkeypatch.setattr(skeleton_module, "BATCH_LAST_ROWS", 10**9)
+        monkeypatch.setattr(kinematics, "BATCH_LAST_ROWS", 10**9)
 
     return use
 
@@ -140,7 +140,7 @@ def test_batch_last_rows_select_batched_targets(batch_first):
 
 def test_mixed_goals_on_batch_last_frames_equal_batch_first(batch_first):
     """Pose goals (rotation rows) take the general evaluation on batch-last frames."""
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     goals, _, qs = reachable_goals(fx, batch=B)
     goals.append(PositionGoal(qs[:, :3], joint="wrist", weight=0.3))
@@ -158,12 +158,12 @@ def test_spd_solve_cholesky_matches_lu_and_falls_back():
     a = j @ j.swapaxes(-1, -2)
     a.reshape(B, 144)[:, ::13] += 1e-4
     r = rng.normal(size=(B, 12))
-    x = _spd_solve(a, r)
+    x = spd_solve(a, r)
     np.testing.assert_allclose(a @ x[..., None], r[..., None], rtol=0, atol=1e-9)
     np.testing.assert_allclose(x, np.linalg.solve(a, r[..., None])[..., 0], rtol=1e-9)
     # one indefinite matrix: Cholesky fails, LU solves the whole batch
     a[7] = np.diag(np.r_[-1.0, np.ones(11)])
-    x = _spd_solve(a, r)
+    x = spd_solve(a, r)
     np.testing.assert_allclose(a @ x[..., None], r[..., None], rtol=0, atol=1e-9)
 
 
@@ -230,7 +230,7 @@ def test_threads_setting_is_validated():
 def test_pose_goal_batch_uses_batch_last_frames():
     """Sanity: the frames an Evaluation hands to the solvers are (B, N, ≥3, 5) views
     whose joint rotations and origins are those of forward()."""
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     q = np.random.default_rng(6).uniform(-1, 1, (B, sk.n_dofs))
     goal = PoseGoal(np.zeros((B, 3)), np.tile(np.eye(3), (B, 1, 1)), joint="hand")
@@ -242,37 +242,38 @@ def test_pose_goal_batch_uses_batch_last_frames():
 
 
 def test_automatic_threads_follow_the_work(monkeypatch):
-    import core.ik as ik
+    from core import STEP_CLASSES
+    from core.chain import threads as ik
 
     monkeypatch.setattr(ik.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
     w = ik.WORK_PER_THREAD
-    assert ik._workers(None, 1, 29) == 1  # single problems never start a thread
-    assert ik._workers(None, w // 29, 29) == 1  # too little work for a second thread
-    assert ik._workers(None, 2 * w // 29 + 1, 29) == 2
-    assert ik._workers(None, 100 * w, 29) == 4  # at most the CPUs
-    assert ik._workers(3, 2, 29) == 2  # never more threads than rows
-    assert ik._workers(1, 10**6, 29) == 1
+    assert ik.worker_count(None, 1, 29) == 1  # single problems never start a thread
+    assert ik.worker_count(None, w // 29, 29) == 1  # too little work for a second thread
+    assert ik.worker_count(None, 2 * w // 29 + 1, 29) == 2
+    assert ik.worker_count(None, 100 * w, 29) == 4  # at most the CPUs
+    assert ik.worker_count(3, 2, 29) == 2  # never more threads than rows
+    assert ik.worker_count(1, 10**6, 29) == 1
     # per-method work: gated DLS threads sooner, CCD later (measured crossovers)
-    steps = ik.STEP_CLASSES
+    steps = STEP_CLASSES
     assert steps[Method.DLS].work_per_thread < w < steps[Method.CCD].work_per_thread
     assert steps[Method.JACOBIAN_TRANSPOSE].work_per_thread == w
     dls = steps[Method.DLS].work_per_thread
-    assert ik._workers(None, 2 * dls // 29 + 1, 29, dls) == 2
-    assert ik._workers(None, 2 * dls // 29 + 1, 29) == 1
+    assert ik.worker_count(None, 2 * dls // 29 + 1, 29, dls) == 2
+    assert ik.worker_count(None, 2 * dls // 29 + 1, 29) == 1
 
 
 def test_lbfgsb_is_not_threaded_automatically(monkeypatch):
     """Python-driven per-row steps opt out of automatic threads; explicit ones apply."""
-    import core.ik as ik
+    from core.chain import loop, threads
 
     seen = []
-    real = ik._workers
+    real = threads.worker_count
 
-    def spy(threads, rows, nodes, work=ik.WORK_PER_THREAD):
-        seen.append(threads)
-        return real(threads, rows, nodes, work)
+    def spy(n_threads, rows, nodes, work=threads.WORK_PER_THREAD):
+        seen.append(n_threads)
+        return real(n_threads, rows, nodes, work)
 
-    monkeypatch.setattr(ik, "_workers", spy)
+    monkeypatch.setattr(loop, "worker_count", spy)
     fx = buss_y()
     goals, q0, _ = reachable_goals(fx, batch=4)
     quick = {"max_iterations": 1, "lbfgsb_iterations": 5}
@@ -306,7 +307,7 @@ def test_position_goal_batch_frames_match_forward():
 @given(st.tuples(*(st.floats(-1, 1) for _ in range(3))).filter(lambda v: np.linalg.norm(v) > 1e-3))
 def test_axis_basis_is_a_rotation_taking_z_to_the_axis(v):
     a = np.asarray(v) / np.linalg.norm(v)
-    k = skeleton_module._axis_basis(a)
+    k = kinematics.axis_basis(a)
     np.testing.assert_allclose(k.T @ k, np.eye(3), atol=1e-15)
     assert np.linalg.det(k) == pytest.approx(1.0, abs=1e-14)
     np.testing.assert_allclose(k[:, 2], a, atol=1e-16)
@@ -314,26 +315,26 @@ def test_axis_basis_is_a_rotation_taking_z_to_the_axis(v):
 
 @pytest.mark.parametrize("i", range(3))
 def test_axis_basis_of_unit_axes_is_a_permutation(i):
-    k = skeleton_module._axis_basis(np.eye(3)[i])
+    k = kinematics.axis_basis(np.eye(3)[i])
     assert set(np.unique(k)) == {0.0, 1.0}
     np.testing.assert_array_equal(k[:, 2], np.eye(3)[i])
     assert np.linalg.det(k) == 1.0
 
 
 def test_gate_lets_one_chunk_through_at_a_time_and_opens_for_heavy_calls():
-    """_Gate: a chunk holds it for its loop, opens it (once, even nested) around heavy
+    """Gate: a chunk holds it for its loop, opens it (once, even nested) around heavy
     calls, and gets it back after an exception inside them."""
     import threading
 
-    from core.ik import _Gate, _opened
+    from core.chain.threads import Gate, opened
 
-    gate = _Gate()
+    gate = Gate()
     inside = []
     with gate.hold():
         assert gate._lock.locked()
         with gate.open():
             assert not gate._lock.locked()
-            with _opened(gate):  # nested: still open, closed once on the way out
+            with opened(gate):  # nested: still open, closed once on the way out
                 assert not gate._lock.locked()
             assert not gate._lock.locked()
             other = threading.Thread(target=lambda: inside.append(gate._lock.acquire(timeout=5)))
@@ -353,7 +354,7 @@ def test_gated_methods_use_the_gate_only_when_threaded(monkeypatch):
     """DLS and DLS_CLAMPED chunks on two threads pass the gate (their rows are checked
     against one thread in test_threaded_solve_equals_one_thread); one thread never makes
     one."""
-    from core.ik import STEP_CLASSES
+    from core import STEP_CLASSES
 
     fx = buss_double_y()
     goals, q0, _ = reachable_goals(fx, B)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks import chains
-from core.ik import Method
+from core import Method
 
 
 def test_quick_run_writes_every_row(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ Concerns: success rates of every method with ``SolveSettings()`` on random reach
 targets (Buss's Y and double-Y, the 7-DOF arm with position and pose goals, a 12-hinge
 chain, random trees), starting 0.3 rad (σ) from the answer; strict priority of
 TASK_PRIORITY against an SLSQP reference constrained to level 0. The problems are drawn by
-:func:`core.fixtures.reachable_problems`; hypothesis runs derandomized (repeatable) with
+:func:`tests.fixtures.reachable_problems`; hypothesis runs derandomized (repeatable) with
 bounded examples.
 """
 
@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import Method, PositionGoal, SolveSettings, solve
-from core.fixtures import (
+from tests.fixtures import (
+    arm_chain,
     buss_double_y,
     buss_y,
-    human_arm,
     random_tree,
     reachable_problems,
     serial_chain,
@@ -31,8 +31,8 @@ from core.fixtures import (
 FIXTURES = {
     "Y": (buss_y, False),
     "double-Y": (buss_double_y, False),
-    "arm-position": (human_arm, False),
-    "arm-pose": (human_arm, True),
+    "arm-position": (arm_chain, False),
+    "arm-pose": (arm_chain, True),
     "chain12": (serial_chain, False),
 }
 #: Issue 16's target: ≥ 99 % reached at the defaults (within each method's default
@@ -82,7 +82,7 @@ def _conditioning(fx, goals, qs):
     "method", [m for m in Method if m is not Method.LBFGSB], ids=lambda m: m.name
 )
 def test_random_trees_at_defaults(method, seed):
-    """Random trees (:func:`core.fixtures.random_tree`), 10 problems each: results are
+    """Random trees (:func:`tests.fixtures.random_tree`), 10 problems each: results are
     honest and, away from singular answers (σ_min/σ_max > 0.02; measured over 40 trees:
     DLS 133/134, JT 134/134, CCD 132/134, EJ 133/134), at least 60 % per tree are
     reached: a start 0.3 rad away can still end in another local minimum (tree 255: the
@@ -156,13 +156,13 @@ def test_task_priority_meets_level_zero_and_lower_levels_match_slsqp(seed, dista
     assert r.reached == bool(r.level_reached.all())
     ref = _slsqp_reference(sk, high, low, q0)
     if ref is not None:
-        assert r.per_goal_error[1] <= ref + 1e-6
+        assert r.per_goal_error[1] <= ref + 1e-5  # linear convergence, stall rule
 
 
 def test_stalled_task_priority_with_level_zero_unmet_is_not_converged():
     """Priority 0 out of reach (10 m away on the arm): the row stalls, level 0 unmet, so it
     is not ``converged`` (the other methods keep ``converged`` for STALLED rows)."""
-    fx = human_arm()
+    fx = arm_chain()
     goals = [
         PositionGoal((10.0, 0.0, 0.0), joint="hand"),
         PositionGoal((0.0, 0.3, 0.0), joint="elbow", priority=1),

@@ -1,4 +1,4 @@
-"""Tests of core.fixtures: the paper skeletons have the stated shapes and sizes."""
+"""Tests of tests.fixtures: the paper skeletons have the stated shapes and sizes."""
 
 from __future__ import annotations
 
@@ -7,18 +7,17 @@ import math
 import numpy as np
 import pytest
 
-from core.errors import InvalidInputError
-from core.fixtures import (
+from core import Fixed, Hinge, InvalidInputError
+from tests.fixtures import (
+    arm_chain,
     buss_double_y,
     buss_double_y_targets,
     buss_y,
     buss_y_targets,
-    human_arm,
     ki_sheen_chain,
     soch_chain,
     soch_ellipse_targets,
 )
-from core.skeleton import Fixed, Hinge
 
 
 def origins(fx):
@@ -91,7 +90,7 @@ def test_ki_sheen_chains(n, dofs):
 
 @pytest.mark.parametrize("limits", [False, True])
 def test_human_arm(limits):
-    fx = human_arm(limits)
+    fx = arm_chain(limits)
     sk = fx.skeleton
     assert sk.n_dofs == 7
     np.testing.assert_allclose(origins(fx)[3], (0.0, 0.63, 0.0), atol=1e-15)

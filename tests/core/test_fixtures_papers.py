@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.fixtures import buss_y, human_arm, ki_sheen_chain, soch_chain, soch_ellipse_targets
-from core.skeleton import Ball, Fixed, Hinge
+from core import Ball, Fixed, Hinge
+from tests.fixtures import arm_chain, buss_y, ki_sheen_chain, soch_chain, soch_ellipse_targets
 
 
 def _origins(sk, q=None):
@@ -78,6 +78,6 @@ def test_ki_sheen_chains_are_planar_with_n_effectors(n):
 
 
 def test_human_arm_is_ball_hinge_ball_with_7_dofs():
-    sk = human_arm().skeleton
+    sk = arm_chain().skeleton
     kinds = [type(j.dofs) for j in sk.joints]
     assert kinds == [Ball, Hinge, Ball, Fixed] and sk.n_dofs == 7

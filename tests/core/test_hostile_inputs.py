@@ -47,7 +47,7 @@ from core import (
     solve_limb,
     swivel_arcs,
 )
-from core.fixtures import buss_y, translation
+from tests.fixtures import buss_y, translation
 
 
 def _arm(limits: bool) -> Limb:

@@ -1,26 +1,28 @@
-"""Tests of core.ik: the iterative solvers (Buss 2009; Buss & Kim SDLS)."""
+"""Tests of core.chain (solve): the iterative solvers (Buss 2009; Buss & Kim SDLS)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from core.errors import InvalidInputError, UnsupportedMethodError
-from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
-from core.goals import PoseGoal, PositionGoal
-from core.ik import (
+from core import (
     STEP_CLASSES,
     ClampRule,
     IKSolver,
+    InvalidInputError,
     Method,
     NullSpace,
+    PoseGoal,
+    PositionGoal,
     SolveSettings,
     StepState,
     StopReason,
+    UnsupportedMethodError,
     solve,
+    step_once,
 )
-from core.ik_methods import step_once
 from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
+from tests.fixtures import arm_chain, buss_double_y, buss_y, ki_sheen_chain, soch_chain
 
 IMPLEMENTED = [
     Method.JACOBIAN_TRANSPOSE,
@@ -79,7 +81,7 @@ def test_jacobian_transpose_on_arm_pose_goals():
     5's target has the elbow 0.027 rad from straight: σ_min(J) = 0.003 against σ_max =
     1.9 (steepest descent's contraction ≈ 1 − 5e-6 per iteration), so it needs more than
     the default budget of 1,000 iterations."""
-    fx = human_arm()
+    fx = arm_chain()
     goals, q0, qs = reachable_goals(fx)
     sk = fx.skeleton
     assert abs(qs[5, 3]) < 0.03  # the near-straight elbow
@@ -92,7 +94,7 @@ def test_jacobian_transpose_on_arm_pose_goals():
 
 @pytest.mark.parametrize("method", IMPLEMENTED, ids=lambda m: m.name)
 def test_every_method_reduces_error_and_converges_on_a_simple_case(method):
-    fx = human_arm()
+    fx = arm_chain()
     goals, q0, _ = reachable_goals(fx, batch=3, scale=0.2, position_only=True)
     start = fx.skeleton.goal_errors(q0, goals).max(axis=1)
     one = solve(fx.skeleton, goals, q0, method, SolveSettings(max_iterations=1))
@@ -117,7 +119,7 @@ def test_batched_agrees_with_one_by_one(method):
 
 @pytest.mark.parametrize("method", IMPLEMENTED, ids=lambda m: m.name)
 def test_limits_are_never_violated(method):
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     rng = np.random.default_rng(7)
     # targets from configurations far outside the limits; start outside too
@@ -146,7 +148,7 @@ def test_unreachable_targets_report_truthfully(method):
 
 
 def test_dls_stalls_on_unreachable_targets():
-    fx = human_arm()
+    fx = arm_chain()
     goal = [PositionGoal((2.0, 0.0, 0.0), joint="hand")]
     r = solve(fx.skeleton, goal, fx.q0, Method.DLS, SolveSettings(max_iterations=1000))
     assert r.reason is StopReason.STALLED and r.converged and not r.reached
@@ -188,7 +190,7 @@ def test_null_space_rest_pose_moves_towards_rest_without_changing_primary_error(
 
 
 def test_null_space_joint_limits_moves_towards_mid_range():
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     q_star = sk.clip(np.array([1.5, 0.9, 1.2, 2.4, 1.0, 0.4, 1.2]))
     F = sk.forward(q_star + 1e-3)
@@ -207,7 +209,7 @@ def test_null_space_joint_limits_moves_towards_mid_range():
 
 
 def test_null_space_needs_a_supporting_method():
-    fx = human_arm()
+    fx = arm_chain()
     s = SolveSettings(null_space=NullSpace.REST_POSE)
     with pytest.raises(UnsupportedMethodError, match="PSEUDOINVERSE"):
         solve(fx.skeleton, fx.goals, fx.q0, Method.DLS, s)
@@ -259,7 +261,7 @@ def test_dls_clamped_clamps_each_effector_error():
 
 
 def test_jacobian_transpose_step_uses_busss_optimal_alpha():
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     goal = [PositionGoal((0.2, 0.3, 0.2), joint="hand")]
     s = SolveSettings(max_iterations=1, max_step=np.inf, use_limits=False)
@@ -301,7 +303,7 @@ def test_adaptive_damping_and_target_jacobian_options_converge():
 
 
 def test_max_step_clamps_each_update():
-    fx = human_arm()
+    fx = arm_chain()
     goal = [PositionGoal((0.0, -0.4, 0.3), joint="hand")]
     s = SolveSettings(max_iterations=1, max_step=0.05)
     for method in IMPLEMENTED:
@@ -322,7 +324,7 @@ def test_paper_chains_solve():
 
 
 def test_unsupported_methods_raise_a_clear_error():
-    fx = human_arm()
+    fx = arm_chain()
     for method in Method:
         if method in STEP_CLASSES:
             continue
@@ -335,7 +337,7 @@ def test_unsupported_methods_raise_a_clear_error():
 
 
 def test_input_validation():
-    fx = human_arm()
+    fx = arm_chain()
     with pytest.raises(InvalidInputError, match=r"shape \(7,\)"):
         solve(fx.skeleton, fx.goals, np.zeros(6))
     with pytest.raises(InvalidInputError, match="finite"):
@@ -370,7 +372,7 @@ def test_a_new_step_class_plugs_into_the_loop():
         def step(self, state: StepState) -> np.ndarray:
             return 0.5 * np.linalg.lstsq(state.J[0], state.e[0], rcond=None)[0][None]
 
-    fx = human_arm()
+    fx = arm_chain()
     goals, q0, _ = reachable_goals(fx, batch=1, scale=0.2)
     r = HalfGaussNewton().run(fx.skeleton, [single(g, 0) for g in goals], q0[0], SolveSettings())
     assert r.reached and 15 < r.iterations < 60

@@ -10,28 +10,32 @@ import math
 import numpy as np
 import pytest
 
-from core.errors import (
+from core import (
+    AimGoal,
+    Ball,
+    DirectionGoal,
+    Hinge,
     InvalidGoalError,
     InvalidInputError,
     InvalidLimitsError,
     InvalidSkeletonError,
+    Joint,
     LimberError,
-)
-from core.fixtures import human_arm
-from core.goals import (
-    AimGoal,
-    DirectionGoal,
+    Method,
     OrientationGoal,
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    Skeleton,
+    SolveSettings,
+    StopReason,
+    solve,
 )
-from core.ik import Method, SolveSettings, StopReason, solve
-from core.skeleton import Ball, Hinge, Joint, Skeleton
+from tests.fixtures import arm_chain
 
 
 def _arm():
-    fx = human_arm()
+    fx = arm_chain()
     return fx.skeleton, fx.goals, fx.q0
 
 

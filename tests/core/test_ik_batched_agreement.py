@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.fixtures import buss_double_y, human_arm
-from core.ik import Method, SolveSettings, solve
+from core import Method, SolveSettings, solve
 from tests.core.ik_test_helpers import reachable_goals, single
+from tests.fixtures import arm_chain, buss_double_y
 
 SETTINGS = SolveSettings(max_iterations=25, lbfgsb_iterations=10)
 
@@ -35,7 +35,7 @@ def _agree(sk, goals, q0, method):
 
 @pytest.mark.parametrize("method", list(Method), ids=lambda m: m.name)
 def test_batched_agrees_with_one_by_one_on_the_arm_with_limits_and_pose_goals(method):
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     goals, q0, _ = reachable_goals(fx, batch=3, scale=0.6)
     assert type(goals[0]).__name__ == "PoseGoal"

@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 
-from core.fixtures import buss_y, human_arm
-from core.goals import PoseGoal, PositionGoal
-from core.ik_methods import _subdivided_offsets
+from core import PoseGoal, PositionGoal
+from core.chain.steps.lbfgsb import subdivided_offsets
 from tests.core.ik_test_helpers import step_state
+from tests.fixtures import arm_chain, buss_y
 
 
 def _angle(a, b):
@@ -23,7 +23,7 @@ def _angle(a, b):
 
 def _check(sk, goals, q, origin, m):
     st = step_state(sk, goals, q)
-    offs = _subdivided_offsets(st, m)
+    offs = subdivided_offsets(st, m)
     assert len(offs) == m
     moved = 0
     for blk in st.blocks:
@@ -70,7 +70,7 @@ def test_subdivision_points_follow_ki_and_sheens_smoothed_path_on_the_y():
 
 
 def test_subdivision_moves_position_rows_only_for_pose_goals():
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     F = sk.forward(np.array([0.9, -0.6, 1.0, 1.4, 0.5, 0.3, -0.6]))
     goals = [PoseGoal(F[3, :3, 3], F[3, :3, :3], joint="hand")]

@@ -1,4 +1,4 @@
-"""Tests of core.ik_methods: CCD (Lee), LBFGSB (Ki & Sheen §3), TASK_PRIORITY (Ki & Sheen
+"""Tests of core.chain.steps: CCD (Lee), LBFGSB (Ki & Sheen §3), TASK_PRIORITY (Ki & Sheen
 §5–7) and EXTENDED_JACOBIAN (Šoch & Lórencz)."""
 
 from __future__ import annotations
@@ -7,19 +7,31 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from core.errors import InvalidInputError
-from core.fixtures import (
+from core import (
+    STEP_CLASSES,
+    DirectionGoal,
+    InvalidInputError,
+    Method,
+    OrientationGoal,
+    PoseGoal,
+    PositionGoal,
+    SolveSettings,
+    StopReason,
+    basic_elements,
+    element_jacobian,
+    solve,
+    step_once,
+)
+from core.chain.steps.task_priority import budget
+from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
+from tests.fixtures import (
+    arm_chain,
     buss_double_y,
     buss_y,
-    human_arm,
     ki_sheen_chain,
     soch_chain,
     soch_ellipse_targets,
 )
-from core.goals import DirectionGoal, OrientationGoal, PoseGoal, PositionGoal
-from core.ik import STEP_CLASSES, Method, SolveSettings, StopReason, solve
-from core.ik_methods import _budget, basic_elements, element_jacobian, step_once
-from tests.core.ik_test_helpers import FIXTURES, reachable_goals, single, step_state
 
 NEW = [Method.CCD, Method.LBFGSB, Method.TASK_PRIORITY, Method.EXTENDED_JACOBIAN]
 EJ_FAST = {"extended_weight": 0.1}
@@ -89,7 +101,7 @@ def test_extended_jacobian_default_stall_window_lets_it_converge():
 
 @pytest.mark.parametrize("method", NEW, ids=lambda m: m.name)
 def test_every_method_reduces_error_on_a_simple_case(method):
-    fx = human_arm()
+    fx = arm_chain()
     goals, q0, _ = reachable_goals(fx, batch=3, scale=0.2, position_only=True)
     start = fx.skeleton.goal_errors(q0, goals).max(axis=1)
     # EXTENDED_JACOBIAN in 3-D: twists about a bent segment barely move the elements, so
@@ -107,7 +119,7 @@ def test_ccd_on_pose_goals_and_the_double_y_reduces_error_monotonically():
     """CCD's guarantee: every DOF update is an exact 1-D minimisation of the weighted
     objective (for position, direction and rotation blocks), so the objective never
     increases over a sweep; convergence is linear, hence no 1e-6 budget here."""
-    for fx, position_only in ((human_arm(), False), (buss_double_y(), True)):
+    for fx, position_only in ((arm_chain(), False), (buss_double_y(), True)):
         sk = fx.skeleton
         goals, q0, _ = reachable_goals(fx, batch=8, position_only=position_only)
         s = SolveSettings(max_step=np.inf)
@@ -128,7 +140,7 @@ def test_ccd_on_arm_pose_goals():
     186. Problem 5 (elbow 0.027 rad from straight at the target, σ_min/σ_max < 2e-3) is
     still at ~5e-5 after 2,000 sweeps (MAX_ITERATIONS, not STALLED); monotonicity is
     checked above."""
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     goals, q0, _ = reachable_goals(fx)
     start = sk.goal_errors(q0, goals).max(axis=1)
@@ -141,7 +153,7 @@ def test_ccd_on_arm_pose_goals():
 
 def test_ccd_direction_and_orientation_updates_are_exact_per_dof():
     """For one hinge the closed-form angle is the exact minimiser of the objective."""
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     rng = np.random.default_rng(5)
     R = sk.forward(rng.uniform(-1, 1, sk.n_dofs))[3, :3, :3]
@@ -180,7 +192,7 @@ def ccd_objective(sk, goals, qs):
 
 
 def test_lbfgsb_never_violates_its_bounds():
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     rng = np.random.default_rng(7)
     _, _, qs = reachable_goals(fx, batch=4, scale=2.5)
@@ -202,7 +214,7 @@ def test_lbfgsb_never_violates_its_bounds():
 def test_lbfgsb_minimises_the_tikhonov_objective():
     """With γ > 0 the result is the bounded minimiser of ‖e‖² + γ²‖q − q_rest‖²: its
     projected gradient vanishes (first-order optimality under bounds)."""
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     goals = [PositionGoal((0.3, 0.35, 0.2), joint="hand")]
     gamma = 0.05
@@ -236,7 +248,7 @@ def test_lbfgsb_subdivision_follows_the_goal_path():
 
 
 def _task_setup():
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     hand = PositionGoal((0.25, 0.45, 0.15), joint="hand")
     # the elbow is 0.30 m from the shoulder: a target 0.5 m away conflicts
@@ -334,7 +346,7 @@ def test_task_priority_reachable_lower_levels_converge_fast():
 def test_task_priority_single_level_step_is_the_pseudoinverse_step():
     """All goals at one priority: the step is exactly PSEUDOINVERSE's J⁺e (same SVD
     cutoff); the lower levels' damping and the second-order correction do not apply."""
-    fx = human_arm()
+    fx = arm_chain()
     q = fx.q0 + 0.2
     raw = SolveSettings(max_step=np.inf, use_limits=False)
     tp = step_once(fx.skeleton, fx.goals, q, Method.TASK_PRIORITY, raw)
@@ -351,7 +363,7 @@ def test_task_priority_default_settings_on_random_conflicts(chain):
     (min ‖e₁‖² s.t. e₀ = 0); reachable lower goals (a few draws) are met as well."""
     rng = np.random.default_rng(1)
     if chain == "arm":
-        fx = human_arm()
+        fx = arm_chain()
         high = PositionGoal((0.25, 0.45, 0.15), joint="hand")
         moving = np.arange(3)
     else:
@@ -485,7 +497,7 @@ def test_batched_agrees_with_one_by_one(method):
 
 @pytest.mark.parametrize("method", NEW, ids=lambda m: m.name)
 def test_limits_are_never_violated(method):
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     rng = np.random.default_rng(7)
     _, _, qs = reachable_goals(fx, batch=4, scale=2.5)
@@ -499,7 +511,7 @@ def test_limits_are_never_violated(method):
 
 @pytest.mark.parametrize("method", NEW, ids=lambda m: m.name)
 def test_max_step_bounds_each_update(method):
-    fx = human_arm()
+    fx = arm_chain()
     goal = [PositionGoal((0.0, -0.4, 0.3), joint="hand")]
     q1 = step_once(fx.skeleton, goal, fx.q0, method, SolveSettings(max_step=0.05))
     assert 0.0 < np.max(np.abs(q1 - fx.q0)) <= 0.05 + 1e-15
@@ -537,7 +549,7 @@ def test_new_settings_are_validated():
 @pytest.mark.parametrize("method", list(Method), ids=lambda m: m.name)
 def test_results_are_deterministic(method):
     """No unseeded randomness: the same problem solved twice gives identical results."""
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     goals, q0, _ = reachable_goals(fx, batch=2, scale=0.3)
     s = SolveSettings(max_iterations=8, lbfgsb_iterations=5)
     a = solve(fx.skeleton, goals, q0, method, s)
@@ -547,14 +559,14 @@ def test_results_are_deterministic(method):
 
 
 def test_task_priority_budget_keeps_every_component_within_max_step():
-    """_budget: the largest α ∈ [0, 1] with max |dq + α·delta| ≤ max_step, given
+    """budget: the largest α ∈ [0, 1] with max |dq + α·delta| ≤ max_step, given
     max |dq| ≤ max_step; rounding-noise components of delta do not limit α."""
     rng = np.random.default_rng(3)
     m = 0.5
     for _ in range(200):
         dq = rng.uniform(-m, m, size=(4, 6))
         delta = rng.normal(size=(4, 6)) * rng.choice([0.01, 1.0, 10.0], size=(4, 1))
-        a = _budget(dq, delta, m)
+        a = budget(dq, delta, m)
         assert np.all((a >= 0.0) & (a <= 1.0))
         full = np.abs(dq + a[:, None] * delta)
         assert np.all(full <= m + 1e-12)
@@ -563,19 +575,20 @@ def test_task_priority_budget_keeps_every_component_within_max_step():
         assert np.all((a == 1.0) | at_bound)
     # a DOF already at the bound with a noise-level increment does not block the level
     dq = np.array([[m, 0.0]])
-    assert _budget(dq, np.array([[1e-17, 1.0]]), m)[0] == pytest.approx(0.5)
-    assert _budget(dq, np.array([[1.0, 0.0]]), m)[0] == 0.0
-    assert _budget(dq, np.array([[-1.0, 0.0]]), m)[0] == 1.0
-    assert np.all(_budget(dq, np.ones((1, 2)), np.inf) == 1.0)
+    assert budget(dq, np.array([[1e-17, 1.0]]), m)[0] == pytest.approx(0.5)
+    assert budget(dq, np.array([[1.0, 0.0]]), m)[0] == 0.0
+    assert budget(dq, np.array([[-1.0, 0.0]]), m)[0] == 1.0
+    assert np.all(budget(dq, np.ones((1, 2)), np.inf) == 1.0)
 
 
 def _ccd_sweeps(sk, goals, q0, s):
     """(fast, general) CCD updates of one sweep from q0 (b, n)."""
-    from core.ik_methods import CCDStep, _bounds, _goal_joints
+    from core import CCDStep
+    from core.chain.steps.common import dof_bounds, goal_joints
 
     st = step_state(sk, goals, q0, s)
-    lo, hi = _bounds(st)
-    gj = _goal_joints(sk, st.goals)
+    lo, hi = dof_bounds(st)
+    gj = goal_joints(sk, st.goals)
     active = [b for b in st.blocks if b.weight > 0]
     return CCDStep._fast_sweep(st, active, gj, lo, hi), CCDStep._general_sweep(st, gj, lo, hi)
 
@@ -586,7 +599,7 @@ def test_ccd_fast_path_equals_the_re_evaluating_sweep():
     (forward kinematics after every DOF): hinge trees with weighted position goals, the
     arm with pose goals, Balls of every Euler order with a locked component, limits,
     an active trust box (max_step) and the target-based Jacobian."""
-    from core.skeleton import Ball, Hinge, Joint, Skeleton
+    from core import Ball, Hinge, Joint, Skeleton
 
     fx = buss_double_y()
     goals, q0, _ = reachable_goals(fx, batch=3, scale=0.8)
@@ -595,7 +608,7 @@ def test_ccd_fast_path_equals_the_re_evaluating_sweep():
         for g, w in zip(goals, (1, 2, 0.5, 0), strict=True)
     ]
     cases = [(fx.skeleton, goals, q0)]
-    arm = human_arm(limits=True)
+    arm = arm_chain(limits=True)
     goals, q0, _ = reachable_goals(arm, batch=3, scale=0.8)
     goals = [PoseGoal(goals[0].position, goals[0].rotation, joint="hand", weight=0.7)]
     cases.append((arm.skeleton, goals, arm.skeleton.clip(q0)))
@@ -634,7 +647,7 @@ def test_task_priority_conflicts_batched_equal_one_by_one():
     """The lower levels' damping and the second-order correction (one re-evaluation at
     q + Δq) act row by row: a batch of hand/elbow conflicts (batched elbow targets, rows
     finishing at different iterations) equals the problems solved one by one."""
-    fx = human_arm()
+    fx = arm_chain()
     rng = np.random.default_rng(4)
     t = rng.normal(size=(4, 3))
     t *= rng.uniform(0.35, 0.6, size=(4, 1)) / np.linalg.norm(t, axis=1, keepdims=True)
@@ -661,7 +674,7 @@ def test_task_priority_with_limits_keeps_priority_zero_and_stays_inside():
     takes it there, else frozen for the lower levels) meets the hand to 1e-6 in every
     draw with q inside the limits. Measured before the loop (the loop's clip alone): the
     hand 7e-3–7e-2 off in 8/8."""
-    fx = human_arm(limits=True)
+    fx = arm_chain(limits=True)
     sk = fx.skeleton
     hand = PositionGoal((0.25, 0.45, 0.15), joint="hand")
     rng = np.random.default_rng(1)

@@ -19,11 +19,9 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from core.fixtures import buss_double_y, buss_y, human_arm, ki_sheen_chain, soch_chain
-from core.goals import PoseGoal, PositionGoal
-from core.ik import Method, SolveSettings, solve
-from core.ik_methods import element_jacobian, step_once
+from core import Method, PoseGoal, PositionGoal, SolveSettings, element_jacobian, solve, step_once
 from tests.core.ik_test_helpers import reachable_goals, single
+from tests.fixtures import arm_chain, buss_double_y, buss_y, ki_sheen_chain, soch_chain
 
 RAW = {"max_step": math.inf, "use_limits": False}
 
@@ -36,7 +34,7 @@ def _raw_step(sk, goals, q, method, **kw):
 def _problems():
     """(skeleton, goals, q) on the Y, the double-Y (far targets: Buss's) and the arm."""
     out = []
-    for fx, batch_goals in ((buss_y(), True), (buss_double_y(), False), (human_arm(), True)):
+    for fx, batch_goals in ((buss_y(), True), (buss_double_y(), False), (arm_chain(), True)):
         if batch_goals:
             goals, q0, _ = reachable_goals(fx, batch=1, scale=0.6)
             goals = [single(g, 0) for g in goals]
@@ -88,7 +86,7 @@ def _dls_reference(J, e, lam):
 
 @pytest.mark.parametrize("lam", [0.01, 0.3, 2.0])
 def test_dls_fixed_damping_is_busss_equation_11(lam):
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     rng = np.random.default_rng(2)
     q = rng.uniform(-1, 1, sk.n_dofs)
@@ -106,9 +104,9 @@ def test_dls_single_problem_falls_back_to_lu_when_cholesky_fails(monkeypatch):
     """One problem is solved by LAPACK's Cholesky (dposv); should the factorisation
     report JJᵀ + λ²I not positive definite (rounding at a singularity), the step is the
     batched path's LU solve — the same Δq to rounding."""
-    import core.ik as ik
+    import core.chain.steps.dls as ik
 
-    fx = human_arm()
+    fx = arm_chain()
     sk = fx.skeleton
     rng = np.random.default_rng(4)
     q = rng.uniform(-1, 1, sk.n_dofs)
@@ -290,7 +288,7 @@ def test_task_priority_damped_keeps_priority_zero_against_an_unreachable_lower_g
 def _arm_conflict():
     """test_ik_methods.py's case: the hand (priority 0) and an elbow target 0.5 m from
     the shoulder (the elbow is 0.30 m from it)."""
-    fx = human_arm()
+    fx = arm_chain()
     hand = PositionGoal((0.25, 0.45, 0.15), joint="hand")
     elbow = PositionGoal((0.0, 0.2, 0.46), joint="elbow", priority=1)
     return fx.skeleton, hand, elbow, fx.q0

@@ -20,12 +20,14 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
 from core import (
+    EULER_ORDERS,
     LIMIT_TOLERANCE,
     REACH_TOLERANCE,
     EulerLimits,
     InvalidGoalError,
     InvalidLimbError,
     InvalidLimitsError,
+    InvalidOrderError,
     Limb,
     LimberError,
     LimbLimits,
@@ -34,27 +36,23 @@ from core import (
     PositionGoal,
     ShapeMismatchError,
     SwivelStrategy,
-    feasible_swivel,
-    solve_limb,
-)
-from core.errors import InvalidOrderError
-from core.rotations import (
-    EULER_ORDERS,
     axis_angle_to_matrix,
     euler_to_matrix,
+    feasible_swivel,
     matrix_to_euler_families,
     quat_to_matrix,
+    solve_limb,
 )
 from tests.core.limb_test_helpers import (
     SETTINGS,
     assert_finite,
     circ_dist,
     euler_ok,
-    human_arm,
     in_range,
     no_warnings,
     pose_within,
     rand_rot,
+    readme_arm,
     tf,
     unit,
     wrap,
@@ -195,7 +193,7 @@ def check_interval_format(intervals: tuple[tuple[float, float], ...]) -> None:
 
 @pytest.fixture
 def arm() -> Limb:
-    return human_arm()
+    return readme_arm()
 
 
 def hinge_quality(a: np.ndarray, b: np.ndarray, k: np.ndarray) -> tuple[float, float]:
@@ -446,18 +444,18 @@ def test_elbow_traces_eq6_circle_position_goal(
 def test_elbow_circle_explicit_swivel_reference(arm: Limb) -> None:
     """φ is measured from the projection of an explicit reference, by the right-hand rule."""
     ref = unit(np.array([0.3, -0.2, 0.9]))
-    limb = human_arm(swivel_reference=ref)
+    limb = readme_arm(swivel_reference=ref)
     np.testing.assert_allclose(limb.swivel_reference, ref, atol=1e-15)
     g = limb.forward(rand_rot(np.random.default_rng(1)), 1.2, np.eye(3))
     check_elbow_circle(limb, PoseGoal(g[:3, 3], g[:3, :3]), None)
     # A non-unit reference is normalised.
-    assert np.allclose(human_arm(swivel_reference=5 * ref).swivel_reference, ref)
+    assert np.allclose(readme_arm(swivel_reference=5 * ref).swivel_reference, ref)
 
 
 def test_default_swivel_reference_zero_pose_has_zero_swivel() -> None:
     """Default â: the bent zero pose has φ = 0; for a straight zero pose (the human arm),
     φ = 0 puts the elbow on the side it moves to when θ4 becomes positive."""
-    arm = human_arm()
+    arm = readme_arm()
     for theta in (0.3, 1.0, 2.5):
         g = arm.forward(np.eye(3), theta, np.eye(3))
         sol = solve_limb(arm, PoseGoal(g[:3, 3], g[:3, :3]), swivel=0.0)
@@ -505,7 +503,7 @@ def reach_range(limb: Limb, wrist: np.ndarray, terminal: str = "effector") -> tu
 @pytest.mark.parametrize("seed", range(8))
 def test_unreachable_far_position_goal_stretches_toward_goal(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    limb = human_arm() if seed == 0 else random_limb(rng)
+    limb = readme_arm() if seed == 0 else random_limb(rng)
     wrist = np.eye(3) if seed == 0 else rand_rot(rng)
     _, dmax = reach_range(limb, wrist)
     for scale in (1.0 + 1e-6, 1.5, 10.0, 1e6):
@@ -528,7 +526,7 @@ def test_unreachable_far_position_goal_stretches_toward_goal(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_unreachable_far_pose_goal_aims_wrist_at_goal(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
-    limb = human_arm() if seed == 0 else random_limb(rng)
+    limb = readme_arm() if seed == 0 else random_limb(rng)
     _, wmax = reach_range(limb, np.eye(3), terminal="wrist")
     rot = rand_rot(rng)
     pos = unit(rng.normal(size=3)) * 3.0 * limb.length
@@ -550,7 +548,7 @@ def test_unreachable_far_pose_goal_aims_wrist_at_goal(seed: int) -> None:
 def test_unreachable_too_close_folds_toward_goal(seed: int) -> None:
     rng = np.random.default_rng(200 + seed)
     if seed == 0:
-        limb, wrist = human_arm(), np.eye(3)
+        limb, wrist = readme_arm(), np.eye(3)
     else:
         while True:
             limb, wrist = random_limb(rng), rand_rot(rng)
@@ -656,7 +654,7 @@ def test_straight_random_limbs_reachable_at_max_reach() -> None:
 
 
 def test_goal_at_shoulder_no_nan() -> None:
-    arm = human_arm()
+    arm = readme_arm()
     for goal in (
         PositionGoal((0.0, 0.0, 0.0)),
         PoseGoal((0.0, 0.0, 0.0), np.eye(3)),
@@ -684,14 +682,14 @@ def test_goal_at_shoulder_no_nan() -> None:
 
 def test_swivel_reference_parallel_to_shoulder_wrist_axis_no_nan() -> None:
     rng = np.random.default_rng(8)
-    arm = human_arm()
+    arm = readme_arm()
     g = arm.forward(rand_rot(rng), 1.0, np.eye(3))
     for goal, axis in (
         (PositionGoal(g[:3, 3]), g[:3, 3]),
         (PoseGoal(g[:3, 3], g[:3, :3]), g[:3, 3] - g[:3, :3] @ np.array([0.0, 0.08, 0.0])),
     ):
         for sign in (1.0, -1.0):
-            limb = human_arm(swivel_reference=sign * axis)
+            limb = readme_arm(swivel_reference=sign * axis)
             with no_warnings():
                 sols = [solve_limb(limb, goal, swivel=p) for p in (0.0, 1.0, -2.0)]
                 batch = sweep(limb, goal, np.array([0.0, 1.0, -2.0]))
@@ -725,7 +723,7 @@ def test_elbow_target_on_axis_no_nan(arm: Limb) -> None:
 def test_continuity_near_straight() -> None:
     """R1 varies continuously as a goal approaches (and passes) max reach at fixed φ."""
     rng = np.random.default_rng(12)
-    cases = [(human_arm(), np.eye(3))] + [(random_limb(rng), rand_rot(rng)) for _ in range(6)]
+    cases = [(readme_arm(), np.eye(3))] + [(random_limb(rng), rand_rot(rng)) for _ in range(6)]
     for limb, wrist in cases:
         d = unit(rng.normal(size=3))
         # Max reach along d, as the solver's own stretched pose for a far goal.
@@ -787,7 +785,7 @@ def random_limits_case(seed: int) -> LimitsCase:
     usually centred on the generating configuration so the feasible set is often partial."""
     rng = np.random.default_rng(1000 + seed)
     geom = random_geometry(rng) if seed % 5 else {}
-    base = Limb(**geom) if geom else human_arm()  # type: ignore[arg-type]
+    base = Limb(**geom) if geom else readme_arm()  # type: ignore[arg-type]
     r1, r2 = rand_rot(rng), rand_rot(rng)
     theta = float(rng.uniform(-PI, PI))
     centred = seed % 4 != 3
@@ -818,7 +816,7 @@ def explicit_limits_cases() -> list[LimitsCase]:
         r2 = rand_rot(rng)
         shoulder = EulerLimits(order, (2.5, -0.6, -1.5), (4.0, 0.6, 0.5))
         wrist = EulerLimits(order, (-2.0, None, -0.05), (2.0, None, 3.5))
-        limb = human_arm(LimbLimits(shoulder=shoulder, elbow=(0.0, 2.6), wrist=wrist))
+        limb = readme_arm(LimbLimits(shoulder=shoulder, elbow=(0.0, 2.6), wrist=wrist))
         g = limb.forward(r1, 1.1, r2)
         out.append(LimitsCase(limb, PoseGoal(g[:3, 3], g[:3, :3]), None))
     # Narrow around the truth everywhere (a tiny feasible set).
@@ -830,7 +828,7 @@ def explicit_limits_cases() -> list[LimitsCase]:
         elbow=(0.9, 1.3),
         wrist=EulerLimits("YZX", tuple(f2 - 0.1), tuple(f2 + 0.1)),
     )
-    limb = human_arm(narrow)
+    limb = readme_arm(narrow)
     g = limb.forward(r1, 1.1, r2)
     out.append(LimitsCase(limb, PoseGoal(g[:3, 3], g[:3, :3]), None))
     return out
@@ -1152,7 +1150,7 @@ def test_objective_strategy_receives_joint_angles(arm: Limb) -> None:
 @pytest.mark.parametrize("seed", range(10))
 def test_elbow_target_minimises_elbow_distance(seed: int) -> None:
     rng = np.random.default_rng(300 + seed)
-    limb = human_arm() if seed == 0 else random_limb(rng)
+    limb = readme_arm() if seed == 0 else random_limb(rng)
     r2 = rand_rot(rng)
     g = limb.forward(rand_rot(rng), float(rng.uniform(0.3, 2.8)), r2)
     goal = PoseGoal(g[:3, 3], g[:3, :3]) if seed % 2 else PositionGoal(g[:3, 3])
@@ -1237,7 +1235,7 @@ def test_unsolvable_pose_goal_keeps_position_and_reports_truthfully(
 ) -> None:
     """Empty feasible set, shoulder set non-empty: position exact (the effector point, also
     with a hand offset), within limits, orientation error truthful, reachable False."""
-    limb, goal = _unsolvable_wrist_case(_bare_arm() if arm_kind == "bare" else human_arm(), order)
+    limb, goal = _unsolvable_wrist_case(_bare_arm() if arm_kind == "bare" else readme_arm(), order)
     assert feasible_swivel(limb, goal) == ()
     with no_warnings():
         sol = solve_limb(limb, goal, swivel=0.3)
@@ -1515,7 +1513,7 @@ def test_batched_feasible_swivel_is_nan_padded() -> None:
         assert np.all(np.isnan(row[k:]))
     # Mixed batch: different numbers of intervals per row.
     rng = np.random.default_rng(61)
-    arm = human_arm(LimbLimits(shoulder=EulerLimits("XYZ", (-1.0, -0.6, -1.0), (1.0, 0.6, 1.0))))
+    arm = readme_arm(LimbLimits(shoulder=EulerLimits("XYZ", (-1.0, -0.6, -1.0), (1.0, 0.6, 1.0))))
     r1 = euler_to_matrix(rng.uniform(-0.6, 0.6, (8, 3)), "XYZ")
     r1[4:] = rand_rot(rng, 4)  # mostly infeasible rows
     g = arm.forward(r1, rng.uniform(0.2, 2.5, 8), rand_rot(rng, 8))
@@ -1714,21 +1712,23 @@ def test_reach_tolerance_semantics(arm: Limb) -> None:
 
 
 # ======================================================================================
-# The single-goal fast path (core.limb._solve_fast) equals the general path
+# The single-goal fast path (core.limb.fast_path.solve_fast) equals the general path
 # ======================================================================================
 
 
 def _general_solve(limb: Limb, goal: PositionGoal | PoseGoal, **kw: object) -> LimbSolution:
     """``solve_limb`` through the general (ops-generic) path, bypassing the fast path."""
-    from core import limb as L
+    from core.limb import model, pose
 
     get: Any = kw.get
-    n, w, sw, (et, pgoal) = L._prepare(limb, goal, get("wrist"), get("swivel"), get("elbow_target"))
+    n, w, sw, (et, pgoal) = pose.prepare_goal(
+        limb, goal, get("wrist"), get("swivel"), get("elbow_target")
+    )
     near = get("elbow_near")
     near = None if near is None else float(near)
-    limits = limb.limits if L._limits_active(limb.limits) else None
+    limits = limb.limits if model.limits_active(limb.limits) else None
     strategy = get("strategy", SwivelStrategy.CLOSEST)
-    return L._solve(limb, pgoal, w, sw, et, strategy, n, limits, near)
+    return pose.solve_general(limb, pgoal, w, sw, et, strategy, n, limits, near)
 
 
 def _assert_identical(a: LimbSolution, b: LimbSolution) -> None:
@@ -1755,7 +1755,7 @@ def test_fast_path_equals_general_path(kind: str, elbow_limits: tuple[float, flo
     """Single goals without Euler limits: bit-for-bit the general path's solution, for
     random limbs (general hinge axes, effector offsets), reachable and unreachable goals,
     every way of giving φ_d, both strategies and ``elbow_near``."""
-    from core import limb as L
+    from core.limb import fast_path
 
     rng = np.random.default_rng(7)
     taken = 0
@@ -1778,7 +1778,7 @@ def test_fast_path_equals_general_path(kind: str, elbow_limits: tuple[float, flo
                 {"elbow_near": float(rng.uniform(-PI, PI))},
                 {"strategy": SwivelStrategy.MIDPOINT, "swivel": np.float64(0.5)},
             ):
-                fast = L._solve_fast(
+                fast = fast_path.solve_fast(
                     limb, goal, kw.get("swivel"), kw.get("elbow_target"),
                     kw.get("strategy", SwivelStrategy.CLOSEST), None, kw.get("elbow_near"),
                 )  # fmt: skip
@@ -1793,13 +1793,13 @@ def test_fast_path_equals_general_path(kind: str, elbow_limits: tuple[float, flo
 def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
     """Batched goals, Euler limits, a given wrist, an effector point, callable strategies
     and degenerate geometry go to the general path (which validates and handles them)."""
-    from core import limb as L
+    from core.limb import fast_path
 
     goal = PositionGoal((0.1, 0.4, 0.1))
     cl = SwivelStrategy.CLOSEST
 
     def fast(limb: Limb, g: PositionGoal | PoseGoal, **kw: object) -> LimbSolution | None:
-        return L._solve_fast(
+        return fast_path.solve_fast(
             limb, g, kw.get("swivel"), kw.get("elbow_target"), kw.get("strategy", cl),
             kw.get("wrist"), kw.get("elbow_near"),
         )  # fmt: skip
@@ -1826,7 +1826,7 @@ def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
 def test_single_within_limits_check_equals_array_check(order: str) -> None:
     """The plain-Python limits check of a single solution agrees with the array one
     (both Euler families, wrap-around ranges, gimbal lock, angles on the limits)."""
-    from core import limb as L
+    from core.limb import fast_path
 
     rng = np.random.default_rng(11)
     lim = EulerLimits(order, (-1.0, -0.7, 2.5), (1.2, 0.9, 4.0))
@@ -1837,6 +1837,6 @@ def test_single_within_limits_check_equals_array_check(order: str) -> None:
     rots += list(euler_to_matrix(angles, order))
     for r in rots:
         expected = bool(lim.contains(matrix_to_euler_families(r, order)).any())
-        assert L._euler_ok_one(r.tolist(), lim) is expected
-        fam = L._euler_families_one(r.tolist(), order)
+        assert fast_path.euler_ok_one(r.tolist(), lim) is expected
+        fam = fast_path.euler_families_one(r.tolist(), order)
         assert np.allclose(fam, matrix_to_euler_families(r, order), rtol=0.0, atol=1e-15)

@@ -1,6 +1,6 @@
 """Tests of aiming goals for the limb (Tolani, Goswami & Badler 2000, §3.4).
 
-Independent of ``core.limb_aim``: the aiming ray of a solution is recomputed with
+Independent of ``core.limb.aim``: the aiming ray of a solution is recomputed with
 ``Limb.forward``; solvability for an elbow angle is decided here (the ray, rigid with the
 shoulder's distal frame, must have a point at distance |t| from the shoulder ahead of its
 origin); unreachable aims are compared with a coarse grid over the free joints; limits
@@ -17,6 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core import (
+    EULER_ORDERS,
     AimGoal,
     EulerLimits,
     InvalidGoalError,
@@ -27,18 +28,19 @@ from core import (
     PsiStrategy,
     ShapeMismatchError,
     feasible_swivel,
+    matrix_to_euler_families,
+    quat_to_matrix,
     solve_limb,
 )
-from core.rotations import EULER_ORDERS, matrix_to_euler_families, quat_to_matrix
 from tests.core.limb_test_helpers import (
     SETTINGS,
     angle,
     circ_dist,
-    human_arm,
     joints_within,
     no_warnings,
     pose_within,
     rand_rot,
+    readme_arm,
     tf,
     unit,
 )
@@ -55,9 +57,7 @@ EXACT = 1e-10
 
 
 def assert_finite(sol: LimbSolution) -> None:
-    _assert_finite(
-        sol, ("shoulder", "elbow", "wrist", "swivel", "orientation_error", "aim_error")
-    )
+    _assert_finite(sol, ("shoulder", "elbow", "wrist", "swivel", "orientation_error", "aim_error"))
 
 
 def ray(limb: Limb, r1: np.ndarray, theta: np.ndarray | float, w: np.ndarray, goal: AimGoal):
@@ -296,7 +296,7 @@ def test_round_trip_batched_matches_singles() -> None:
 
 def test_target_at_shoulder_no_nan() -> None:
     rng = np.random.default_rng(5)
-    for limb in (human_arm(), random_limb(rng), random_limb(rng)):
+    for limb in (readme_arm(), random_limb(rng), random_limb(rng)):
         goal = AimGoal((0.0, 0.0, 0.0), unit(rng.normal(size=3)), rng.normal(size=3) * 0.05)
         for kw in ({}, {"elbow": 0.5}, {"elbow": 0.5, "swivel": 2.0}):
             with no_warnings():
@@ -310,7 +310,7 @@ def test_target_on_the_ray_origin() -> None:
     """Target exactly at the ray's origin of a reachable configuration: the ray passes
     through it (aim error 0 by definition) — exact, no NaN."""
     rng = np.random.default_rng(6)
-    for limb in (human_arm(), random_limb(rng), random_limb(rng)):
+    for limb in (readme_arm(), random_limb(rng), random_limb(rng)):
         org = rng.normal(size=3) * 0.05
         ax = unit(rng.normal(size=3))
         theta = float(rng.uniform(-2, 2))
@@ -327,7 +327,7 @@ def test_target_on_the_ray_origin() -> None:
 def test_aiming_axis_parallel_to_forearm() -> None:
     """The ray along the forearm (through the wrist and elbow): exact for solvable targets,
     including the straight arm aiming along itself (a degenerate hand circle)."""
-    limb = human_arm()
+    limb = readme_arm()
     rng = np.random.default_rng(7)
     ax = np.array([0.0, 1.0, 0.0])
     for _ in range(5):
@@ -402,7 +402,7 @@ def unsolvable_goal(rng: np.random.Generator, limb: Limb, theta: float, kind: st
 @pytest.mark.parametrize("kind", ["cone", "behind"])
 def test_unreachable_fixed_elbow_no_nan_truthful(kind: str) -> None:
     rng = np.random.default_rng(30 if kind == "cone" else 31)
-    for limb in (human_arm(), random_limb(rng), random_limb(rng), random_limb(rng)):
+    for limb in (readme_arm(), random_limb(rng), random_limb(rng), random_limb(rng)):
         theta = float(rng.uniform(-2.5, 2.5))
         goal = unsolvable_goal(rng, limb, theta, kind)
         for phi in (0.0, 1.5):
@@ -418,7 +418,7 @@ def test_unreachable_fixed_elbow_no_nan_truthful(kind: str) -> None:
 def test_unreachable_fixed_elbow_no_worse_than_grid(kind: str) -> None:
     rng = np.random.default_rng(30 if kind == "cone" else 31)
     worse = []
-    for limb in (human_arm(), random_limb(rng), random_limb(rng), random_limb(rng)):
+    for limb in (readme_arm(), random_limb(rng), random_limb(rng), random_limb(rng)):
         theta = float(rng.uniform(-2.5, 2.5))
         goal = unsolvable_goal(rng, limb, theta, kind)
         for phi in (0.0, 1.5):
@@ -433,7 +433,7 @@ def test_unreachable_fixed_elbow_minimal() -> None:
     """Straight arm (θ4 = 0), ray along the effector's X from the hand, target 0.1 m from
     the shoulder (inside the 0.63 m unreachable cone): the solver points the hand at the
     target, 90° off; the best aim is ≈ 80.9° (hand ⊥ target, ray toward its side)."""
-    limb = human_arm()
+    limb = readme_arm()
     goal = AimGoal((0.0, 0.0, 0.1), (1.0, 0.0, 0.0))
     sol = solve_limb(limb, goal, elbow=0.0)
     assert sol.reachable is False
@@ -450,7 +450,7 @@ UNSOLVABLE_FREE = [
 def test_unreachable_free_elbow_no_nan_truthful() -> None:
     """Targets no θ4 can aim at (checked on a dense θ4 grid): elbow limits keep the
     forearm from turning back, the target sits behind the hand."""
-    limb = human_arm(LimbLimits(elbow=(0.0, 1.0)))
+    limb = readme_arm(LimbLimits(elbow=(0.0, 1.0)))
     ths = np.linspace(0.0, 1.0, 501)
     for goal in UNSOLVABLE_FREE:
         assert not np.any(solvable(limb, ths, np.eye(3), goal))
@@ -463,7 +463,7 @@ def test_unreachable_free_elbow_no_nan_truthful() -> None:
 
 
 def test_unreachable_free_elbow_no_worse_than_grid() -> None:
-    limb = human_arm(LimbLimits(elbow=(0.0, 1.0)))
+    limb = readme_arm(LimbLimits(elbow=(0.0, 1.0)))
     worse = []
     for goal in UNSOLVABLE_FREE:
         sol = solve_limb(limb, goal, swivel=0.4)
@@ -481,7 +481,7 @@ def test_unreachable_free_elbow_no_worse_than_grid() -> None:
 def limited_case(seed: int) -> tuple[Limb, AimGoal, float, np.ndarray]:
     """Limits centred on a configuration that aims exactly at the target."""
     rng = np.random.default_rng(700 + seed)
-    base = human_arm() if seed % 5 == 0 else random_limb(rng)
+    base = readme_arm() if seed % 5 == 0 else random_limb(rng)
     r1, w, theta = rand_rot(rng), rand_rot(rng), float(rng.uniform(-PI, PI))
 
     def euler(r: np.ndarray) -> EulerLimits:
@@ -585,7 +585,7 @@ def _second_root_case() -> tuple[Limb, AimGoal]:
     ahead of its origin (λ ≈ 0.10 and 0.88); the target is the near crossing. R1 = I,
     θ4 = 1 aims exactly within the limits."""
     lim = LimbLimits(shoulder=EulerLimits("XYZ", (-0.2,) * 3, (0.2,) * 3), elbow=(0.8, 1.2))
-    limb = human_arm(lim)
+    limb = readme_arm(lim)
     o, d = ray(limb, np.eye(3), 1.0, np.eye(3), AimGoal((0, 0, 0), (0.0, -1.0, 0.0)))
     return limb, AimGoal(o + 0.1 * d, (0.0, -1.0, 0.0))
 
@@ -625,7 +625,7 @@ def test_invalid_aim_goal_raises(make: object, error: type[Exception]) -> None:
 
 
 def test_invalid_aim_solve_arguments_raise() -> None:
-    limb = human_arm()
+    limb = readme_arm()
     one = AimGoal((0.0, 0.3, 0.2), (0.0, 1.0, 0.0))
     many = batch(one, 3)
     bad_rot = np.eye(3) + 1e-3
@@ -658,13 +658,13 @@ def test_invalid_aim_solve_arguments_raise() -> None:
 )
 def test_partial_arguments_rejected_for_aim_goals(kw: dict) -> None:
     with pytest.raises(InvalidGoalError):
-        solve_limb(human_arm(), AimGoal((0.0, 0.3, 0.2), (0.0, 1.0, 0.0)), **kw)
+        solve_limb(readme_arm(), AimGoal((0.0, 0.3, 0.2), (0.0, 1.0, 0.0)), **kw)
 
 
 def test_limits_free_elbow_exact_aim_near_solvability_boundary() -> None:
-    from tools.sample_arm import human_arm
+    from tests.fixtures import human_arm as sample_arm
 
-    limb = human_arm(limits=True)
+    limb = sample_arm(limits=True)
     target = np.array([0.07323190775017302, -0.0541480123870664, 0.46366180246748845])
     wrist = np.array(
         [

@@ -17,15 +17,15 @@ from core import (
     PoseGoal,
     PositionGoal,
     SwivelStrategy,
+    euler_to_matrix,
     solve_limb,
 )
-from core.rotations import euler_to_matrix
 from tests.core.limb_test_helpers import (
     PI,
     README_LIMITS,
-    human_arm,
     pose_within,
     rand_rot,
+    readme_arm,
     tf,
     unit,
 )
@@ -190,7 +190,7 @@ def test_out_of_reach_random_limits_nearest_within_limits(kind: str, far: bool) 
 def test_out_of_reach_human_arm_readme_limits(kind: str) -> None:
     """The README arm, far goals in random directions (behind the shoulder too)."""
     rng = np.random.default_rng(7)
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     for _ in range(4):
         check_nearest(limb, out_of_reach_goal(limb, rng, kind, True, None), None)
 
@@ -198,7 +198,7 @@ def test_out_of_reach_human_arm_readme_limits(kind: str) -> None:
 @pytest.mark.parametrize("kind", ["position", "pose"])
 def test_out_of_reach_batched_equals_single(kind: str) -> None:
     rng = np.random.default_rng(5)
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     n = 6
     d = unit(rng.normal(size=(n, 3))) * limb.length * rng.uniform(0.0, 1.5, (n, 1))
     d[0] *= 0.02  # too close
@@ -224,7 +224,7 @@ def test_dragging_past_reach_is_continuous(kind: str) -> None:
     """A target dragged from inside reach to 1.4 × the arm's length: the effector and the
     elbow move no more per step than the target step explains (√step near the stretched
     singularity), and every pose is within the limits."""
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     start = limb.forward(
         euler_to_matrix(np.array([0.3, 0.2, 0.4]), "XYZ"),
         0.9,
@@ -255,7 +255,7 @@ def test_no_limits_out_of_reach_unchanged(kind: str) -> None:
     """Without limits an out-of-reach goal still gives the stretched limb aimed at the goal
     (the wrist keeping the goal's orientation for pose goals)."""
     rng = np.random.default_rng(3)
-    limb = human_arm(None)
+    limb = readme_arm(None)
     for _ in range(5):
         p = unit(rng.normal(size=3)) * limb.length * 1.3
         rot = rand_rot(rng)
@@ -275,7 +275,7 @@ def test_no_limits_out_of_reach_unchanged(kind: str) -> None:
 def test_out_of_reach_limit_at_gimbal_lock_is_within_limits() -> None:
     """The sample arm's shoulder limits its middle Euler angle at exactly π/2 (gimbal lock):
     poses pinned there are still reported, and are, within the limits."""
-    from tools.sample_arm import human_arm as sample_arm
+    from tests.fixtures import human_arm as sample_arm
 
     limb = sample_arm(limits=True)
     rng = np.random.default_rng(3)
@@ -292,7 +292,7 @@ def test_out_of_reach_options_batched_equals_single(kind: str, option: str) -> N
     """Every way of choosing φ, and an effector point: batched rows equal single solves,
     all within the limits."""
     rng = np.random.default_rng(2)
-    limb = human_arm(README_LIMITS)
+    limb = readme_arm(README_LIMITS)
     n = 4
     d = unit(rng.normal(size=(n, 3))) * limb.length * 1.3
     rot = rand_rot(rng, n)

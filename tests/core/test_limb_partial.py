@@ -1,6 +1,6 @@
 """Tests of partial-orientation goals for the limb (Tolani, Goswami & Badler 2000, §3.3).
 
-Everything is re-derived independently of ``core.limb_partial``: poses are checked with
+Everything is re-derived independently of ``core.limb.partial``: poses are checked with
 ``Limb.forward``; the wrist circle (Eq. 10) is w(ψ) = p − G(ψ)·R_Eᵀ·t_E with G(ψ) built
 from the documented ψ convention (ψ = 0 puts the effector basis' second axis b along the
 projection of the limb's swivel reference ⊥ ``direction``); Eq. 11/12 are checked against
@@ -18,6 +18,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from core import (
+    EULER_ORDERS,
     EulerLimits,
     InvalidGoalError,
     Limb,
@@ -30,9 +31,10 @@ from core import (
     PsiStrategy,
     ShapeMismatchError,
     feasible_swivel,
+    matrix_to_euler_families,
+    quat_to_matrix,
     solve_limb,
 )
-from core.rotations import EULER_ORDERS, matrix_to_euler_families, quat_to_matrix
 from tests.core.limb_test_helpers import (
     SETTINGS,
     SOLUTION_FIELDS,
@@ -798,11 +800,11 @@ def test_limits_optimisation_stays_in_reach() -> None:
 def test_limits_gradient_matches_finite_differences() -> None:
     """§3.3's analytic gradient of F(φ, ψ) (plus the violation penalty) agrees with central
     differences of the closed-form cost wherever the wrist is within reach."""
-    from core.limb_partial import (
-        _limits_cost,
-        _limits_cost_grad,
-        _pose_and_derivatives,
+    from core.limb.partial import (
+        limits_cost,
+        limits_cost_grad,
         partial_rotation,
+        pose_and_derivatives,
     )
 
     rng = np.random.default_rng(40)
@@ -815,17 +817,17 @@ def test_limits_gradient_matches_finite_differences() -> None:
         near = None if lim.elbow is None else 0.5 * (lim.elbow[0] + lim.elbow[1])
         ref = np.asarray(limb.swivel_reference)
         x = rng.uniform(-PI, PI, size=(30, 2))
-        sol, dr1, dth, dr2, ok = _pose_and_derivatives(limb, goal, ref, x, near)
-        f, g = _limits_cost_grad(lim, sol, dr1, dth, dr2)
+        sol, dr1, dth, dr2, ok = pose_and_derivatives(limb, goal, ref, x, near)
+        f, g = limits_cost_grad(lim, sol, dr1, dth, dr2)
         np.testing.assert_allclose(
-            f, _limits_cost(lim, sol.shoulder, np.asarray(sol.elbow), sol.wrist), atol=1e-12
+            f, limits_cost(lim, sol.shoulder, np.asarray(sol.elbow), sol.wrist), atol=1e-12
         )
 
         def cost(xx: np.ndarray, limb: Limb = limb, goal=goal, ref=ref, near=near, lim=lim):
             gb = broadcast(goal, len(xx))
             pg = PoseGoal(gb.position, partial_rotation(gb, xx[:, 1], ref))
             s = solve_limb(limb.with_limits(None), pg, swivel=xx[:, 0], elbow_near=near)
-            return _limits_cost(lim, s.shoulder, np.asarray(s.elbow), s.wrist)
+            return limits_cost(lim, s.shoulder, np.asarray(s.elbow), s.wrist)
 
         steps = np.array([[h, 0.0], [-h, 0.0], [0.0, h], [0.0, -h]])
         fd = cost((x[:, None, :] + steps).reshape(-1, 2)).reshape(-1, 4)

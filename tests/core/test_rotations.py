@@ -1,4 +1,4 @@
-"""Tests of core.rotations (pure numpy, no bpy)."""
+"""Tests of core.geometry.rotations (pure numpy, no bpy)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.errors import (
+from core import (
+    EULER_ORDERS,
+    EulerSpec,
     InvalidInputError,
     InvalidOrderError,
     InvalidRotationError,
     ShapeMismatchError,
-)
-from core.rotations import (
-    EULER_ORDERS,
-    EulerSpec,
     angle_in_range,
     axis_angle_to_matrix,
     check_order,

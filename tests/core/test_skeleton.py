@@ -1,4 +1,4 @@
-"""Tests of core.skeleton: forward kinematics, residuals, analytic Jacobians, validation."""
+"""Tests of core.chain.skeleton: forward kinematics, residuals, analytic Jacobians, validation."""
 
 from __future__ import annotations
 
@@ -9,28 +9,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.errors import (
+from core import (
+    EULER_ORDERS,
+    AimGoal,
+    Ball,
+    BlockKind,
+    DirectionGoal,
+    Fixed,
+    Hinge,
     InvalidGoalError,
     InvalidInputError,
     InvalidLimitsError,
     InvalidSkeletonError,
-    ShapeMismatchError,
-)
-from core.goals import (
-    AimGoal,
-    DirectionGoal,
+    Joint,
     OrientationGoal,
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
-)
-from core.rotations import (
-    EULER_ORDERS,
+    ShapeMismatchError,
+    Skeleton,
     axis_angle_to_matrix,
     euler_to_matrix,
     rotation_angle_between,
 )
-from core.skeleton import Ball, BlockKind, Fixed, Hinge, Joint, Skeleton
 
 
 def T(t, r=None):

@@ -13,16 +13,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.goals import (
+from core import (
+    EULER_ORDERS,
     AimGoal,
+    Ball,
     DirectionGoal,
+    Hinge,
+    Joint,
     OrientationGoal,
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    Skeleton,
+    axis_angle_to_matrix,
 )
-from core.rotations import EULER_ORDERS, axis_angle_to_matrix
-from core.skeleton import Ball, Hinge, Joint, Skeleton
 from tests.core.test_skeleton import T, all_goals, numeric_jacobian, tree
 
 GOAL_TYPES = (

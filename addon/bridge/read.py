@@ -1,0 +1,160 @@
+"""read: Blender → arrays. What a limb solve needs, from the *evaluated* depsgraph.
+
+Every matrix is read as Blender evaluated it (pose bones' ``matrix`` and
+``matrix_basis`` of the evaluated armature, evaluated targets and poles), so whatever
+Blender does above the limb — pose scale, inherit modes, constraints, drivers, NLA — is
+in the numbers. :class:`LimbRead` holds N frames (a live solve reads one; a bake stacks
+its frames with :func:`stack`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+class ReadError(ValueError):
+    """Something a solve needs is missing (a bone, a target bone)."""
+
+
+def mat4(m: Any) -> FloatArray:
+    """A mathutils 4×4 matrix (or nested sequence) as a float64 array."""
+    return np.array(m, dtype=np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class LimbRead:
+    """One limb's reads for N frames (world space unless noted).
+
+    Attributes:
+        world: (N, 4, 4) armature object's world matrix (any scale, shear allowed).
+        pose: (N, 3, 4, 4) pose matrices of (upper, lower, end), armature space; None
+            when the limb's links are its rest links (``parent`` given, no helper bones,
+            unit scale on the three bones): then nothing of them needs reading.
+        basis: (N, 3, 4, 4) their ``matrix_basis`` (local location · rotation · scale), or
+            None with ``pose``.
+        location: (N, 3) the upper bone's local location.
+        end_basis: (N, 4, 4) the end bone's ``matrix_basis`` (its held rotation), or None
+            when the goal sets the end bone's rotation.
+        target: (N, 4, 4) the target's world frame (× its target bone's pose).
+        pole: (N, 3) pole world positions, or None (no pole in use).
+        swivel: (N,) swivel angles, radians.
+        parent: (N, 4, 4) pose matrices of the upper bone's parent (identity without one)
+            when the upper bone follows it plainly (Inherit Rotation, full Inherit Scale,
+            no constraints of its own): its frame is then composed from the parent and
+            does not depend, even by float32 rounding, on the limb's current pose; else
+            None (the frame is taken from the upper bone's own evaluated pose).
+    """
+
+    world: FloatArray
+    pose: FloatArray | None
+    basis: FloatArray | None
+    location: FloatArray
+    end_basis: FloatArray | None
+    target: FloatArray
+    pole: FloatArray | None
+    swivel: FloatArray
+    parent: FloatArray | None = None
+
+    def __len__(self) -> int:
+        return len(self.swivel)
+
+
+def target_world(target_eval: Any, target_bone: str = "") -> FloatArray:
+    """A target's world frame (4×4; × its pose bone's matrix when ``target_bone``)."""
+    tw = mat4(target_eval.matrix_world)
+    if target_bone:
+        pb = target_eval.pose.bones.get(target_bone) if target_eval.type == "ARMATURE" else None
+        if pb is None:
+            raise ReadError(
+                f"target bone {target_bone!r} not found in target {target_eval.name!r}")
+        tw = tw @ mat4(pb.matrix)
+    return tw
+
+
+def bone_world(obj_eval: Any, bone: str) -> FloatArray:
+    """World matrix (4×4) of an evaluated pose bone (what the viewport shows)."""
+    return mat4(obj_eval.matrix_world) @ mat4(obj_eval.pose.bones[bone].matrix)
+
+
+_UNIT = (1.0, 1.0, 1.0)
+
+
+def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgraph: Any,
+              helpers: bool = False) -> LimbRead:
+    """One frame's reads of a limb (N = 1) at the depsgraph's current evaluation.
+
+    ``bones``: (upper, lower, end) names; ``settings``: the ``LIMBER_PG_limb``;
+    ``helpers``: whether bones sit between them (their pose must then be read).
+    """
+    pbs = obj_eval.pose.bones
+    up, lo, en = pbs[bones[0]], pbs[bones[1]], pbs[bones[2]]
+    parent = None
+    if up.bone.use_inherit_rotation and up.bone.inherit_scale == "FULL" and not any(
+            c.enabled and c.influence > 0.0 for c in up.constraints):
+        parent = np.eye(4)[None] if up.parent is None else mat4(up.parent.matrix)[None]
+    pose = basis = None
+    if parent is None or helpers or not (tuple(up.scale) == tuple(lo.scale) == tuple(en.scale)
+                                         == _UNIT):
+        pose = np.empty((1, 3, 4, 4))
+        basis = np.empty((1, 3, 4, 4))
+        for i, pb in enumerate((up, lo, en)):
+            pose[0, i] = pb.matrix
+            basis[0, i] = pb.matrix_basis
+    target = settings.target.evaluated_get(depsgraph)
+    pole = None
+    if settings.swivel_mode == "POLE" and settings.pole is not None:
+        pole = np.array([settings.pole.evaluated_get(depsgraph).matrix_world.translation],
+                        dtype=np.float64)
+    return LimbRead(
+        world=mat4(obj_eval.matrix_world)[None],
+        pose=pose,
+        basis=basis,
+        location=np.array([up.location], dtype=np.float64),
+        end_basis=(mat4(en.matrix_basis)[None] if settings.goal_type in ("POSITION", "AIM")
+                   else None),
+        target=target_world(target, settings.target_bone)[None],
+        pole=pole,
+        swivel=np.array([float(settings.swivel)]),
+        parent=parent,
+    )
+
+
+def stack(reads: list[LimbRead]) -> LimbRead:
+    """N one-frame reads → one N-frame read (poles: all or none)."""
+    def cat(arrays: list[FloatArray | None]) -> FloatArray | None:
+        return None if any(a is None for a in arrays) else np.concatenate(arrays)  # type: ignore[arg-type]
+
+    if any(r.pose is None for r in reads) and not all(r.pose is None for r in reads):
+        # some frames need the links: read them for all (frames are re-read then)
+        raise ValueError("a limb's links are plain on some frames only")
+    poles = [r.pole for r in reads]
+    parents = [r.parent for r in reads]
+    return LimbRead(
+        world=np.concatenate([r.world for r in reads]),
+        pose=cat([r.pose for r in reads]),
+        basis=cat([r.basis for r in reads]),
+        location=np.concatenate([r.location for r in reads]),
+        end_basis=cat([r.end_basis for r in reads]),
+        target=np.concatenate([r.target for r in reads]),
+        pole=cat(poles),
+        swivel=np.concatenate([r.swivel for r in reads]),
+        parent=cat(parents),
+    )
+
+
+def broadcast(read: LimbRead, n: int, **over: Any) -> LimbRead:
+    """A one-frame read repeated over N frames, some fields replaced by (N, ...) arrays."""
+    def rep(a: FloatArray | None) -> FloatArray | None:
+        return None if a is None else np.broadcast_to(a[0], (n,) + a.shape[1:])
+
+    fields: dict[str, Any] = {k: rep(getattr(read, k)) for k in (
+        "world", "pose", "basis", "location", "end_basis", "target", "pole", "swivel",
+        "parent")}
+    fields.update(over)
+    return LimbRead(**fields)

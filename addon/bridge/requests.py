@@ -1,0 +1,213 @@
+"""requests: a limb's settings and reads → a typed core request.
+
+The goal is expressed in the frame the upper bone's local rotation acts in, as Blender
+evaluated it (:func:`core.basis_frame`: parent chain, pose scale, inherit modes and
+constraints above the limb included), and the limb's links (upper → lower → end) are
+taken from the evaluated pose too (:func:`core.limb_links`: helper bones between the
+limb's bones, pose scale on its bones). Where those links are similarities the rigid
+core model *is* Blender's evaluation (``LimbRequest.linked``); where not (a stretched
+segment), the request is still the best model and the result is verified on the
+depsgraph (:mod:`.verify`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...core import (
+    AimGoal,
+    Limb,
+    PartialOrientationGoal,
+    PoseGoal,
+    PositionGoal,
+    SwivelStrategy,
+    affine_inverse,
+    basis_rotation,
+    goal_in_frame,
+    limb_links,
+    orthonormalize_yz,
+    similarity_scale,
+    transform_points,
+    translation,
+)
+from .read import LimbRead
+
+FloatArray = NDArray[np.float64]
+
+#: Goal types the limb path handles.
+SUPPORTED_GOALS = ("POSITION", "POSE", "PARTIAL", "AIM")
+#: Goal types whose solution sets the end bone's rotation (the others hold it).
+WRIST_GOALS = ("POSE", "PARTIAL")
+#: ``axis`` enum items → unit axis in the end bone's frame.
+AXES = {
+    "X": (1.0, 0.0, 0.0),
+    "Y": (0.0, 1.0, 0.0),
+    "Z": (0.0, 0.0, 1.0),
+    "NEG_X": (-1.0, 0.0, 0.0),
+    "NEG_Y": (0.0, -1.0, 0.0),
+    "NEG_Z": (0.0, 0.0, -1.0),
+}
+
+
+class VaryingLinks(ValueError):
+    """The limb's links change within a batch (an animated helper bone or segment
+    scale): the frames are solved one by one instead."""
+
+
+def limb_goal(kind: str, axis_name: str, g: Any) -> Any:
+    """The core goal of a limb for goal frame(s) ``g`` ((4, 4) or batched (N, 4, 4))."""
+    axis = np.array(AXES[axis_name])
+    p, r = g[..., :3, 3], g[..., :3, :3]
+    if kind == "POSE":
+        return PoseGoal(position=p, rotation=r)
+    if kind == "PARTIAL":  # the end bone's axis along the target's same axis
+        return PartialOrientationGoal(position=p, axis=axis, direction=r @ axis)
+    if kind == "AIM":  # the end bone's axis ray through the target's origin
+        return AimGoal(target=p, axis=axis)
+    return PositionGoal(position=p)
+
+
+def limb_kwargs(settings: Any, wrist: Any, elbow_target: Any, swivel: Any) -> dict[str, Any]:
+    """solve_limb keyword arguments (single or batched values)."""
+    kwargs: dict[str, Any] = {}
+    if wrist is not None:
+        kwargs["wrist"] = wrist
+    if elbow_target is not None:
+        kwargs["elbow_target"] = elbow_target
+    else:
+        kwargs["swivel"] = swivel
+        if settings.swivel_mode == "LIMITS_MIDPOINT":
+            kwargs["strategy"] = SwivelStrategy.MIDPOINT
+    return kwargs
+
+
+@dataclass(frozen=True, eq=False)
+class LimbRequest:
+    """A limb solve ready for :func:`core.solve_limb` (N frames, or one: then unbatched).
+
+    Attributes:
+        kind, axis: the goal type and the end-bone axis name (settings' ``goal_type``,
+            ``axis``).
+        limb: the core limb (the rig's, or one with the evaluated links).
+        goal, kwargs: ``solve_limb(limb, goal, **kwargs)``.
+        frame: (N, 4, 4) world frame the upper bone's rotation acts in (may scale/shear).
+        goal_frame: (N, 4, 4) the goal asked for, in ``frame`` coordinates (rigid).
+        target_goal: (N, 4, 4) the target in ``frame`` coordinates (rigid): what must be
+            reached (``goal_frame`` differs only while refining, see :mod:`.verify`).
+        target: (N, 4, 4) the target's world frame, orthonormalised (Y first).
+        linked: (N,) whether the limb's links are similarities on that frame (the rigid
+            model is then exactly Blender's evaluation of the limb).
+        frame_scale: (N,) the frame's uniform scale, or None when it is sheared or
+            non-uniformly scaled on some frame.
+        single: one frame (``goal`` and ``kwargs`` unbatched).
+        wrist: the held end-bone rotation (POSITION / AIM goals) or None.
+    """
+
+    kind: str
+    axis: str
+    limb: Limb
+    goal: Any
+    kwargs: dict[str, Any]
+    frame: FloatArray
+    goal_frame: FloatArray
+    target_goal: FloatArray
+    target: FloatArray
+    linked: NDArray[np.bool_]
+    wrist: FloatArray | None
+    frame_scale: FloatArray | None = None
+    single: bool = True
+
+
+def _close(x: FloatArray, y: Any, tol: float) -> bool:
+    return bool(np.abs(x - np.asarray(y)).max() <= tol)
+
+
+def links_limb(rig: Any, a: FloatArray, b: FloatArray) -> Limb:
+    """The core limb for evaluated links ``a``, ``b`` ((N, 4, 4)): the rig's own when they
+    match its rest links (to float32 rounding), else one limb with those links (the same
+    hinge axis, limits and swivel reference, cached on the rig); :class:`VaryingLinks`
+    when they change within the batch."""
+    limb = rig.limb
+    tol = 1e-6 * max(1.0, float(limb.length))
+    if _close(a, limb.a, tol) and _close(b, limb.b, tol):
+        return limb  # type: ignore[no-any-return]
+    if not (_close(a, a[0], tol) and _close(b, b[0], tol)):
+        raise VaryingLinks("the limb's links change within the frame range")
+    key = (np.round(a[0], 9).tobytes(), np.round(b[0], 9).tobytes())
+    hit = rig.posed_limbs.get(key)
+    if hit is None:
+        hit = Limb(a=a[0], b=b[0], elbow_axis=rig.hinge_axis, limits=limb.limits,
+                   swivel_reference=limb.swivel_reference)
+        if len(rig.posed_limbs) > 64:
+            rig.posed_limbs.clear()
+        rig.posed_limbs[key] = hit
+    return hit  # type: ignore[no-any-return]
+
+
+def frame_and_links(rig: Any, read: LimbRead
+                    ) -> tuple[FloatArray, FloatArray | None, FloatArray | None,
+                               NDArray[np.bool_]]:
+    """(frame (N, 4, 4) world, links a, b (N, 4, 4) or None for the rig's rest links,
+    linked (N,)) of a limb's reads: the frame the upper bone's rotation acts in, composed
+    from its parent when the upper bone follows it plainly (free of the limb's own pose,
+    even by float32 rounding), else taken from its evaluated pose."""
+    if read.pose is None or read.basis is None:
+        assert read.parent is not None
+        return (read.world @ read.parent @ _upper_offset(rig, read.location), None, None,
+                np.ones(len(read), dtype=bool))
+    frame_arm, a, b, linked = limb_links(read.pose, read.basis)
+    if read.parent is not None:
+        frame_arm = read.parent @ _upper_offset(rig, read.location)
+    return read.world @ frame_arm, a, b, linked
+
+
+def _upper_offset(rig: Any, location: FloatArray) -> FloatArray:
+    """parent rest⁻¹ · upper rest · T(location) (the rig's rest offset when unmoved)."""
+    if not location.any():
+        return rig.rest_offset  # type: ignore[no-any-return]
+    return rig.rest_offset @ translation(location)  # type: ignore[no-any-return]
+
+
+def limb_request(settings: Any, rig: Any, read: LimbRead,
+                 goal_frame: FloatArray | None = None) -> LimbRequest:
+    """The core request of a limb for its reads (see the module docstring).
+
+    ``goal_frame``: ask for this goal (frame coordinates) instead of the target (the
+    refinement of :mod:`.verify`). Raises :class:`VaryingLinks`, ``core.LimberError``.
+    """
+    frame, a, b, linked = frame_and_links(rig, read)
+    target = orthonormalize_yz(read.target)
+    target_goal = goal_in_frame(frame, target, rigid_target=True)
+    g = target_goal if goal_frame is None else goal_frame
+    limb = rig.limb if a is None or b is None else links_limb(rig, a, b)
+    kind = settings.goal_type
+    wrist = (basis_rotation(read.end_basis)
+             if kind not in WRIST_GOALS and read.end_basis is not None else None)
+    elbow = None
+    if read.pole is not None:
+        elbow = transform_points(affine_inverse(frame), read.pole)
+    single = len(read) == 1
+
+    def pick(x: FloatArray | None) -> FloatArray | None:
+        return x[0] if single and x is not None else x
+
+    goal = limb_goal(kind, settings.axis, pick(g))
+    swivel = float(read.swivel[0]) if single else read.swivel
+    kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)
+    scale, similar = similarity_scale(frame)
+    return LimbRequest(kind=kind, axis=settings.axis, limb=limb, goal=goal, kwargs=kwargs,
+                       frame=frame, goal_frame=g, target_goal=target_goal, target=target,
+                       linked=linked, wrist=wrist,
+                       frame_scale=scale if bool(similar.all()) else None, single=single)
+
+
+def with_goal(req: LimbRequest, settings: Any, goal_frame: FloatArray) -> LimbRequest:
+    """The same request asking for another goal (frame coordinates, (N, 4, 4)): the frame,
+    links, limb, target and solve options are kept (a warm start or a verification's
+    corrected goal)."""
+    goal = limb_goal(req.kind, req.axis, goal_frame[0] if req.single else goal_frame)
+    return replace(req, goal=goal, goal_frame=goal_frame)

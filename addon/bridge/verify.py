@@ -1,0 +1,118 @@
+"""verify: the pose Blender shows, against the goal → the status.
+
+A limb's status describes its end bone **as Blender evaluates it**:
+
+* where the rigid model is proven equal to Blender's evaluation for the rig (no
+  constraints or drivers on the limb's bones, Inherit Rotation and full Inherit Scale
+  below the upper bone, similarity links: see :func:`proven`), the errors come from the
+  model's forward kinematics pushed through the evaluated frame (:func:`model_errors`);
+* otherwise the solve writes the pose, the depsgraph is evaluated **once per frame for
+  all such limbs and chains**, and the errors are measured on the evaluated end bone
+  (:func:`measured_errors`); an analytic limb whose pose is off is then re-solved with a
+  corrected goal (:func:`core.refine_goal`, at most :data:`REFINE_ROUNDS` times, kept
+  only while the measured error shrinks).
+
+``reached`` is true only when the end bone is within :data:`REACH_POSITION` and
+:data:`REACH_ORIENTATION` of the goal. Errors: position in world units (metres at unit
+scale), orientation in radians (see :func:`core.goal_errors` for each goal type).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...core import goal_errors, goal_in_frame, refine_goal
+from .read import bone_world, target_world
+from .requests import AXES, LimbRequest
+
+FloatArray = NDArray[np.float64]
+
+#: A goal counts as reached within these errors of the evaluated end bone (m, rad):
+#: 0.01 mm and 0.01°, far above Blender's float32 rounding at human scale.
+REACH_POSITION = 1e-5
+REACH_ORIENTATION = math.radians(0.01)
+#: Corrective re-solves of a limb whose evaluated pose misses (see the module docstring).
+REFINE_ROUNDS = 6
+
+
+def reached(position_error: float, orientation_error: float) -> bool:
+    return position_error <= REACH_POSITION and orientation_error <= REACH_ORIENTATION
+
+
+def model_errors(req: LimbRequest, sol: Any) -> tuple[FloatArray, FloatArray]:
+    """(position, orientation) errors (N,) of a solution pushed through the request's
+    evaluated frame. A similarity frame scales the core's own errors (cheap); a sheared
+    one (non-uniform scale above the limb) goes through forward kinematics."""
+    scale = req.frame_scale
+    aim = getattr(sol, "aim_error", None)
+    if scale is not None:
+        pos = np.atleast_1d(np.asarray(sol.position_error, dtype=np.float64)) * scale
+        ori = np.atleast_1d(np.asarray(sol.orientation_error if aim is None else aim,
+                                       dtype=np.float64))
+        if req.kind == "POSITION":
+            ori = np.zeros_like(pos)
+        elif req.kind == "AIM":
+            pos = np.zeros_like(ori)
+        return pos, ori
+    wrist = sol.wrist if req.wrist is None else (req.wrist[0] if np.ndim(sol.elbow) == 0
+                                                  else req.wrist)
+    end = req.frame @ req.limb.forward(sol.shoulder, sol.elbow, wrist)
+    return goal_errors(req.kind, AXES[req.axis], end, req.target)
+
+
+def measured_errors(obj_eval: Any, end_bone: str, kind: str, axis: str, target: FloatArray
+                    ) -> tuple[float, float, FloatArray]:
+    """(position, orientation) error of the evaluated end bone against a world target
+    frame (4×4), and the end bone's world matrix."""
+    end = bone_world(obj_eval, end_bone)
+    pos, ori = goal_errors(kind, AXES[axis], end, target)
+    return float(pos), float(ori), end
+
+
+def effector_errors(obj_eval: Any, effector: Any, depsgraph: Any) -> tuple[float, float]:
+    """Measured errors of a chain effector's evaluated tip bone against its target."""
+    t = target_world(effector.target.evaluated_get(depsgraph), effector.target_bone)
+    pos, ori, _ = measured_errors(obj_eval, effector.tip_bone, effector.goal_type,
+                                  effector.axis, t)
+    return pos, ori
+
+
+def corrected_goal(req: LimbRequest, end_world: FloatArray) -> FloatArray:
+    """The next goal (frame coordinates, (1, 4, 4)) after the end bone was evaluated at
+    ``end_world``: the asked goal corrected by what was reached (see the module
+    docstring); position-only goals move only their position."""
+    got = goal_in_frame(req.frame, end_world[None])
+    return refine_goal(req.goal_frame, got, req.target_goal, rotation=req.kind == "POSE")
+
+
+def status_message(st: Any) -> str:
+    """The status message: what binds (reach, limits, measured misses), what overrides
+    (constraints, drivers, inherit modes, stretched links), what was skipped."""
+    msgs = list(st.notes)
+    if st.solved and not st.reached:
+        how = "measured on the evaluated pose" if st.measured == "depsgraph" else "model"
+        msgs.append(
+            f"target not reached (position error {st.position_error:.4g} m, "
+            f"orientation error {st.orientation_error:.4g} rad, {how})")
+    if st.solved and not st.within_limits:
+        msgs.append("no pose within the joint limits reaches the target")
+    body = "; ".join(msgs) if msgs else "ok"
+    if st.worst_of:
+        return f"worst frame {st.frame} of {st.worst_of}: {body}"
+    return body
+
+
+def store(pg: Any, st: Any) -> None:
+    """Copy a status into its ``LIMBER_PG_status`` property group."""
+    pg.reached = bool(st.reached)
+    pg.within_limits = bool(st.within_limits)
+    pg.position_error = st.position_error if math.isfinite(st.position_error) else -1.0
+    pg.orientation_error = (st.orientation_error if math.isfinite(st.orientation_error)
+                            else -1.0)
+    pg.message = st.message
+    pg.measured = st.measured == "depsgraph"
+    pg.frame = int(st.frame) if st.frame is not None else 0

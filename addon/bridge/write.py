@@ -1,0 +1,167 @@
+"""write: solutions → rotation values in each bone's rotation mode (pose or keys).
+
+Quaternion bones get the sign nearest their current value, Euler bones the angle family
+within their IK limits nearest the current angles, axis-angle bones a positive angle; the
+pose is written without depsgraph evaluation (:func:`write_limb`, :func:`write_chain`),
+the bake takes the per-frame values of :func:`rotation_values_batch`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...core import (
+    EULER_ORDERS,
+    Ball,
+    EulerLimits,
+    Fixed,
+    euler_to_matrix,
+    matrix_to_axis_angle,
+    matrix_to_euler_families,
+    matrix_to_quat,
+    nearest_eulers,
+    quaternion_of,
+    rotation_about,
+)
+
+if TYPE_CHECKING:
+    from .rig import ChainRig, LimbRig
+
+FloatArray = NDArray[np.float64]
+
+
+def pick_euler(r: FloatArray, order: str, lim: EulerLimits | None, current: Any) -> FloatArray:
+    """The Euler family of ``r`` within ``lim`` (if any is), nearest the current angles."""
+    fam = matrix_to_euler_families(r, order)[None]
+    inside = None if lim is None else lim.contains(fam, tol=1e-6)
+    out: FloatArray = nearest_eulers(fam, current, inside)[0]
+    return out
+
+
+def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> tuple[float, ...]:
+    """Values for the pose bone's active rotation property representing ``r``.
+
+    Quaternions keep the sign nearest the current value (smooth keys); Euler angles use
+    the family within ``lim`` (if one is), else the one nearest the current angles.
+    """
+    mode = str(pose_bone.rotation_mode)
+    if mode == "QUATERNION":
+        q = quaternion_of(r)
+        cur = pose_bone.rotation_quaternion
+        if q[0] * cur[0] + q[1] * cur[1] + q[2] * cur[2] + q[3] * cur[3] < 0.0:
+            return (-q[0], -q[1], -q[2], -q[3])
+        return q
+    if mode == "AXIS_ANGLE":
+        axis, angle = matrix_to_axis_angle(r)
+        if float(angle) < 1e-12:
+            axis = np.array((0.0, 1.0, 0.0))
+        return (float(angle), float(axis[0]), float(axis[1]), float(axis[2]))
+    e = pick_euler(r, mode, lim, pose_bone.rotation_euler)
+    return (float(e[0]), float(e[1]), float(e[2]))
+
+
+def rotation_values_batch(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> FloatArray:
+    """:func:`rotation_values` for a sequence of rotations ``r`` (N, 3, 3) → (N, k).
+
+    Quaternions start with the sign nearest the bone's current value (later frames are
+    made continuous by the bake); Euler angles take, frame by frame, the family within
+    ``lim`` (if one is) nearest the previous frame's angles (the first: the current ones).
+    """
+    mode = str(pose_bone.rotation_mode)
+    if mode == "QUATERNION":
+        q: FloatArray = matrix_to_quat(r)
+        if float(q[0] @ np.array(pose_bone.rotation_quaternion)) < 0.0:
+            q = -q
+        return q
+    if mode == "AXIS_ANGLE":
+        axis, angle = matrix_to_axis_angle(r)
+        axis = np.where((angle < 1e-12)[:, None], (0.0, 1.0, 0.0), axis)
+        out: FloatArray = np.concatenate([angle[:, None], axis], axis=1)
+        return out
+    fam = matrix_to_euler_families(r, mode)  # (N, 2, 3)
+    inside = None if lim is None else lim.contains(fam, tol=1e-6)
+    return nearest_eulers(fam, np.array(pose_bone.rotation_euler, dtype=np.float64), inside)
+
+
+#: The RNA property holding each rotation mode's values.
+def rotation_path(pose_bone: Any) -> str:
+    mode = str(pose_bone.rotation_mode)
+    if mode == "QUATERNION":
+        return "rotation_quaternion"
+    if mode == "AXIS_ANGLE":
+        return "rotation_axis_angle"
+    return "rotation_euler"
+
+
+def write_limb(
+    obj: Any,
+    rig: LimbRig,
+    r1: FloatArray,
+    theta: float,
+    r2: FloatArray | None,
+) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """Write a solution as local rotations; ``r2=None`` leaves the end bone untouched.
+
+    Returns ``{bone name: (rotation property, values)}`` of what was written. No
+    depsgraph evaluation happens here; evaluate once after all limbs are written.
+    """
+    pbs = obj.pose.bones
+    rl = rotation_about(rig.hinge_axis, theta)
+    items: list[tuple[str, FloatArray, EulerLimits | None]] = [
+        (rig.upper, r1, rig.family_limits[0]),
+        (rig.lower, rl, rig.family_limits[1]),
+    ]
+    if r2 is not None:
+        items.append((rig.end, r2, rig.family_limits[2]))
+    written: dict[str, tuple[str, tuple[float, ...]]] = {}
+    for name, r, lim in items:
+        pb = pbs[name]
+        vals = rotation_values(pb, r, lim)
+        path = rotation_path(pb)
+        setattr(pb, path, vals)
+        written[name] = (path, vals)
+    return written
+
+
+def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """Write a chain configuration as local rotations (Fixed joints are left untouched).
+
+    Ball angles go straight into ``rotation_euler`` when the bone's mode is the Ball's
+    order, and a hinge about a coordinate axis of an Euler bone sets that one component;
+    everything else is converted to the bone's rotation mode. Returns what was written,
+    like :func:`write_limb`.
+    """
+    pbs = obj.pose.bones
+    written: dict[str, tuple[str, tuple[float, ...]]] = {}
+    for j, name in enumerate(rig.bones):
+        d = rig.skeleton.joints[j].dofs
+        if isinstance(d, Fixed):
+            continue
+        pb = pbs[name]
+        mode = str(pb.rotation_mode)
+        qj = q[rig.skeleton.dof_slices[j]]
+        vals: tuple[float, ...]
+        if isinstance(d, Ball):
+            angles = np.zeros(3)
+            angles[list(d.free)] = qj
+            if mode == d.order:
+                vals = tuple(float(a) for a in angles)
+            else:
+                r = euler_to_matrix(angles, d.order)
+                vals = rotation_values(pb, r, rig.family_limits[j])
+        else:
+            axis = np.asarray(d.axis, dtype=np.float64)
+            i = int(np.argmax(np.abs(axis)))
+            if mode in EULER_ORDERS and abs(abs(axis[i]) - 1.0) < 1e-12:
+                e = [0.0, 0.0, 0.0]
+                e[i] = float(qj[0]) * float(np.sign(axis[i]))
+                vals = tuple(e)
+            else:
+                vals = rotation_values(pb, rotation_about(axis, float(qj[0])), None)
+        path = rotation_path(pb)
+        setattr(pb, path, vals)
+        written[name] = (path, vals)
+    return written

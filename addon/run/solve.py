@@ -1,0 +1,791 @@
+"""Per-frame work: solve an armature's enabled limbs and chains and write the poses.
+
+:func:`solve_object` is the one function the operators, the bake, the live-playback
+handler and the tests call. Each limb's last status is cached in :data:`STATUS` and each
+chain's in :data:`CHAIN_STATUS` (runtime only, never saved) for panels and reports.
+
+Limbs with ``solver = 'ANALYTIC'`` use the closed-form :func:`core.solve_limb`. Limbs with
+a numeric solver (DLS, SDLS, JACOBIAN_TRANSPOSE, PSEUDOINVERSE, CCD, LBFGSB) become a
+three-joint :class:`core.Skeleton` (ball, hinge about the limb's hinge axis, ball; the
+same limits) solved by :func:`core.solve` from the bones' current pose: there is no swivel
+parameter in that formulation, so ``swivel``, ``swivel_mode`` and ``pole`` are ignored
+(the elbow stays on the side where the current pose has it) and the status says so.
+Chains (``Object.limber.chains``) are always numeric: see :func:`solve_chain_settings`.
+
+Each analytic limb goes the bridge's road: :mod:`~..bridge.read` (the evaluated pose) →
+:mod:`~..bridge.requests` → :func:`core.solve_limb` → :mod:`~..bridge.write` →
+:mod:`~..bridge.verify`. Items whose model is proven equal to Blender's evaluation get
+their status from the model; the others are measured on the depsgraph after all items are
+written — one update per round for all of them — and analytic limbs that miss are
+re-solved with a corrected goal (:func:`verify_pending`). Statuses are stored in the
+items' ``status`` properties (:func:`store_statuses`).
+
+Order: chains first, then limbs (a spine chain moves the shoulders the arms hang from).
+Poses are written without depsgraph evaluation; when an item's base bone hangs below bones
+written earlier in the same call, the depsgraph is updated once before it is solved.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ...core import (
+    AimGoal,
+    DirectionGoal,
+    LimberError,
+    Method,
+    OrientationGoal,
+    PartialOrientationGoal,
+    PoseGoal,
+    PositionGoal,
+    SolveSettings,
+    apply_goal_offset,
+    extrapolate_offset,
+    goal_in_frame,
+    goal_offset,
+    orthonormalize_yz,
+    solve,
+    solve_limb,
+)
+from ..bridge import read, requests, verify
+from ..bridge import rig as mapping
+from ..bridge.read import ReadError
+from ..bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
+from ..bridge.rig import ChainRig, LimbRig, MappingError
+from ..bridge.write import write_chain, write_limb
+
+#: Solver enum items → numeric :class:`core.Method` (limbs and chains).
+METHODS: dict[str, Method] = {
+    "DLS": Method.DLS,
+    "SDLS": Method.SDLS,
+    "JACOBIAN_TRANSPOSE": Method.JACOBIAN_TRANSPOSE,
+    "PSEUDOINVERSE": Method.PSEUDOINVERSE,
+    "CCD": Method.CCD,
+    "LBFGSB": Method.LBFGSB,
+    "TASK_PRIORITY": Method.TASK_PRIORITY,
+}
+SUPPORTED_SOLVERS = ("ANALYTIC", "DLS", "SDLS", "JACOBIAN_TRANSPOSE", "PSEUDOINVERSE", "CCD",
+                     "LBFGSB")
+#: Numeric solves stop when every goal is within this (m / rad): well below Blender's
+#: float32 resolution at human scale, so a reached goal is exact after evaluation.
+NUMERIC_TOLERANCE = 1e-8
+#: A goal counts as reached within these errors of the evaluated end bone (m, rad).
+REACH_POSITION = verify.REACH_POSITION
+REACH_ORIENTATION = verify.REACH_ORIENTATION
+
+
+@dataclass
+class LimbStatus:
+    """Outcome of solving one limb (or chain) at one frame (runtime only).
+
+    ``position_error`` / ``orientation_error`` are of the end bone as Blender evaluates
+    it (world units / radians): measured on the depsgraph (``measured == "depsgraph"``)
+    or from the model where it is proven equal to Blender's evaluation (``"model"``).
+    ``reached``: within :data:`REACH_POSITION` / :data:`REACH_ORIENTATION`.
+    ``reachable``: the core's own verdict on the goal in its model (kept for reports).
+    """
+
+    object: str
+    limb: str
+    solved: bool = False
+    message: str = ""
+    reachable: bool = False
+    within_limits: bool = False
+    position_error: float = float("nan")
+    orientation_error: float = float("nan")
+    swivel: float = float("nan")
+    feasible_swivel: tuple[tuple[float, float], ...] = ()
+    solve_us: float = float("nan")
+    total_us: float = float("nan")
+    #: {bone name: (rotation property, values)} as written.
+    written: dict[str, tuple[str, tuple[float, ...]]] = field(default_factory=dict)
+    #: "limb" or "chain".
+    kind: str = "limb"
+    #: The solver used (the settings' ``solver`` item).
+    solver: str = "ANALYTIC"
+    #: Numeric solves: iterations taken and why they stopped ('' for analytic limbs).
+    iterations: int = 0
+    stop_reason: str = ""
+    #: Numeric solves: per-effector error (m for position goals, ≈ rad otherwise).
+    effector_errors: tuple[float, ...] = ()
+    #: The end bone as Blender evaluates it is within the reach tolerances.
+    reached: bool = False
+    #: The model is proven equal to Blender's evaluation for this rig and frame.
+    proven: bool = True
+    #: Where the errors come from: "model" or "depsgraph".
+    measured: str = "model"
+    #: Frame the status describes (None: not recorded).
+    frame: int | None = None
+    #: After a bake: the range the worst frame was picked from (e.g. "frames 1–250").
+    worst_of: str = ""
+    #: What binds, what overrides, what was skipped (joined into ``message``).
+    notes: list[str] = field(default_factory=list)
+    #: Chains: (position, orientation, reached) per effector with a target.
+    effectors: list[tuple[float, float, bool]] = field(default_factory=list)
+    #: Analytic limbs: what the verification needs to re-solve (reads, request, rig).
+    pending: Any = None
+
+    @property
+    def feasible_measure(self) -> float:
+        """Total width (rad) of the feasible swivel intervals."""
+        return float(sum(hi - lo for lo, hi in self.feasible_swivel))
+
+
+#: Last status per (object name, limb name).
+STATUS: dict[tuple[str, str], LimbStatus] = {}
+#: Last status per (object name, chain name) (``kind == "chain"``).
+CHAIN_STATUS: dict[tuple[str, str], LimbStatus] = {}
+_RIGS: dict[tuple[str, str], tuple[tuple[Any, ...], LimbRig]] = {}
+#: Per (object name, limb name): the goal offset the last verification needed to put the
+#: evaluated end bone on target (unproven limbs start the next solve from it).
+_OFFSETS: dict[tuple[str, str], Any] = {}
+_CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
+
+
+def _bone_signature(pb: Any) -> tuple[Any, ...]:
+    b = pb.bone
+    return (
+        b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
+        b.use_connect,
+        None if pb.parent is None else pb.parent.name,
+        None if b.use_connect else tuple(pb.location),
+        pb.rotation_mode,
+        pb.lock_ik_x,
+        pb.lock_ik_y,
+        pb.lock_ik_z,
+        pb.use_ik_limit_x,
+        pb.use_ik_limit_y,
+        pb.use_ik_limit_z,
+        pb.ik_min_x,
+        pb.ik_min_y,
+        pb.ik_min_z,
+        pb.ik_max_x,
+        pb.ik_max_y,
+        pb.ik_max_z,
+    )
+
+
+def rig_for(obj: Any, settings: Any) -> LimbRig:
+    """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed."""
+    names = (settings.upper_bone, settings.lower_bone, settings.end_bone)
+    pbs = obj.pose.bones
+    try:
+        sig: tuple[Any, ...] = (
+            names,
+            settings.hinge_axis,
+            settings.use_limits,
+            *(_bone_signature(pbs[n]) for n in names),
+        )
+        parent = pbs[names[0]].parent
+        if parent is not None:
+            sig += (parent.bone.matrix_local.copy(),)
+    except KeyError:
+        sig = ()  # let build_rig name the missing bone
+    key = (obj.name, settings.name)
+    hit = _RIGS.get(key)
+    if hit is not None and sig and hit[0] == sig:
+        return hit[1]
+    rig = mapping.build_rig(
+        obj, names, hinge_axis=settings.hinge_axis, use_limits=settings.use_limits
+    )
+    _RIGS[key] = (sig, rig)
+    return rig
+
+
+def clear_caches() -> None:
+    """Forget cached rigs and statuses (e.g. after loading a file)."""
+    _RIGS.clear()
+    _CHAINS.clear()
+    _OFFSETS.clear()
+    STATUS.clear()
+    CHAIN_STATUS.clear()
+
+
+def overrides(obj: Any, rig: LimbRig) -> list[str]:
+    """What may make Blender's evaluation of a limb differ from the rigid model (then the
+    pose is verified on the depsgraph): constraints or drivers on its bones or helpers,
+    lower/end/helper bones that do not inherit rotation or full scale, an armature shown
+    in its rest position."""
+    pbs = obj.pose.bones
+    names = (rig.upper, *rig.helpers, rig.lower, rig.end)
+    out = []
+    constrained = [b for b in names if any(
+        c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
+    if constrained:
+        out.append(f"constraints on {', '.join(constrained)} act after the solve")
+    loose = [b for b in names[1:] if not pbs[b].bone.use_inherit_rotation
+             or pbs[b].bone.inherit_scale != "FULL"]
+    if loose:
+        out.append(f"{', '.join(loose)}: Inherit Rotation off or partial Inherit Scale")
+    driven = _driven_bones(obj) & set(names)
+    if driven:
+        out.append(f"drivers on {', '.join(sorted(driven))}")
+    if obj.data.pose_position == "REST":
+        out.append("the armature shows its rest position")
+    return out
+
+
+#: (object name, driver count) → bones with drivers (drivers rarely change).
+_DRIVEN: dict[tuple[str, int], set[str]] = {}
+
+
+def _driven_bones(obj: Any) -> set[str]:
+    ad = obj.animation_data
+    if ad is None or not len(ad.drivers):
+        return set()
+    key = (obj.name, len(ad.drivers))
+    hit = _DRIVEN.get(key)
+    if hit is None:
+        hit = {d.data_path[len('pose.bones["'):].split('"]')[0] for d in ad.drivers
+               if d.data_path.startswith('pose.bones["')}
+        _DRIVEN.clear()
+        _DRIVEN[key] = hit
+    return hit
+
+
+# --------------------------------------------------------------------------------------
+# Numeric solves (chains, and limbs with a numeric solver)
+# --------------------------------------------------------------------------------------
+
+#: Iteration budget per numeric limb solve, by solver (the slow-converging first-order
+#: methods get more; chains use their own ``max_iterations``).
+LIMB_ITERATIONS: dict[str, int] = {"JACOBIAN_TRANSPOSE": 2000, "CCD": 1000}
+DEFAULT_ITERATIONS = 200
+
+
+def numeric_settings(solver: str, max_iterations: int) -> SolveSettings:
+    """Solve settings for a solver item: tolerance :data:`NUMERIC_TOLERANCE`; DLS with
+    adaptive damping (λ_max = 0.01: undamped Gauss–Newton away from singularities, damped
+    near them; fixed λ = 0.1 needed 5–10× the iterations on the test rigs)."""
+    return SolveSettings(
+        max_iterations=max_iterations,
+        tolerance=NUMERIC_TOLERANCE,
+        adaptive_damping=solver == "DLS",
+    )
+
+
+def effector_goal(
+    kind: str, g: Any, axis: Any, joint: int, weight: float = 1.0, priority: int = 0
+) -> tuple[Any, list[Any], list[Any]]:
+    """The core goal for target frame ``g`` (4×4, root frame) on ``joint``, plus its
+    position part and its rotational part (unweighted, to measure the two errors)."""
+    p, r = g[:3, 3], g[:3, :3]
+    common: dict[str, Any] = {"joint": joint, "weight": weight, "priority": priority}
+    pos = [PositionGoal(position=p, joint=joint)]
+    if kind == "POSE":
+        return PoseGoal(position=p, rotation=r, **common), pos, [
+            OrientationGoal(rotation=r, joint=joint)
+        ]
+    if kind == "PARTIAL":
+        d = r @ axis
+        return PartialOrientationGoal(position=p, axis=axis, direction=d, **common), pos, [
+            DirectionGoal(axis=axis, direction=d, joint=joint)
+        ]
+    if kind == "AIM":
+        return AimGoal(target=p, axis=axis, **common), [], [
+            AimGoal(target=p, axis=axis, joint=joint)
+        ]
+    return PositionGoal(position=p, **common), pos, []
+
+
+def _numeric(
+    st: LimbStatus,
+    rig: ChainRig,
+    goals: list[Any],
+    parts: tuple[list[Any], list[Any]],
+    q0: Any,
+    solver: str,
+    iterations: int,
+) -> Any:
+    """Run :func:`core.solve` and fill ``st`` with measured errors; returns the q."""
+    t1 = time.perf_counter()
+    res = solve(rig.skeleton, goals, q0, method=METHODS[solver],
+                settings=numeric_settings(solver, iterations))
+    st.solve_us = (time.perf_counter() - t1) * 1e6
+    sk = rig.skeleton
+    q = res.q
+    pos, rot = parts
+    st.position_error = float(np.max(sk.goal_errors(q, pos))) if pos else 0.0
+    st.orientation_error = float(np.max(sk.goal_errors(q, rot))) if rot else 0.0
+    st.effector_errors = tuple(float(x) for x in np.atleast_1d(res.per_goal_error))
+    st.iterations = int(res.iterations)
+    st.stop_reason = str(getattr(res.reason, "name", res.reason))
+    st.within_limits = bool(np.all(q >= sk.lower - 1e-9) and np.all(q <= sk.upper + 1e-9))
+    st.reachable = st.position_error <= REACH_POSITION and (
+        st.orientation_error <= REACH_ORIENTATION
+    )
+    st.solved = True
+    return q
+
+
+def finish_status(st: LimbStatus, msgs: list[str]) -> None:
+    """Notes of a solve → ``st.notes`` and ``st.message`` (see :func:`verify.status_message`)."""
+    st.notes = [m for m in msgs if m]
+    st.reached = st.solved and verify.reached(st.position_error, st.orientation_error)
+    st.message = verify.status_message(st)
+
+
+def limb_chain_for(obj: Any, settings: Any, rig: LimbRig, hold_end: bool) -> ChainRig:
+    """The (cached) three-joint :class:`ChainRig` of a limb solved numerically."""
+    key = (obj.name, "limb", settings.name, hold_end)
+    hit = _CHAINS.get(key)
+    if hit is not None and hit[0][0] is rig:
+        return hit[1]
+    chain = mapping.build_chain(
+        obj, rig.upper, [rig.end], dofs=mapping.limb_dofs(rig, hold_end)
+    )
+    _CHAINS[key] = ((rig,), chain)
+    return chain
+
+
+def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
+    """The (cached) :class:`ChainRig` of a chain's settings; rebuilt when anything changed."""
+    tips = tuple(e.tip_bone for e in settings.effectors)
+    bones = mapping.chain_bones(obj, settings.root_bone, tips)
+    sig: tuple[Any, ...] = (settings.root_bone, tips, settings.use_limits)
+    sig += tuple(_bone_signature(pb) for pb in bones)
+    parent = bones[0].parent
+    if parent is not None:
+        sig += (parent.bone.matrix_local.copy(),)
+    key = (obj.name, "chain", settings.name)
+    hit = _CHAINS.get(key)
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    rig = mapping.build_chain(obj, settings.root_bone, tips, use_limits=settings.use_limits)
+    _CHAINS[key] = (sig, rig)
+    return rig
+
+
+def _solve_limb_numeric(
+    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, st: LimbStatus, write: bool
+) -> None:
+    rig = rig_for(obj, settings)
+    kind = settings.goal_type
+    hold_end = kind in ("POSITION", "AIM")
+    chain = limb_chain_for(obj, settings, rig, hold_end)
+    t = read.target_world(settings.target.evaluated_get(depsgraph), settings.target_bone)
+    g = goal_in_frame(mapping.shoulder_frame(obj_eval, rig), t)
+    axis = np.array(AXES[settings.axis])
+    if kind == "AIM":  # the held end bone's axis, in the end joint's (rest) frame
+        axis = mapping.read_rotation(obj.pose.bones[rig.end]) @ axis
+    goal, pos, rot = effector_goal(kind, g, axis, chain.joint(rig.end))
+    q0 = mapping.read_chain_q(obj, chain)
+    iterations = LIMB_ITERATIONS.get(settings.solver, DEFAULT_ITERATIONS)
+    q = _numeric(st, chain, [goal], (pos, rot), q0, settings.solver, iterations)
+    if write:
+        st.written = write_chain(obj, chain, q)
+    msgs = []
+    if settings.swivel_mode != "ANGLE" or settings.swivel != 0.0:
+        msgs.append(f"swivel settings are ignored by the {settings.solver} solver")
+    if not rig.limits_exact:
+        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+    msgs += overrides(obj, rig)
+    st.proven = False  # numeric limbs are always measured on the evaluated pose
+    finish_status(st, msgs)
+
+
+def solve_chain_settings(
+    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, *, write: bool = True
+) -> LimbStatus:
+    """Solve one chain (settings = a ``LIMBER_PG_chain``) and write its pose.
+
+    The root bone and the bones down to every effector's tip bone form a
+    :class:`core.Skeleton` (:func:`mapping.build_chain`); each effector pulls its tip
+    bone's frame (head for Position, head and rotation for Pose, head and Axis for
+    Partial, the Axis ray for Aim) toward its target with its weight and priority
+    (priorities only matter for TASK_PRIORITY). Solved from the current pose with the
+    chain's solver and ``max_iterations``, in the root bone's evaluated frame. Effectors
+    without a target are skipped. The status is measured on the evaluated pose by
+    :func:`solve_object` (chains are never "proven").
+    """
+    t0 = time.perf_counter()
+    st = LimbStatus(object=obj.name, limb=settings.name, kind="chain", solver=settings.solver,
+                    proven=False)
+    effectors = [e for e in settings.effectors if e.target is not None]
+    if settings.solver not in METHODS:
+        st.message = f"solver {settings.solver} is not supported for chains"
+    elif not len(settings.effectors):
+        st.message = "no effectors"
+    elif not effectors:
+        st.message = "skipped: no effector has a target"
+    else:
+        try:
+            rig = chain_rig_for(obj, settings)
+            frame = mapping.root_frame(obj_eval, rig)
+            goals, pos, rot = [], [], []
+            for e in effectors:
+                t = read.target_world(e.target.evaluated_get(depsgraph), e.target_bone)
+                g, p, r = effector_goal(
+                    e.goal_type, goal_in_frame(frame, t), np.array(AXES[e.axis]),
+                    rig.joint(e.tip_bone), float(e.weight), int(e.priority),
+                )
+                goals.append(g)
+                pos += p
+                rot += r
+            q0 = mapping.read_chain_q(obj, rig)
+            q = _numeric(st, rig, goals, (pos, rot), q0, settings.solver,
+                         int(settings.max_iterations))
+        except (MappingError, ReadError, LimberError) as exc:
+            st.message = f"skipped: {exc}"
+        else:
+            if write:
+                st.written = write_chain(obj, rig, q)
+            msgs = []
+            if len(effectors) < len(settings.effectors):
+                msgs.append("effectors without a target were skipped")
+            pbs = obj.pose.bones
+            names = [b for b in rig.bones if any(
+                c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
+            if names:
+                msgs.append(f"constraints on {', '.join(names)} act after the solve")
+            finish_status(st, msgs)
+    st.total_us = (time.perf_counter() - t0) * 1e6
+    CHAIN_STATUS[(obj.name, settings.name)] = st
+    return st
+
+
+def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
+                  proven: bool) -> None:
+    """Fill ``st`` from a single :class:`core.LimbSolution` and its request: errors of
+    the end bone from the model pushed through the evaluated frame
+    (:func:`verify.model_errors`), to be measured on the depsgraph when not ``proven``."""
+    pos, ori = verify.model_errors(req, sol)
+    st.solved = True
+    st.within_limits = bool(sol.within_limits)
+    st.position_error = float(pos[0])
+    st.orientation_error = float(ori[0])
+    st.reachable = bool(sol.reachable) or verify.reached(st.position_error,
+                                                         st.orientation_error)
+    st.swivel = float(sol.swivel)
+    st.feasible_swivel = tuple((float(lo), float(hi)) for lo, hi in sol.feasible_swivel)
+    st.proven = proven
+    finish_status(st, list(notes))
+
+
+def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | None = None
+                   ) -> tuple[list[str], bool]:
+    """Frame-independent remarks on an analytic limb solve, and whether the model is
+    proven equal to Blender's evaluation (no overrides, similarity links)."""
+    msgs = []
+    if settings.swivel_mode == "POLE" and settings.pole is None:
+        msgs.append("no pole object; using the swivel angle")
+    if not rig.limits_exact:
+        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+    over = overrides(obj, rig)
+    if req is not None and not bool(req.linked.all()):
+        over.append("a stretched (non-uniformly scaled) segment")
+    return msgs + over, not over
+
+
+def solve_limb_settings(
+    obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, *, write: bool = True,
+    goal_frame: Any = None, frame: int | None = None, reads: Any = None,
+) -> LimbStatus:
+    """Solve one limb (settings = a ``LIMBER_PG_limb``) and write its pose: read →
+    request → core → write → status (model errors; :func:`solve_object` measures
+    unproven limbs on the depsgraph). ``goal_frame``: a corrected goal; ``reads``: the
+    reads (:class:`~.bridge.read.LimbRead`) or the request (:class:`LimbRequest`) of the
+    first solve, so a verification re-solves with the same frame and links."""
+    t0 = time.perf_counter()
+    st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver, frame=frame)
+    if settings.goal_type not in SUPPORTED_GOALS:
+        st.message = f"skipped: goal type {settings.goal_type} is not supported yet"
+    elif settings.solver not in SUPPORTED_SOLVERS:
+        st.message = f"skipped: solver {settings.solver} is not supported for limbs yet"
+    elif settings.target is None:
+        st.message = "skipped: no target"
+    elif settings.solver != "ANALYTIC":
+        try:
+            _solve_limb_numeric(obj, obj_eval, settings, depsgraph, st, write)
+        except (MappingError, ReadError, LimberError) as exc:
+            st.message = f"skipped: {exc}"
+    else:
+        try:
+            rig = rig_for(obj, settings)
+            if isinstance(reads, LimbRequest):  # a verification's corrected goal
+                req = requests.with_goal(reads, settings, goal_frame)
+                rd = None
+            else:
+                rd = reads if reads is not None else read.read_limb(
+                    obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers))
+                req = requests.limb_request(settings, rig, rd, goal_frame)
+            notes, proven = analytic_notes(obj, rig, settings, req)
+            offsets = _OFFSETS.get((obj.name, settings.name))
+            if goal_frame is None and not proven and offsets:
+                # start from the corrections the last verifications needed, extrapolated
+                # (see verify_pending)
+                guess = extrapolate_offset(*offsets)
+                req = requests.with_goal(req, settings, apply_goal_offset(guess,
+                                                                          req.target_goal))
+            t1 = time.perf_counter()
+            sol = solve_limb(req.limb, req.goal, **req.kwargs)
+            st.solve_us = (time.perf_counter() - t1) * 1e6
+        except (MappingError, ReadError, LimberError, ValueError) as exc:
+            st.message = f"skipped: {exc}"
+        else:
+            if write:
+                st.written = write_limb(
+                    obj, rig, sol.shoulder, float(sol.elbow),
+                    sol.wrist if settings.goal_type in WRIST_GOALS else None,
+                )
+            fill_analytic(st, sol, req, notes, proven)
+            st.pending = (req, rd)
+    st.total_us = (time.perf_counter() - t0) * 1e6
+    STATUS[(obj.name, settings.name)] = st
+    return st
+
+
+def limb_request_at(obj: Any, settings: Any, depsgraph: Any) -> LimbRequest:
+    """The pipeline's request for one limb at the depsgraph's current evaluation (read →
+    request): what the overlay, the demo's measuring code and tests use to get a limb's
+    goal, shoulder frame and core limb exactly as a solve sees them."""
+    rig = rig_for(obj, settings)
+    obj_eval = obj.evaluated_get(depsgraph)
+    return requests.limb_request(settings, rig, read.read_limb(
+        obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers)))
+
+
+def measure_statuses(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]
+                     ) -> dict[int, Any]:
+    """Measure statuses (with their settings) on the evaluated pose, one depsgraph update
+    for all of them: errors, ``reached``, ``measured``; returns {id(status): end bone world
+    matrix} for limbs."""
+    dg.update()
+    obj_eval = obj.evaluated_get(dg)
+    ends: dict[int, Any] = {}
+    for st, settings in sts:
+        st.measured = "depsgraph"
+        if st.kind == "chain":
+            st.effectors = []
+            for e in settings.effectors:
+                if e.target is None or e.tip_bone not in obj_eval.pose.bones:
+                    continue
+                p, o = verify.effector_errors(obj_eval, e, dg)
+                st.effectors.append((p, o, verify.reached(p, o)))
+            if st.effectors:
+                st.position_error = max(x[0] for x in st.effectors)
+                st.orientation_error = max(x[1] for x in st.effectors)
+        else:
+            target = read.target_world(settings.target.evaluated_get(dg), settings.target_bone)
+            p, o, end = verify.measured_errors(obj_eval, settings.end_bone,
+                                               settings.goal_type, settings.axis,
+                                               orthonormalize_yz(target))
+            st.position_error, st.orientation_error = p, o
+            ends[id(st)] = end
+        st.reached = verify.reached(st.position_error, st.orientation_error)
+    return ends
+
+
+def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> None:
+    """Measure unproven statuses on the evaluated pose and re-solve analytic limbs whose
+    end bone misses with a corrected goal (see :mod:`.bridge.verify`), keeping each
+    limb's best pose. One depsgraph update per round for all of them."""
+    ends = measure_statuses(obj, dg, todo)
+    best = {id(st): (st.position_error + st.orientation_error, dict(st.written), st.pending)
+            for st, _ in todo}
+    live = [(st, s) for st, s in todo if st.kind == "limb" and st.pending is not None
+            and not st.reached]
+    for _ in range(verify.REFINE_ROUNDS):
+        if not live:
+            break
+        obj_eval = obj.evaluated_get(dg)
+        again = []
+        for st, settings in live:
+            req, _ = st.pending
+            g = verify.corrected_goal(req, ends[id(st)])
+            new = solve_limb_settings(obj, obj_eval, settings, dg, goal_frame=g,
+                                      frame=st.frame, reads=req)
+            if not new.solved:
+                continue
+            st.written, st.pending = new.written, new.pending
+            again.append((st, settings))
+        ends.update(measure_statuses(obj, dg, again))
+        live = []
+        for st, settings in again:
+            err = st.position_error + st.orientation_error
+            prev = best[id(st)][0]
+            if err < prev:
+                best[id(st)] = (err, dict(st.written), st.pending)
+            if not st.reached and err < 0.5 * prev:
+                live.append((st, settings))
+    pbs = obj.pose.bones
+    for st, _settings in todo:  # keep (and report) each limb's best pose
+        err, written, pending = best[id(st)]
+        if not st.reached and st.position_error + st.orientation_error > err:
+            for bone, (path, vals) in written.items():
+                setattr(pbs[bone], path, vals)
+            st.written = written
+            ends.update(measure_statuses(obj, dg, [(st, _settings)]))
+        key = (st.object, st.limb)
+        if st.kind == "limb" and st.reached and pending is not None:
+            if st.written is not written:
+                pending = st.pending
+            req = pending[0]
+            # the goal one more correction would ask for: the best estimate of what this
+            # frame needed, for the next frame to start from
+            last = goal_offset(verify.corrected_goal(req, ends[id(st)]), req.target_goal)
+            _OFFSETS[key] = (*_OFFSETS.get(key, ())[-2:], last)
+        else:
+            _OFFSETS.pop(key, None)
+    for st, _ in todo:
+        st.message = verify.status_message(st) if st.solved else st.message
+        if st.kind == "limb":
+            STATUS[(st.object, st.limb)] = st
+
+
+def store_statuses(obj: Any, statuses: Iterable[LimbStatus]) -> None:
+    """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties."""
+    data = obj.limber
+    for st in statuses:
+        items = data.chains if st.kind == "chain" else data.limbs
+        item = items.get(st.limb)
+        if item is None:
+            continue
+        verify.store(item.status, st)
+        if st.kind == "chain":
+            k = 0
+            for e in item.effectors:
+                if e.target is None or k >= len(st.effectors):
+                    e.status.reached = False
+                    e.status.message = "skipped: no target" if e.target is None else st.message
+                    continue
+                p, o, ok = st.effectors[k]
+                k += 1
+                e.status.position_error, e.status.orientation_error = p, o
+                e.status.reached, e.status.within_limits = ok, st.within_limits
+                e.status.measured = True
+                e.status.frame = st.frame or 0
+                e.status.message = "ok" if ok else (
+                    f"target not reached (position error {p:.4g} m, orientation error "
+                    f"{o:.4g} rad, measured on the evaluated pose)")
+
+
+def solve_object(
+    obj: Any,
+    depsgraph: Any | None = None,
+    *,
+    limbs: Iterable[str] | None = None,
+    write: bool = True,
+    chains: Iterable[str] | None = None,
+    verify_pose: bool = True,
+) -> list[LimbStatus]:
+    """Solve the enabled chains and limbs of an armature object at the current frame.
+
+    Args:
+        obj: the armature object (original, not evaluated).
+        depsgraph: evaluated depsgraph to read the pose and targets from (default: the
+            context's, evaluated if needed).
+        limbs: only these limb names (default: all enabled limbs).
+        write: write the solved local rotations to the pose bones.
+        chains: only these chain names (default: all enabled chains).
+        verify_pose: with ``write``, measure items whose model is not proven on the
+            evaluated pose (one depsgraph update per round for all of them) and refine
+            analytic limbs that miss (:func:`verify_pending`).
+
+    Returns the statuses, chains first (``kind == "chain"``), then limbs; also cached in
+    :data:`CHAIN_STATUS` / :data:`STATUS` and stored in the items' ``status`` properties.
+    """
+    if obj is None or obj.type != "ARMATURE":
+        raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    obj_eval = obj.evaluated_get(dg)
+    data = obj.limber
+    frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None
+    todo: list[tuple[Any, Any, str]] = [
+        (solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)
+    ]
+    todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in pick_items(data.limbs, limbs)]
+    out = []
+    written: set[str] = set()
+    check: list[tuple[LimbStatus, Any]] = []
+    for fn, settings, base in todo:
+        if written and write and hangs_below(obj, base, written):
+            dg.update()  # the base frame depends on bones written in this call
+            obj_eval = obj.evaluated_get(dg)
+            written.clear()
+        st = fn(obj, obj_eval, settings, dg, write=write)
+        st.frame = frame
+        written.update(st.written)
+        out.append(st)
+        if st.solved and not st.proven:
+            check.append((st, settings))
+    if write and verify_pose and check:
+        verify_pending(obj, dg, check)
+    elif check:
+        for st, _ in check:
+            st.notes.append("not verified on the evaluated pose")
+            st.reached = False
+            st.message = verify.status_message(st)
+    for st in out:
+        st.pending = None
+    store_statuses(obj, out)
+    return out
+
+
+def pick_items(items: Any, names: Iterable[str] | None) -> list[Any]:
+    if names is None:
+        return [it for it in items if it.enabled]
+    wanted = set(names)
+    return [it for it in items if it.name in wanted]
+
+
+def hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
+    """Whether a proper ancestor of ``bone`` is in ``written``."""
+    pb = obj.pose.bones.get(bone)
+    pb = None if pb is None else pb.parent
+    while pb is not None:
+        if pb.name in written:
+            return True
+        pb = pb.parent
+    return False
+
+
+def snap_swivel(obj: Any, settings: Any, depsgraph: Any | None = None) -> float:
+    """Set ``settings.swivel`` to the current FK elbow's swivel angle and return it.
+
+    Goes through the pipeline's request (the evaluated frame and links) and uses the
+    elbow-position → φ rule (Tolani §3.2.2) on the current FK pose, so solving to the
+    current end pose afterwards reproduces the FK pose.
+    """
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    obj_eval = obj.evaluated_get(dg)
+    rig = rig_for(obj, settings)
+    r1, theta, r2 = mapping.read_limb_pose(obj, rig)
+    limb = requests.limb_request(settings, rig, replace(
+        read.read_limb(obj_eval, settings, rig.bones, dg, True), target=np.eye(4)[None])).limb
+    fk = limb.forward(r1, theta, r2)
+    elbow = limb.elbow_position(r1)
+    sol = solve_limb(limb, PoseGoal(position=fk[:3, 3], rotation=fk[:3, :3]), elbow_target=elbow)
+    settings.swivel = float(sol.swivel)
+    return float(sol.swivel)
+
+
+def snap_target(obj: Any, settings: Any, depsgraph: Any | None = None) -> None:
+    """Move the limb's target (object, or its target bone) to the end bone's current pose."""
+    target = settings.target
+    if target is None:
+        raise MappingError(f"limb {settings.name!r} has no target")
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    obj_eval = obj.evaluated_get(dg)
+    end = obj_eval.pose.bones.get(settings.end_bone)
+    if end is None:
+        raise MappingError(f"end bone {settings.end_bone!r} not found in {obj.name!r}")
+    world = obj_eval.matrix_world @ end.matrix
+    loc, rot, _ = world.decompose()
+    if settings.target_bone:
+        tpb = target.pose.bones.get(settings.target_bone)
+        if tpb is None:
+            raise MappingError(f"target bone {settings.target_bone!r} not found")
+        t_eval = target.evaluated_get(dg)
+        m = t_eval.matrix_world.inverted() @ world.normalized()
+        tpb.matrix = m
+    else:
+        scale = target.matrix_world.to_scale()
+        target.matrix_world = Matrix.LocRotScale(loc, rot, scale)

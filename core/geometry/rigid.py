@@ -1,0 +1,467 @@
+"""Rigid and affine 4×4 transforms, frame orthonormalisation, goal errors and key
+continuity: the transform arithmetic the Blender bridge needs, batched and tested here.
+
+Conventions: 4×4 homogeneous matrices acting on column vectors (last row ``0 0 0 1``),
+leading batch axes allowed everywhere (``(..., 4, 4)``), never a Python loop over them.
+Quaternions are ``(w, x, y, z)``. Units: whatever the inputs use (metres, radians).
+
+Frames of bones under non-uniform scale are sheared; their *orientation* is defined here
+as the **Y-first Gram–Schmidt** orthonormalisation (:func:`orthonormalize_yz`): the Y
+(bone) axis keeps its direction, Z is made orthogonal to it, X = Y × Z. That choice is
+what makes goals exact on sheared frames: for an invertible 3×3 ``F`` and a rotation
+``R``, ``orthonormalize_yz(F @ X) == R`` exactly when ``X = orthonormalize_yz(F⁻¹ @ R)``
+up to right-multiplication by an upper-triangular (Y, Z, X order) positive matrix, which
+the orthonormalisation ignores (see :func:`goal_in_frame`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+
+__all__ = [
+    "orthonormalize_yz",
+    "affine_inverse",
+    "rigid_inverse",
+    "translation",
+    "goal_in_frame",
+    "similarity_scale",
+    "rotation_about",
+    "quaternion_of",
+    "goal_errors",
+    "continuous_quaternions",
+    "continuous_eulers",
+    "refine_goal",
+    "basis_frame",
+    "basis_rotation",
+    "goal_offset",
+    "apply_goal_offset",
+    "transform_points",
+    "compose_trs",
+    "bend_axis",
+    "nearest_eulers",
+    "extrapolate_offset",
+    "limb_links",
+]
+
+
+def _single(a: FloatArray) -> bool:
+    """One matrix (no batch axis, or a batch of one): the scalar fast paths apply (numpy's
+    per-call overhead dominates the per-frame work of a live solve)."""
+    return a.ndim == 2 or (a.ndim == 3 and a.shape[0] == 1)
+
+
+def _gs_one(a: FloatArray) -> None:
+    """:func:`orthonormalize_yz` of one matrix in place, with Python floats."""
+    (_, yx, zx), (_, yy, zy), (_, yz, zz) = a[:3, :3].tolist()
+    ny = math.sqrt(yx * yx + yy * yy + yz * yz)
+    if ny <= 0.0:
+        raise ValueError("degenerate frame: zero Y axis")
+    yx, yy, yz = yx / ny, yy / ny, yz / ny
+    d = zx * yx + zy * yy + zz * yz
+    zx, zy, zz = zx - d * yx, zy - d * yy, zz - d * yz
+    nz = math.sqrt(zx * zx + zy * zy + zz * zz)
+    if nz <= 0.0:
+        raise ValueError("degenerate frame: Z axis parallel to Y")
+    zx, zy, zz = zx / nz, zy / nz, zz / nz
+    a[:3, :3] = ((yy * zz - yz * zy, yx, zx), (yz * zx - yx * zz, yy, zy),
+                 (yx * zy - yy * zx, yz, zz))
+    if a.shape[-1] == 4:
+        a[3] = (0.0, 0.0, 0.0, 1.0)
+
+
+def orthonormalize_yz(m: ArrayLike) -> FloatArray:
+    """Y-first Gram–Schmidt of the 3×3 part of ``m`` (``(..., 3, 3)`` or ``(..., 4, 4)``).
+
+    Y keeps its direction, Z loses its Y component, X = Y × Z. A 4×4 input keeps its
+    translation and gets the last row ``0 0 0 1``. Removes uniform and non-uniform scale
+    and float32 noise; exact (to rounding) for rotations. Raises ``ValueError`` for a
+    zero Y axis or Z parallel to Y (a degenerate frame).
+    """
+    a = np.array(m, dtype=np.float64)
+    if _single(a):
+        _gs_one(a if a.ndim == 2 else a[0])
+        return a
+    y = a[..., :3, 1]
+    ny = np.linalg.norm(y, axis=-1, keepdims=True)
+    z = a[..., :3, 2]
+    if np.any(ny <= 0.0):
+        raise ValueError("degenerate frame: zero Y axis")
+    y = y / ny
+    z = z - np.sum(z * y, axis=-1, keepdims=True) * y
+    nz = np.linalg.norm(z, axis=-1, keepdims=True)
+    if np.any(nz <= 0.0):
+        raise ValueError("degenerate frame: Z axis parallel to Y")
+    z = z / nz
+    a[..., :3, 0] = np.cross(y, z)
+    a[..., :3, 1] = y
+    a[..., :3, 2] = z
+    if a.shape[-1] == 4:
+        a[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
+    return a
+
+
+def affine_inverse(m: ArrayLike) -> FloatArray:
+    """Inverse of affine 4×4 transforms ``(..., 4, 4)`` (any invertible 3×3 part: scale
+    and shear allowed). Raises ``numpy.linalg.LinAlgError`` for a singular one."""
+    a = np.asarray(m, dtype=np.float64)
+    out = np.zeros(a.shape)
+    if _single(a):  # one LAPACK call on the 4×4 is cheapest for a single matrix
+        out = np.linalg.inv(a)
+        out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
+        return out
+    inv3 = np.linalg.inv(a[..., :3, :3])
+    out[..., :3, :3] = inv3
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv3, a[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def rigid_inverse(m: ArrayLike) -> FloatArray:
+    """Inverse of rigid 4×4 transforms ``(..., 4, 4)`` (transpose, no linear solve)."""
+    a = np.asarray(m, dtype=np.float64)
+    out = np.zeros(a.shape)
+    rt = np.swapaxes(a[..., :3, :3], -1, -2)
+    out[..., :3, :3] = rt
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, a[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def translation(t: ArrayLike) -> FloatArray:
+    """Translation matrices ``(..., 4, 4)`` for offsets ``(..., 3)``."""
+    v = np.asarray(t, dtype=np.float64)
+    out = np.zeros(v.shape[:-1] + (4, 4))
+    out[..., :, :] = np.eye(4)
+    out[..., :3, 3] = v
+    return out
+
+
+def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = False
+                  ) -> FloatArray:
+    """A target frame expressed in an affine ``frame`` as a rigid goal, ``(..., 4, 4)``.
+
+    ``frame``: the (possibly scaled or sheared) frame in which the solved rotations act,
+    ``target``: the target's frame in the same space as ``frame`` (its scale is ignored).
+    Position: ``frame⁻¹ · p`` exactly (the solved chain's point maps back onto ``p``).
+    Rotation: :func:`orthonormalize_yz` of ``frame⁻¹ · orthonormalize_yz(target)``, so the
+    chain's end frame pushed through ``frame`` has the target's Y-first orientation.
+    ``rigid_target``: the target is already orthonormal (skips its orthonormalisation).
+    """
+    t = np.asarray(target, dtype=np.float64) if rigid_target else orthonormalize_yz(target)
+    return orthonormalize_yz(affine_inverse(frame) @ t)
+
+
+def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Per-matrix uniform scale of the 3×3 part of ``m`` and whether it *is* a similarity
+    (scale × rotation, no shear, no reflection) within relative tolerance ``tol``.
+
+    Returns ``(scale (...,), ok (...,))``; scale is the mean column length.
+    """
+    a = np.asarray(m, dtype=np.float64)[..., :3, :3]
+    if _single(a):
+        (p, q, r), (u, v, w), (x, y, z) = (a if a.ndim == 2 else a[0]).tolist()
+        g00, g11, g22 = p * p + u * u + x * x, q * q + v * v + y * y, r * r + w * w + z * z
+        sq = (g00 + g11 + g22) / 3.0
+        dev1 = max(abs(g00 - sq), abs(g11 - sq), abs(g22 - sq), abs(p * q + u * v + x * y),
+                   abs(p * r + u * w + x * z), abs(q * r + v * w + y * z))
+        det1 = p * (v * z - w * y) - q * (u * z - w * x) + r * (u * y - v * x)
+        good = sq > 0.0 and dev1 <= tol * sq and det1 > 0.0
+        shape = a.shape[:-2]
+        return (np.full(shape, math.sqrt(max(sq, 0.0))), np.full(shape, good, dtype=bool))
+    s2 = np.einsum("...ij,...ij->...", a, a) / 3.0
+    gram = np.swapaxes(a, -1, -2) @ a
+    dev = np.abs(gram - s2[..., None, None] * np.eye(3)).max(axis=(-1, -2))
+    det = np.einsum("...i,...i->...", a[..., :, 0],
+                    np.cross(a[..., :, 1], a[..., :, 2]))  # no LAPACK call per matrix
+    ok = (s2 > 0.0) & (dev <= tol * s2) & (det > 0.0)
+    return np.sqrt(s2), ok
+
+
+def rotation_about(axis: ArrayLike, angle: float) -> FloatArray:
+    """Rot(axis, angle) for one unit ``axis`` (3,) by Rodrigues' formula (scalar path:
+    no batching overhead; :func:`core.rotations.axis_angle_to_matrix` is the batched one)."""
+    c, s = math.cos(angle), math.sin(angle)
+    x, y, z = (float(v) for v in np.asarray(axis, dtype=np.float64).reshape(3))
+    t = 1.0 - c
+    return np.array(
+        (
+            (c + x * x * t, x * y * t - z * s, x * z * t + y * s),
+            (y * x * t + z * s, c + y * y * t, y * z * t - x * s),
+            (z * x * t - y * s, z * y * t + x * s, c + z * z * t),
+        )
+    )
+
+
+def quaternion_of(r: ArrayLike) -> tuple[float, float, float, float]:
+    """Unit quaternion (w, x, y, z) of one rotation matrix (Shepperd's method, scalar
+    path for per-bone use; same result as the batched ``core.matrix_to_quat``)."""
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = np.asarray(r, dtype=np.float64).tolist()
+    tr = m00 + m11 + m22
+    if tr >= m00 and tr >= m11 and tr >= m22:
+        w4 = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
+        q = (0.25 * w4, (m21 - m12) / w4, (m02 - m20) / w4, (m10 - m01) / w4)
+    elif m00 >= m11 and m00 >= m22:
+        x4 = 2.0 * math.sqrt(max(1.0 + m00 - m11 - m22, 0.0))
+        q = ((m21 - m12) / x4, 0.25 * x4, (m01 + m10) / x4, (m02 + m20) / x4)
+    elif m11 >= m22:
+        y4 = 2.0 * math.sqrt(max(1.0 + m11 - m00 - m22, 0.0))
+        q = ((m02 - m20) / y4, (m01 + m10) / y4, 0.25 * y4, (m12 + m21) / y4)
+    else:
+        z4 = 2.0 * math.sqrt(max(1.0 + m22 - m00 - m11, 0.0))
+        q = ((m10 - m01) / z4, (m02 + m20) / z4, (m12 + m21) / z4, 0.25 * z4)
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
+
+
+def _angle(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Angle between rotations (..., 3, 3), stable near 0 (atan2 of skew and trace)."""
+    rel = np.swapaxes(a, -1, -2) @ b
+    c = (np.trace(rel, axis1=-2, axis2=-1) - 1.0) / 2.0
+    skew = rel - np.swapaxes(rel, -1, -2)
+    s = np.linalg.norm(skew, axis=(-2, -1)) / (2.0 * math.sqrt(2.0))
+    out: FloatArray = np.arctan2(s, c)
+    return out
+
+
+def goal_errors(kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
+                ) -> tuple[FloatArray, FloatArray]:
+    """Position and orientation error of end frames against target frames.
+
+    ``kind``: ``'POSITION'`` (head to target origin; orientation error 0), ``'POSE'``
+    (head, and the angle between the Y-first orientations), ``'PARTIAL'`` (head, and the
+    angle between the end frame's ``axis`` and the target's same axis), ``'AIM'`` (0, and
+    the angle between the end frame's ``axis`` and the direction from its head to the
+    target origin). ``axis`` (3,) is a unit axis of the end frame. ``end`` / ``target``:
+    ``(..., 4, 4)`` in one space (scale and shear allowed; positions in that space's
+    units, angles in radians). Returns ``(position (...,), orientation (...,))``.
+    """
+    e = np.asarray(end, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    ax = np.asarray(axis, dtype=np.float64)
+    shape = np.broadcast_shapes(e.shape, t.shape)[:-2]
+    zero = np.zeros(shape)
+    pos = np.linalg.norm(e[..., :3, 3] - t[..., :3, 3], axis=-1) * np.ones(shape)
+    if kind == "POSITION":
+        return pos, zero
+    if kind == "POSE":
+        return pos, _angle(orthonormalize_yz(e[..., :3, :3]), orthonormalize_yz(t[..., :3, :3]))
+    d = e[..., :3, :3] @ ax
+    d = d / np.linalg.norm(d, axis=-1, keepdims=True)
+    if kind == "PARTIAL":
+        w = t[..., :3, :3] @ ax
+    elif kind == "AIM":
+        w = t[..., :3, 3] - e[..., :3, 3]
+        pos = zero
+    else:
+        raise ValueError(f"kind must be POSITION, POSE, PARTIAL or AIM, got {kind!r}")
+    w = w / np.linalg.norm(w, axis=-1, keepdims=True)
+    cross = np.linalg.norm(np.cross(d, w), axis=-1)
+    ori: FloatArray = np.arctan2(cross, np.sum(d * w, axis=-1)) * np.ones(shape)
+    return pos, ori
+
+
+def continuous_quaternions(q: ArrayLike, previous: ArrayLike | None = None) -> FloatArray:
+    """Quaternion keys ``(N, 4)`` with signs flipped so that each is in the hemisphere of
+    the one before it; the first one in the hemisphere of ``previous`` (4,) when given
+    (a kept key before the range), else as given. Same rotations, no 360° spins."""
+    a = np.array(q, dtype=np.float64)
+    if not len(a):
+        return a
+    ref = a[:1] if previous is None else np.asarray(previous, dtype=np.float64)[None]
+    dots = np.einsum("ij,ij->i", a, np.concatenate([ref, a[:-1]]))
+    flips = np.cumprod(np.where(dots < 0.0, -1.0, 1.0))
+    a *= flips[:, None]
+    return a
+
+
+def continuous_eulers(e: ArrayLike, previous: ArrayLike | None = None) -> FloatArray:
+    """Euler keys ``(N, 3)`` unwrapped (each angle within π of the key before it); the
+    first within π of ``previous`` (3,) when given. Same rotations."""
+    a = np.array(e, dtype=np.float64)
+    if not len(a):
+        return a
+    if previous is not None:
+        p = np.asarray(previous, dtype=np.float64)
+        a[0] = p + np.mod(a[0] - p + math.pi, 2.0 * math.pi) - math.pi
+    out: FloatArray = np.unwrap(a, axis=0, period=2.0 * math.pi)
+    return out
+
+
+def refine_goal(goal: ArrayLike, reached: ArrayLike, target: ArrayLike,
+                rotation: bool = True) -> FloatArray:
+    """The next goal of a fixed-point correction (rigid ``(..., 4, 4)``).
+
+    ``rotation=True``: ``goal · reached⁻¹ · target``; when what is reached differs from
+    what was asked by a constant offset on either side (``reached = L·goal`` or
+    ``goal·C``), one step lands on target. ``rotation=False`` (position-only goals):
+    the goal's position moves by ``target − reached`` and its rotation is kept.
+    """
+    g = np.asarray(goal, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    if rotation:
+        out: FloatArray = g @ rigid_inverse(reached) @ t
+        return out
+    out = g.copy()
+    out[..., :3, 3] += t[..., :3, 3] - np.asarray(reached, dtype=np.float64)[..., :3, 3]
+    return out
+
+
+def goal_offset(goal: ArrayLike, target: ArrayLike) -> FloatArray:
+    """The offset ``D`` (``(..., 4, 4)``) between an asked goal and the target it aims
+    at: rotation ``R_goal · R_targetᵀ`` and translation ``p_goal − p_target``, so that
+    :func:`apply_goal_offset` ``(D, target) == goal``. A verification that had to ask
+    for ``goal`` to reach ``target`` starts the next, similar target from it."""
+    g = np.asarray(goal, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    out = np.zeros(np.broadcast_shapes(g.shape, t.shape))
+    out[..., :3, :3] = g[..., :3, :3] @ np.swapaxes(t[..., :3, :3], -1, -2)
+    out[..., :3, 3] = g[..., :3, 3] - t[..., :3, 3]
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def extrapolate_offset(*offsets: ArrayLike) -> FloatArray:
+    """Goal offsets (see :func:`goal_offset`) of consecutive frames, oldest first,
+    extrapolated one frame on: one offset is kept; the translation is extrapolated
+    linearly from two (``2·t₁ − t₀``) or quadratically from three (``3·t₂ − 3·t₁ + t₀``),
+    the rotation linearly from the last two (``(R₁·R₀ᵀ)·R₁``, re-orthonormalised). For
+    offsets that change smoothly from frame to frame."""
+    m = [np.asarray(o, dtype=np.float64) for o in offsets]
+    if not m:
+        raise ValueError("extrapolate_offset needs at least one offset")
+    out = np.array(m[-1])
+    if len(m) == 1:
+        return out
+    p, q = m[-2], m[-1]
+    out[..., :3, :3] = q[..., :3, :3] @ np.swapaxes(p[..., :3, :3], -1, -2) @ q[..., :3, :3]
+    if len(m) == 2:
+        out[..., :3, 3] = 2.0 * q[..., :3, 3] - p[..., :3, 3]
+    else:
+        out[..., :3, 3] = 3.0 * q[..., :3, 3] - 3.0 * p[..., :3, 3] + m[-3][..., :3, 3]
+    return orthonormalize_yz(out)
+
+
+def apply_goal_offset(offset: ArrayLike, target: ArrayLike) -> FloatArray:
+    """The goal ``offset`` (see :func:`goal_offset`) asks for when aiming at ``target``."""
+    d = np.asarray(offset, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    out = np.array(np.broadcast_to(t, np.broadcast_shapes(d.shape, t.shape)))
+    out[..., :3, :3] = d[..., :3, :3] @ t[..., :3, :3]
+    out[..., :3, 3] = t[..., :3, 3] + d[..., :3, 3]
+    return out
+
+
+def transform_points(m: ArrayLike, p: ArrayLike) -> FloatArray:
+    """Points ``p`` (``(..., 3)``) mapped by affine 4×4 ``m`` (``(..., 4, 4)``, broadcast)."""
+    a = np.asarray(m, dtype=np.float64)
+    out: FloatArray = np.einsum("...ij,...j->...i", a[..., :3, :3],
+                                np.asarray(p, dtype=np.float64)) + a[..., :3, 3]
+    return out
+
+
+def compose_trs(location: ArrayLike, rotation: ArrayLike, scale: ArrayLike) -> FloatArray:
+    """``T(location) · R · S(scale)`` as ``(..., 4, 4)`` (Blender's object and bone local
+    matrices): location ``(..., 3)``, rotation ``(..., 3, 3)``, scale ``(..., 3)``."""
+    loc = np.asarray(location, dtype=np.float64)
+    r = np.asarray(rotation, dtype=np.float64)
+    s = np.asarray(scale, dtype=np.float64)
+    shape = np.broadcast_shapes(loc.shape[:-1], r.shape[:-2], s.shape[:-1])
+    out = np.zeros(shape + (4, 4))
+    out[..., :3, :3] = r * s[..., None, :]
+    out[..., :3, 3] = loc
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def bend_axis(upper: ArrayLike, lower: ArrayLike, straight_sine: float = 1e-4
+              ) -> FloatArray | None:
+    """The axis (in the lower bone's frame, unit (3,)) about which a positive angle bends a
+    two-bone chain further: ``upper_Y × lower_Y`` expressed in ``lower``. ``upper`` /
+    ``lower``: the bones' rest rotations (3×3, Y along the bone). None when the chain is
+    straight (the sine of the bend below ``straight_sine``)."""
+    ru = np.asarray(upper, dtype=np.float64)[:3, :3]
+    rl = np.asarray(lower, dtype=np.float64)[:3, :3]
+    c = np.cross(ru[:, 1], rl[:, 1])
+    n = float(np.linalg.norm(c))
+    if n < straight_sine:
+        return None
+    k: FloatArray = rl.T @ (c / n)
+    out: FloatArray = k / np.linalg.norm(k)
+    return out
+
+
+def nearest_eulers(families: ArrayLike, current: ArrayLike, allowed: ArrayLike | None = None
+                   ) -> FloatArray:
+    """Pick, frame by frame, one of two Euler families: ``families`` ``(N, 2, 3)`` (the two
+    angle triples of each rotation), ``allowed`` ``(N, 2)`` (e.g. inside the joint limits;
+    a frame with neither allowed may take both). Each pick is the allowed family nearest
+    (sum of wrapped angle differences) the previous pick, the first nearest ``current``
+    (3,). Sequential by nature: each frame depends on the previous pick. Returns ``(N, 3)``."""
+    fam = np.asarray(families, dtype=np.float64)
+    ok = (np.ones(fam.shape[:2], dtype=bool) if allowed is None
+          else np.asarray(allowed, dtype=bool))
+    ok = np.where(ok.any(axis=1, keepdims=True), ok, True)
+    out = np.empty((len(fam), 3))
+    cur = np.asarray(current, dtype=np.float64)
+    for n in range(len(fam)):
+        d = np.abs(np.mod(fam[n] - cur + math.pi, 2.0 * math.pi) - math.pi).sum(axis=1)
+        d = np.where(ok[n], d, np.inf)
+        cur = out[n] = fam[n, int(np.argmin(d))]
+    return out
+
+
+def basis_frame(pose: ArrayLike, basis: ArrayLike) -> FloatArray:
+    """The frame a bone's local rotation and scale act in: ``pose · (basis without its
+    translation)⁻¹`` for pose matrices ``pose`` and local matrices ``basis`` (``(..., 4,
+    4)``, Blender's ``matrix`` and ``matrix_basis``). With that frame ``F``, the bone's
+    pose for another local rotation ``R`` (same scale ``S``) is ``F · R · S``: its head
+    (translation) does not depend on its own rotation. Exact whatever the parent chain
+    does (scale, inherit modes, constraints above the bone)."""
+    b = np.array(basis, dtype=np.float64)
+    b[..., :3, 3] = 0.0
+    out: FloatArray = np.asarray(pose, dtype=np.float64) @ affine_inverse(b)
+    return out
+
+
+def basis_rotation(basis: ArrayLike) -> FloatArray:
+    """The rotation ``R`` of local matrices ``basis = T · R · S`` (``(..., 4, 4)`` →
+    ``(..., 3, 3)``; S positive diagonal, as Blender composes ``matrix_basis``)."""
+    b = np.asarray(basis, dtype=np.float64)[..., :3, :3]
+    out: FloatArray = b / np.linalg.norm(b, axis=-2, keepdims=True)
+    return out
+
+
+def limb_links(pose: ArrayLike, basis: ArrayLike, tol: float = 1e-6
+               ) -> tuple[FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]:
+    """A three-bone limb's links as Blender evaluates them, for a rigid limb model.
+
+    ``pose``, ``basis``: ``(..., 3, 4, 4)`` pose and local matrices of (upper, lower,
+    end) in one space (armature space). Returns ``(frame, a, b, ok)``: ``frame`` the
+    upper bone's :func:`basis_frame`; ``a`` / ``b`` rigid ``(..., 4, 4)`` links such that
+    ``frame · R1 · a · Rθ · b · R2`` is the end bone's pose up to a uniform scale of its
+    3×3 part, whatever sits between the bones (helper bones, pose scale of the upper and
+    lower bones); ``ok`` whether that holds — each link is a similarity (uniform scale
+    and rotation); a stretched (non-uniformly scaled) segment is not. The lower bone's
+    and the end bone's rotations must act in frames that follow their parents (Inherit
+    Rotation on, full Inherit Scale) for the links to stay constant while R1, Rθ change.
+    """
+    p = np.asarray(pose, dtype=np.float64)
+    bs = np.asarray(basis, dtype=np.float64)
+    frames = basis_frame(p, bs)  # (..., 3, 4, 4)
+    rot = np.zeros(p.shape)
+    rot[..., :3, :3] = basis_rotation(bs)
+    rot[..., 3, 3] = 1.0
+    # link i: (frame_i · R_i)⁻¹ · frame_{i+1} = S_i · (what sits between the bones)
+    link = affine_inverse(frames[..., :2, :, :] @ rot[..., :2, :, :]) @ frames[..., 1:, :, :]
+    s, ok = similarity_scale(link, tol)
+    a = link[..., 0, :, :].copy()
+    b = link[..., 1, :, :].copy()
+    a[..., :3, :3] /= s[..., 0, None, None]
+    b[..., :3, :3] /= s[..., 1, None, None]
+    b[..., :3, 3] *= s[..., 0, None]
+    return frames[..., 0, :, :], orthonormalize_yz(a), orthonormalize_yz(b), ok.all(axis=-1)

@@ -1,0 +1,62 @@
+"""Solving some rows of a batch alone and merging them back: the one helper shared by the
+partial-orientation and aim solvers (rows that need a per-element optimisation)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .model import FloatArray, LimbSolution
+
+#: Per-row fields of a batched :class:`~core.limb.model.LimbSolution` (all but the
+#: NaN-padded ``feasible_swivel`` and the optional ``aim_error``).
+ROW_FIELDS = (
+    "shoulder",
+    "elbow",
+    "wrist",
+    "swivel",
+    "reachable",
+    "within_limits",
+    "position_error",
+    "orientation_error",
+    "psi",
+)
+
+
+def padded_intervals(sets: Sequence[tuple[tuple[float, float], ...]], width: int = 1) -> FloatArray:
+    """Single solutions' feasible swivel intervals as one (K, W, 2) NaN-padded array
+    (W ≥ ``width``, the longest list)."""
+    width = max([width] + [len(s) for s in sets])
+    out = np.full((len(sets), width, 2), np.nan)
+    for i, s in enumerate(sets):
+        if s:
+            out[i, : len(s)] = np.array(s)
+    return out
+
+
+def kwargs_rows(kwargs: dict[str, Any], i: Any, n: int) -> dict[str, Any]:
+    """Per-goal keyword values (arrays with a leading axis of length n) taken at ``i``."""
+    return {
+        k: (v[i] if isinstance(v, np.ndarray) and v.ndim >= 1 and len(v) == n else v)
+        for k, v in kwargs.items()
+    }
+
+
+def merge_rows(sol: LimbSolution, rows: dict[int, LimbSolution]) -> LimbSolution:
+    """Batched ``sol`` with rows i replaced by the single solutions ``rows[i]``."""
+    fields: dict[str, Any] = {}
+    for name in ROW_FIELDS:
+        arr = np.array(getattr(sol, name), copy=True)
+        for i, r in rows.items():
+            arr[i] = getattr(r, name)
+        fields[name] = arr
+    fs = np.asarray(sol.feasible_swivel)
+    single = padded_intervals([r.feasible_swivel for r in rows.values()], fs.shape[1])
+    out = np.full((fs.shape[0], single.shape[1], 2), np.nan)
+    out[:, : fs.shape[1]] = fs
+    out[list(rows)] = single
+    fields["feasible_swivel"] = out
+    return replace(sol, **fields)
