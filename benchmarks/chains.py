@@ -24,6 +24,13 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
   with ``--quick``): µs per update and mean/max effector error, with Buss's C++ figures
   (Y: JT 1.1 µs, DLS 2.2 µs; double-Y: 6.5 µs, 18.5 µs per update, 2.8 GHz Pentium).
 
+* Table 0 (issue 16), the defaults: per method × fixture (Y, double-Y, the arm with
+  position and with pose goals, a 12-hinge chain), random reachable targets with starts
+  0.3 rad (σ) from the answer (:func:`tests.fixtures.reachable_problems`), each solved alone
+  with ``SolveSettings()`` (the method's default budget): fraction reached, median
+  iterations, median µs per solve and its ratio to DLS's median on the same fixture (issue
+  16's bound: ≤ 50×). ``--defaults`` runs only this table.
+
 Timings are measured here only, never asserted in tests.
 """
 
@@ -41,7 +48,14 @@ from pathlib import Path
 import numpy as np
 
 from core import Goal, Method, PoseGoal, PositionGoal, SolveSettings, solve, step_once
-from tests.fixtures import Fixture, arm_chain, buss_double_y, buss_y
+from tests.fixtures import (
+    Fixture,
+    arm_chain,
+    buss_double_y,
+    buss_y,
+    reachable_problems,
+    serial_chain,
+)
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "CHAINS_RESULTS.md"
 FIXTURES: dict[str, Callable[[], Fixture]] = {
@@ -178,6 +192,56 @@ def tracking(method: Method, name: str, frames: int) -> tuple[float, float, floa
     return statistics.median(times) * 1e6, float(np.mean(errs)), float(np.max(errs))
 
 
+#: Table 0's fixtures: builder and whether the goals are poses.
+DEFAULT_FIXTURES: dict[str, tuple[Callable[[], Fixture], bool]] = {
+    "Y": (buss_y, False),
+    "double-Y": (buss_double_y, False),
+    "arm position": (arm_chain, False),
+    "arm pose": (arm_chain, True),
+    "12-hinge chain": (serial_chain, False),
+}
+
+
+def defaults_table(n: int) -> list[str]:
+    """Table 0: success rate, median iterations and µs per solve at the defaults, beside
+    DLS (module docstring); ``n`` problems per fixture, solved one by one."""
+    lines = [
+        "## Defaults (issue 16)",
+        "",
+        f"{n} random reachable problems per fixture (answers q* ~ U(−1, 1), starts q* + "
+        "N(0, 0.3²)), each solved alone with `SolveSettings()` (the method's default "
+        "budget: 3,000 iterations for JACOBIAN_TRANSPOSE, 1,000 for CCD, 200 otherwise). "
+        "Reached: "
+        "every goal within the default tolerance 1e-6. × DLS: median time per solve over "
+        "DLS's on the same fixture (issue 16: ≤ 50×).",
+        "",
+        "| method | fixture | reached | median iterations | median µs/solve | × DLS |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, (make, pose) in DEFAULT_FIXTURES.items():
+        fx = make()
+        goals, q0, _ = reachable_problems(fx, n, seed=3, pose=pose)
+        dls_us = None
+        for method in [Method.DLS] + [m for m in Method if m is not Method.DLS]:
+            times, its, ok = [], [], []
+            for b in range(n):
+                g = row(goals, b)
+                t = time.perf_counter()
+                r = solve(fx.skeleton, g, q0[b], method)
+                times.append(time.perf_counter() - t)
+                its.append(r.iterations)
+                ok.append(r.reached)
+            us = statistics.median(times) * 1e6
+            if dls_us is None:
+                dls_us = us
+            lines.append(
+                f"| {method.name} | {name} | {np.mean(ok):.0%} | {statistics.median(its):.0f} "
+                f"| {us:.0f} | {us / dls_us:.1f} |"
+            )
+            print(lines[-1], flush=True)
+    return lines + [""]
+
+
 def verdict(value: float, target: float | None) -> str:
     """'≤ target: met' / 'missed' (empty without a target)."""
     if target is None:
@@ -189,8 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--defaults", action="store_true", help="only the defaults table")
     args = ap.parse_args(argv)
     quick = args.quick
+    table0 = defaults_table(3 if quick else 50)
+    if args.defaults:
+        args.out.write_text("# Numeric IK benchmark (benchmarks/chains.py)\n\n" + "\n".join(table0))
+        print(f"wrote {args.out}")
+        return 0
     big = 20 if quick else 1000
     iters = 3 if quick else 20
     iters_lbfgsb = 2 if quick else 3  # batched LBFGSB loops over its rows in Python
@@ -220,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "double-Y, ≤ 2 µs per problem-iteration batched (judged on the default threads); "
         "'met'/'missed' as measured in this run (timings are noisy on a shared machine).",
         "",
+        *table0,
         "## Iteration and solve cost",
         "",
         "| method | fixture | µs/iter single | target | Buss C++ µs/iter | µs/solve single "

@@ -43,12 +43,20 @@ __all__ = [
     "Goal",
     "ROTATION_TOLERANCE",
     "UNIT_TOLERANCE",
+    "MAX_COORDINATE",
 ]
 
 #: Max |RᵀR − I| accepted for a goal rotation matrix.
 ROTATION_TOLERANCE = 1e-6
 #: Max | |axis| − 1 | accepted for a goal's unit vectors.
 UNIT_TOLERANCE = 1e-6
+#: Largest coordinate magnitude (m) accepted for a goal's points (position, point,
+#: target, origin) and, in :mod:`core.skeleton` / :mod:`core.limb`, for the skeleton's
+#: joint offsets and the limb's segments: 1e12 m. Beyond it squared distances (≈ 1e24
+#: times the solvers' fourth-order terms) leave float64's exact range and, above ~1e154,
+#: overflow, which made every solver report ``reached=True, error=0``; the bound keeps
+#: every result finite and honest with margin. Larger values raise InvalidGoalError.
+MAX_COORDINATE = 1e12
 
 
 def _array(value: ArrayLike, name: str) -> FloatArray:
@@ -73,6 +81,12 @@ def _vector(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
     v = _array(value, name)
     if v.ndim not in (1, 2) or v.shape[-1] != 3:
         raise InvalidGoalError(f"{name} must have shape (3,) or (N, 3), got {v.shape}")
+    big = float(np.max(np.abs(v), initial=0.0))
+    if big > MAX_COORDINATE:
+        raise InvalidGoalError(
+            f"{name} coordinates must be within ±{MAX_COORDINATE:g} m "
+            f"(core.goals.MAX_COORDINATE), got magnitude {big:g}"
+        )
     return v, (None if v.ndim == 1 else int(v.shape[0]))
 
 
@@ -105,14 +119,16 @@ def _common(goal: Any, sizes: dict[str, int | None]) -> None:
     if len(set(batched.values())) > 1:
         raise ShapeMismatchError(f"{cls} batch sizes must agree, got {batched}")
     j = goal.joint
-    if j is not None and not isinstance(j, int | str | np.integer):
+    if j is not None and (not isinstance(j, int | str | np.integer) or isinstance(j, bool)):
         raise InvalidGoalError(
             f"{cls}.joint must be an int index, a str name or None, got {format_value(j)}"
         )
-    w = float(goal.weight)
-    if not np.isfinite(w) or w < 0.0:
+    w = goal.weight
+    ok = isinstance(w, int | float | np.integer | np.floating) and not isinstance(w, bool)
+    w = float(w) if ok else -1.0
+    if not np.isfinite(w) or w < 0.0 or w > 1e12:
         raise InvalidGoalError(
-            f"{cls}.weight must be finite and >= 0, got {format_value(goal.weight)}"
+            f"{cls}.weight must be a number in [0, 1e12], got {format_value(goal.weight)}"
         )
     p = goal.priority
     if not isinstance(p, int | np.integer) or isinstance(p, bool) or p < 0:

@@ -17,6 +17,7 @@ from ..errors import (
     format_value,
 )
 from ..geometry.rotations import check_order, check_rotation
+from ..goals import MAX_COORDINATE
 
 FloatArray = NDArray[np.float64]
 
@@ -96,11 +97,17 @@ class Ball:
         except InvalidInputError as exc:
             raise InvalidSkeletonError(f"Ball.order: {exc}") from exc
         lo, hi = _limits(self.lower, self.upper, 3, "Ball")
-        locked = tuple(bool(v) for v in self.locked)
-        if len(locked) != 3:
+        lk = self.locked
+        if (
+            not isinstance(lk, tuple | list | np.ndarray)
+            or len(lk) != 3
+            or not all(isinstance(v, bool | np.bool_) for v in lk)
+        ):
             raise InvalidSkeletonError(
-                f"Ball.locked must have 3 entries, got {format_value(self.locked)}"
+                "Ball.locked must be 3 bools (x, y, z), e.g. (False, True, False), got "
+                f"{format_value(lk)}"
             )
+        locked = tuple(bool(v) for v in lk)
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "locked", locked)
@@ -202,6 +209,11 @@ class Joint:
             name=f"Joint {format_value(self.name)} offset[:3, :3]",
             error=InvalidSkeletonError,
         )
+        if float(np.max(np.abs(m[:3, 3]))) > MAX_COORDINATE:
+            raise InvalidSkeletonError(
+                f"Joint {format_value(self.name)}: offset translation must be within "
+                f"±{MAX_COORDINATE:g} m (core.goals.MAX_COORDINATE), got {format_value(m[:3, 3])}"
+            )
         if not isinstance(self.dofs, Ball | Hinge | Fixed):
             raise InvalidSkeletonError(
                 f"Joint {format_value(self.name)}: dofs must be Ball(...), Hinge(...) or Fixed(), "

@@ -16,16 +16,19 @@ The loop (:meth:`IKSolver.run`), per batch row and iteration:
    ``‖e‖²`` has not dropped below ``(1 − stall_tolerance)`` × its best value for
    ``stall_iterations`` consecutive iterations (e.g. unreachable targets, a local minimum,
    joints pinned at limits; the window defaults to the method's
-   :attr:`IKSolver.stall_window`: 20, or 100 for the non-monotone EXTENDED_JACOBIAN);
+   :attr:`IKSolver.stall_window`: 20, or 100 for the non-monotone EXTENDED_JACOBIAN and
+   JACOBIAN_TRANSPOSE's Barzilai–Borwein steps);
    MAX_ITERATIONS after ``max_iterations`` steps.
 3. Otherwise ``dq = step(state)``; ``dq`` is scaled so that ``max |dq_j| ≤ max_step``
    (Buss §8: "almost always a good idea to clamp the maximum angle change"; the
-   direction is kept, like ClampMaxAbs); ``q += dq``; with ``use_limits`` the result is
+   direction is kept, like ClampMaxAbs; TASK_PRIORITY clamps inside its step,
+   :attr:`IKSolver.clamps_itself`); ``q += dq``; with ``use_limits`` the result is
    clipped to the skeleton's limits (q0 is clipped too, so q never leaves the limits).
 
 Rows finish independently (per-row masks); finished rows are not evaluated again, so a
 batched solve gives the same rows as one-by-one solves. The returned q is the last
-iterate when REACHED, otherwise the iterate with the smallest objective seen; the errors
+iterate when REACHED, otherwise the iterate with the smallest objective seen
+(TASK_PRIORITY with two or more levels: lexicographically smallest, level 0 first); the errors
 reported are those of the returned q (measured, never estimated).
 
 Methods (``Method``): JACOBIAN_TRANSPOSE (Buss §3), PSEUDOINVERSE (§4, via SVD, with
@@ -52,12 +55,12 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, InvalidInputError, UnsupportedMethodError
+from ..errors import InvalidInputError, UnsupportedMethodError
 from ..goals import Goal
 from .registry import STEP_CLASSES
 from .residuals import RowBlock
 from .settings import Method, NullSpace, SolveSettings, StopReason
-from .skeleton import Skeleton
+from .skeleton import Skeleton, goal_tuple
 from .threads import WORK_PER_THREAD, Gate, worker_count
 
 FloatArray = NDArray[np.float64]
@@ -73,12 +76,19 @@ class SolveResult:
         q: (n_dofs,) / (B, n_dofs) the returned configuration (rad), within limits when
             ``use_limits``.
         converged: bool / (B,): the iteration stopped by itself (REACHED or STALLED), not
-            by the iteration limit.
+            by the iteration limit; for TASK_PRIORITY also only when priority level 0 is
+            met (a STALLED row whose level-0 error exceeds ``tolerance`` is not converged).
         reached: bool / (B,): every goal (weight > 0) within ``tolerance`` at ``q``.
         iterations: int / (B,): steps taken.
         error: float / (B,): the largest per-goal error at ``q`` (goals of weight > 0).
         per_goal_error: (G,) / (B, G): unweighted per-goal errors at ``q`` (m / ≈ rad).
         reason: :class:`StopReason` / (B,) object array of them.
+        level_error: (L,) / (B, L): the largest per-goal error of each priority level
+            (goals of weight > 0, distinct ``priority`` values in increasing order, 0
+            first; m / ≈ rad). Every method reports it; only TASK_PRIORITY solves the
+            levels in order (the others minimise all goals together).
+        level_reached: bool (L,) / (B, L): ``level_error <= tolerance`` per level — which
+            priority levels were met (``reached`` is all of them).
     """
 
     q: FloatArray
@@ -88,6 +98,8 @@ class SolveResult:
     error: float | FloatArray
     per_goal_error: FloatArray
     reason: StopReason | NDArray[np.object_]
+    level_error: FloatArray = field(default_factory=lambda: np.zeros(0))
+    level_reached: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 @dataclass(frozen=True)
@@ -123,6 +135,24 @@ class StepState:
     evaluate: Callable[[FloatArray], tuple[FloatArray, FloatArray, FloatArray]] = field(repr=False)
 
 
+def lexicographic_less(
+    a: FloatArray, b: FloatArray, keep_frac: float
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Row-wise lexicographic comparison of (rows, L) objectives, level 0 first: whether
+    ``a`` improves on ``b`` by the stall test's relative margin at its first differing
+    level (``improved``), and whether ``a < b`` lexicographically (``better``)."""
+    rows = a.shape[0]
+    improved = np.zeros(rows, dtype=bool)
+    better = np.zeros(rows, dtype=bool)
+    undecided = np.ones(rows, dtype=bool)
+    for k in range(a.shape[1]):
+        ak, bk = a[:, k], b[:, k]
+        improved |= undecided & (ak < bk * keep_frac)
+        better |= undecided & (ak < bk)
+        undecided &= ak == bk
+    return improved, better
+
+
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
     """Buss & Kim's ClampMaxAbs over the last axis: w scaled so that max |w_j| ≤ d."""
     m = np.max(np.abs(w), axis=-1) if w.shape[-1] else np.zeros(w.shape[:-1])
@@ -148,6 +178,8 @@ class IKSolver(ABC):
     #: a new best objective before a row is STALLED. Methods whose objective is not
     #: monotone along the iteration need a longer one.
     stall_window: ClassVar[int] = 20
+    #: Default iteration budget (``SolveSettings.max_iterations=None``).
+    default_max_iterations: ClassVar[int] = 200
     #: Whether automatic threading (``SolveSettings.threads=None``) may split this
     #: method's batches: False for steps that loop over rows in Python (they hold the
     #: GIL; a second thread only adds contention). An explicit ``threads`` is honoured.
@@ -160,6 +192,23 @@ class IKSolver(ABC):
     #: Set by :meth:`run`: the chunks' gate while they run side by side on threads
     #: (gated methods; a step may then prefer fewer, larger numpy calls).
     gate: Gate | None = None
+    #: Whether :meth:`objective` returns one value per priority level, (b, L), compared
+    #: lexicographically (level 0 first) for stall detection and the best iterate when
+    #: the goals have two or more levels (one level: ‖e‖² as usual), and whether
+    #: ``converged`` also requires level 0 to be met (TASK_PRIORITY).
+    lexicographic: ClassVar[bool] = False
+    #: Whether :meth:`step` applies ``max_step`` itself, so the loop must not scale its
+    #: Δq again (TASK_PRIORITY: its restoration of the higher levels comes after the
+    #: clamp and may exceed it slightly; scaling it would undo the restoration).
+    clamps_itself: ClassVar[bool] = False
+    #: Set by :meth:`run`: ``settings.tolerance`` (for objectives that tell met levels).
+    tolerance: float = 0.0
+
+    def start(self, rows: int, n: int) -> None:
+        """Called by :meth:`run` before the loop (and before any thread starts) with the
+        batch size and the DOF count: steps that keep per-row state across iterations
+        allocate it here (indexed by ``StepState.rows``). Default: nothing."""
+        return None
 
     @abstractmethod
     def step(self, state: StepState) -> FloatArray:
@@ -181,9 +230,9 @@ class IKSolver(ABC):
     ) -> SolveResult:
         """The one iterative loop (module docstring). Raises InvalidInputError subclasses
         for malformed inputs."""
-        goals = tuple(goals)
-        if not goals:
-            raise InvalidGoalError("solve needs at least one goal, got none")
+        if not isinstance(skeleton, Skeleton):
+            raise InvalidInputError(f"skeleton must be a Skeleton, got {skeleton!r}")
+        goals = goal_tuple(goals)
         qb, batched = skeleton._batch(q0, goals)
         if settings.null_space is not NullSpace.NONE and not self.supports_null_space:
             raise UnsupportedMethodError(
@@ -197,10 +246,11 @@ class IKSolver(ABC):
                 f"{np.shape(settings.q_rest)}"
             )
         big = qb.shape[0]
+        self.tolerance = float(settings.tolerance)
         blocks = skeleton._goal_plan(goals)[0]  # validated row layout (cached)
         n_goals = len(goals)
         active_goals = np.array([g.weight > 0.0 for g in goals])
-        q = skeleton.clip(qb) if settings.use_limits and skeleton.has_limits else qb.copy()
+        q = skeleton._clip(qb) if settings.use_limits and skeleton.has_limits else qb.copy()
 
         iterations = np.zeros(big, dtype=np.int_)
         reasons = np.empty(big, dtype=object)
@@ -212,6 +262,7 @@ class IKSolver(ABC):
             threads = 1
         workers = worker_count(threads, big, skeleton._kin.n_nodes, self.work_per_thread)
         self.gate = Gate() if workers > 1 and self.gated else None
+        self.start(big, skeleton.n_dofs)
         args = (skeleton, goals, settings, q, blocks, active_goals)
         if workers == 1:
             self._iterate(*args, 0, big, out)
@@ -231,8 +282,35 @@ class IKSolver(ABC):
         error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
         reached_out = error <= settings.tolerance
         converged = reasons != StopReason.MAX_ITERATIONS
+        prios = sorted({g.priority for g in goals if g.weight > 0.0})
+        level_error = (
+            np.stack(
+                [
+                    out_gerr[
+                        :, [i for i, g in enumerate(goals) if g.weight > 0.0 and g.priority == p]
+                    ].max(axis=1)
+                    for p in prios
+                ],
+                axis=1,
+            )
+            if prios
+            else np.zeros((big, 0))
+        )
+        level_reached = level_error <= settings.tolerance
+        if self.lexicographic and prios:
+            converged &= level_reached[:, 0]
         if batched:
-            return SolveResult(out_q, converged, reached_out, iterations, error, out_gerr, reasons)
+            return SolveResult(
+                out_q,
+                converged,
+                reached_out,
+                iterations,
+                error,
+                out_gerr,
+                reasons,
+                level_error,
+                level_reached,
+            )
         return SolveResult(
             out_q[0],
             bool(converged[0]),
@@ -241,6 +319,8 @@ class IKSolver(ABC):
             float(error[0]),
             out_gerr[0],
             reasons[0],
+            level_error[0],
+            level_reached[0],
         )
 
     def _iterate(self, *args: Any) -> None:
@@ -272,7 +352,7 @@ class IKSolver(ABC):
         all_active = bool(active_goals.all())
         tb = settings.target_jacobian
         max_step = settings.max_step
-        finite_step = math.isfinite(max_step)
+        finite_step = math.isfinite(max_step) and not self.clamps_itself
         clip = settings.use_limits and skeleton.has_limits
         # State of the rows still iterating (compacted whenever rows finish): their
         # indices in the batch, q, best iterate/objective/errors, stall counters and
@@ -281,7 +361,8 @@ class IKSolver(ABC):
         full = hi - lo == big  # idx is arange(big): batched targets need no row selection
         qa = q[lo:hi]
         best_q = qa
-        best_obj = np.full(hi - lo, np.inf)
+        lex = self.lexicographic and len({b.priority for b in blocks}) > 1
+        best_obj = np.full((hi - lo, len({b.priority for b in blocks})) if lex else hi - lo, np.inf)
         best_gerr = np.zeros((hi - lo, n_goals))
         stall = np.zeros(hi - lo, dtype=np.int_)
         prev_e = np.full((hi - lo, 3 * len(blocks)), np.nan)
@@ -291,7 +372,11 @@ class IKSolver(ABC):
         stall_max = (
             self.stall_window if settings.stall_iterations is None else settings.stall_iterations
         )
-        last = settings.max_iterations
+        last = (
+            self.default_max_iterations
+            if settings.max_iterations is None
+            else settings.max_iterations
+        )
         memo: dict[str, Any] = {}  # gathered targets, reused while the rows are the same
         for it in range(last + 1):
             ev = skeleton.evaluate(
@@ -308,7 +393,15 @@ class IKSolver(ABC):
             obj = self.objective(ev.e, blocks)
             # stall counters and best iterate so far (best_* arrays are replaced, never
             # written in place); one row: the same rules on Python floats (cheaper)
-            if idx.size == 1:
+            if lex:
+                improved, better = lexicographic_less(obj, best_obj, keep_frac)
+                stall = np.where(improved, 0, stall + 1)
+                b2 = better[:, None]
+                best_q = np.where(b2, qa, best_q)
+                best_gerr = np.where(b2, gerr, best_gerr)
+                best_obj = np.where(b2, obj, best_obj)
+                done = it == last or bool((err <= tol).any() or (stall >= stall_max).any())
+            elif idx.size == 1:
                 o, bo = float(obj[0]), float(best_obj[0])
                 stall[0] = 0 if o < bo * keep_frac else stall[0] + 1
                 if o < bo:
@@ -401,6 +494,6 @@ class IKSolver(ABC):
                     dq = clamp_max_abs(dq, max_step)
             qn = qa + dq
             if clip:
-                qn = skeleton.clip(qn)
+                qn = skeleton._clip(qn)
             prev_e = e_k
             qa = qn

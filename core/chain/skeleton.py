@@ -87,7 +87,15 @@ from ..errors import (
     format_value,
 )
 from ..geometry.vec3 import skew
-from ..goals import Goal, PartialOrientationGoal, PoseGoal, PositionGoal
+from ..goals import (
+    AimGoal,
+    DirectionGoal,
+    Goal,
+    OrientationGoal,
+    PartialOrientationGoal,
+    PoseGoal,
+    PositionGoal,
+)
 from .joints import Ball, BoolArray, FloatArray, Hinge, IntArray, Joint
 from .kinematics import CYC, KinematicPlan
 from .residuals import (
@@ -102,6 +110,35 @@ from .residuals import (
 
 #: Goal-list structures whose evaluation plans a skeleton keeps (cleared when full).
 _PLAN_CACHE_SIZE = 64
+
+
+def goal_tuple(goals: Sequence[Goal], where: str = "goals") -> tuple[Goal, ...]:
+    """``goals`` as a non-empty tuple of goal objects (:mod:`core.goals`).
+
+    Raises InvalidGoalError for a single goal or None instead of a list, a non-goal entry,
+    or an empty list."""
+    if not isinstance(goals, list | tuple):
+        raise InvalidGoalError(
+            f"{where} must be a list or tuple of goals (e.g. [PositionGoal(...)]), got "
+            f"{format_value(goals)}"
+        )
+    kinds = (
+        PositionGoal,
+        OrientationGoal,
+        PoseGoal,
+        PartialOrientationGoal,
+        DirectionGoal,
+        AimGoal,
+    )
+    for i, g in enumerate(goals):
+        if not isinstance(g, kinds):
+            raise InvalidGoalError(
+                f"{where}[{i}] must be a goal (PositionGoal, OrientationGoal, PoseGoal, "
+                f"PartialOrientationGoal, DirectionGoal, AimGoal), got {format_value(g)}"
+            )
+    if not goals:
+        raise InvalidGoalError(f"{where} needs at least one goal, got none")
+    return tuple(goals)
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,6 +174,10 @@ class Skeleton:
     _goal_cache: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.joints, list | tuple):
+            raise InvalidSkeletonError(
+                f"Skeleton needs a list or tuple of Joint, got {self.joints!r}"
+            )
         joints = tuple(self.joints)
         if not joints:
             raise InvalidSkeletonError("Skeleton needs at least one joint, got none")
@@ -261,10 +302,19 @@ class Skeleton:
         return np.zeros(self.n_dofs)
 
     def clip(self, q: ArrayLike) -> FloatArray:
-        """``q`` clipped to [lower, upper] (any leading shape)."""
-        out: FloatArray = np.minimum(
-            np.maximum(np.asarray(q, dtype=np.float64), self.lower), self.upper
-        )
+        """``q`` clipped to [lower, upper] (any leading shape, last axis n_dofs).
+
+        Raises InvalidInputError for a non-numeric, non-finite or misshaped q."""
+        arr = finite_array(q, "q", InvalidInputError)
+        if arr.ndim < 1 or arr.shape[-1] != self.n_dofs:
+            raise InvalidInputError(
+                f"q must have shape (…, {self.n_dofs}) for this skeleton, got {arr.shape}"
+            )
+        return self._clip(arr)
+
+    def _clip(self, q: FloatArray) -> FloatArray:
+        """:meth:`clip` without validation, for the solvers' own arrays."""
+        out: FloatArray = np.minimum(np.maximum(q, self.lower), self.upper)
         return out
 
     # ------------------------------------------------------------------ kinematics
@@ -299,6 +349,7 @@ class Skeleton:
 
     def blocks(self, goals: Sequence[Goal]) -> tuple[RowBlock, ...]:
         """Row layout of ``errors``/``jacobian`` for ``goals`` (validates joints)."""
+        goals = goal_tuple(goals)
         out: list[RowBlock] = []
         row = 0
         for gi, goal in enumerate(goals):
@@ -601,6 +652,7 @@ class Skeleton:
         return Evaluation(e, jac, gerr, blocks, lambda: kin.standard_last(f, ws))
 
     def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
+        goals = goal_tuple(goals)
         qb, batched = self.check_q(q)
         sizes = {g._n for g in goals if g._n is not None}
         if len(sizes) > 1:

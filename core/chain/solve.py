@@ -9,12 +9,12 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import InvalidGoalError, InvalidInputError, UnsupportedMethodError, format_value
+from ..errors import InvalidInputError, UnsupportedMethodError, format_value
 from ..goals import Goal
 from .loop import FloatArray, SolveResult, StepState, clamp_max_abs
 from .registry import STEP_CLASSES
 from .settings import Method, SolveSettings
-from .skeleton import Skeleton
+from .skeleton import Skeleton, goal_tuple
 
 
 def solve(
@@ -88,12 +88,12 @@ def step_once(
         raise UnsupportedMethodError(
             f"method must be an implemented Method, got {format_value(method)}"
         )
-    goals = tuple(goals)
-    if not goals:
-        raise InvalidGoalError("step_once needs at least one goal, got none")
+    if not isinstance(skeleton, Skeleton):
+        raise InvalidInputError(f"skeleton must be a Skeleton, got {format_value(skeleton)}")
+    goals = goal_tuple(goals)
     qb, batched = skeleton._batch(q, goals)
     if settings.use_limits:
-        qb = skeleton.clip(qb)
+        qb = skeleton._clip(qb)
     rows = np.arange(qb.shape[0], dtype=np.intp)
     tb = settings.target_jacobian
     ev = skeleton.evaluate(qb, goals, rows=rows, target_based=tb)
@@ -128,5 +128,5 @@ def step_once(
     )
     qn = qb + clamp_max_abs(dq, settings.max_step)
     if settings.use_limits:
-        qn = skeleton.clip(qn)
+        qn = skeleton._clip(qn)
     return qn if batched else qn[0]

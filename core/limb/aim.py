@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, ShapeMismatchError, format_value
+from ..errors import InvalidGoalError, ShapeMismatchError, finite_array, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_rotation
 from ..goals import AimGoal
@@ -179,18 +179,20 @@ def solve_aim(
     n = goal._n
     single = n is None
     sizes: dict[str, int | None] = {"goal": n}
-    w = np.eye(3) if wrist is None else np.asarray(wrist, dtype=np.float64)
+    w = np.eye(3) if wrist is None else finite_array(wrist, "wrist", InvalidGoalError)
     if wrist is not None:
+        if w.ndim not in (2, 3) or w.shape[-2:] != (3, 3):
+            raise InvalidGoalError(f"wrist must be a rotation (3, 3) or (N, 3, 3), got {w.shape}")
         check_rotation(w, name="wrist", error=InvalidGoalError)
         sizes["wrist"] = None if w.ndim == 2 else int(w.shape[0])
-    th = None if elbow is None else np.asarray(elbow, dtype=np.float64)
+    th = None if elbow is None else finite_array(elbow, "elbow", InvalidGoalError)
     if th is not None:
         if th.ndim > 1 or not np.all(np.isfinite(th)):
             raise InvalidGoalError(
                 f"elbow must be a finite scalar or (N,) array, got {format_value(elbow)}"
             )
         sizes["elbow"] = None if th.ndim == 0 else len(th)
-    sw = None if swivel is None else np.asarray(swivel, dtype=np.float64)
+    sw = None if swivel is None else finite_array(swivel, "swivel", InvalidGoalError)
     if sw is not None:
         if sw.ndim > 1 or not np.all(np.isfinite(sw)):
             raise InvalidGoalError(
@@ -201,6 +203,10 @@ def solve_aim(
     if len(set(batched.values())) > 1:
         raise ShapeMismatchError(f"batch sizes must agree, got {batched}")
     nb = next(iter(batched.values())) if batched else 1
+    if nb == 0:
+        raise InvalidGoalError(
+            f"an aim solve needs at least one goal; got an empty batch ({batched})"
+        )
     target = np.broadcast_to(np.asarray(goal.target), (nb, 3))
     goal_b = AimGoal(
         target,

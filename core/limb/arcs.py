@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, InvalidInputError, format_value
+from ..errors import InvalidGoalError, InvalidInputError, finite_array, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from ..goals import AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
@@ -334,13 +334,21 @@ def limits_at_bound(
     A spherical joint's angles are read in its limits' Euler order, from the Euler family
     that lies within the limits (the first family if neither does).
     """
+    if not isinstance(limb, Limb):
+        raise InvalidGoalError(f"limb must be a Limb, got {limb!r}")
+    t_arr = finite_array(elbow, "elbow", InvalidGoalError)
+    if t_arr.shape != ():
+        raise InvalidGoalError(f"elbow must be one angle (rad), got {elbow!r}")
+    for name, rot in (("shoulder", shoulder), ("wrist", wrist)):
+        if finite_array(rot, name, InvalidGoalError).shape != (3, 3):
+            raise InvalidGoalError(f"{name} must be a 3×3 rotation, got {rot!r}")
     limits = limb.limits
     if limits is None:
         return ()
     out: list[str] = []
     if limits.elbow is not None:
         lo, hi = limits.elbow
-        t = float(elbow)
+        t = float(t_arr)
         if any(abs(V.wrap(t - b)) <= tol for b in (lo, hi)):
             out.append("elbow")
     for joint, rot in (("shoulder", shoulder), ("wrist", wrist)):

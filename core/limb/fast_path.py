@@ -92,7 +92,10 @@ def solve_fast(
             return None
     et: list[float] | None = None
     if elbow_target is not None:
-        eta = np.asarray(elbow_target, dtype=np.float64)
+        try:
+            eta = np.asarray(elbow_target, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None  # the general path names the bad value
         if eta.shape != (3,):
             return None
         et = eta.tolist()

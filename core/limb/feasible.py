@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..errors import InvalidInputError
 from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from .kernel import Circle, Problem, elbow_matrix
@@ -195,6 +196,11 @@ def feasible_sets(
 ) -> _Feasible:
     """Feasible φ intervals (§3.2.4): (A1 ∪ A2) ∩ (B1 ∪ B2), and A1 ∪ A2 alone."""
     n = len(theta)
+    if n == 0:  # an empty batch: no intervals
+        out0 = _Feasible()
+        out0.all = np.zeros((0, 1, 2))
+        out0.bp, out0.feas_shoulder = np.zeros((0, 2)), np.zeros((0, 1), dtype=bool)
+        return out0
     eqs = [np.zeros((3, n, 0))]
     if limits.shoulder is not None:
         eqs.append(_joint_equations(sh, limits.shoulder))
@@ -322,8 +328,21 @@ def objective_swivel(
     phi = start + (t - before)
 
     def cost(p: FloatArray) -> FloatArray:
-        ang = _angles_at(limits, sh, wr, theta, p)
-        return np.asarray(objective(ang.reshape(-1, 7)), dtype=np.float64).reshape(p.shape)
+        ang = _angles_at(limits, sh, wr, theta, p).reshape(-1, 7)
+        try:
+            f = np.asarray(objective(ang), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(
+                f"strategy (a callable objective) must return numbers, failed with {exc!r}"
+            ) from exc
+        if f.shape != (len(ang),):
+            raise InvalidInputError(
+                f"strategy (a callable objective) must map angles ({len(ang)}, 7) to costs "
+                f"({len(ang)},), returned shape {f.shape}"
+            )
+        # NaN costs (outside the objective's domain) never win the minimisation
+        out: FloatArray = np.where(np.isnan(f), np.inf, f).reshape(p.shape)
+        return out
 
     f = cost(phi)
     best = np.argmin(f, axis=1)

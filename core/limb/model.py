@@ -20,14 +20,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import (
     InvalidGoalError,
+    InvalidInputError,
     InvalidLimbError,
     InvalidLimitsError,
+    ShapeMismatchError,
     finite_array,
     format_value,
 )
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_order, check_rotation, euler_spec, rodrigues
-from ..goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
+from ..goals import MAX_COORDINATE, ROTATION_TOLERANCE, PoseGoal, PositionGoal
 
 FloatArray = NDArray[np.float64]
 
@@ -97,17 +99,52 @@ def batch_of(arr: FloatArray, core_ndim: int, name: str) -> int | None:
     )
 
 
+def _public_array(value: ArrayLike, name: str, tail: tuple[int, ...]) -> FloatArray:
+    """``value`` as a finite float array whose last axes are ``tail`` (the public methods'
+    arguments); raises InvalidInputError naming it otherwise."""
+    arr = finite_array(value, name, InvalidInputError)
+    if arr.ndim < len(tail) or arr.shape[arr.ndim - len(tail) :] != tail:
+        raise InvalidInputError(
+            f"{name} must have shape (…, {', '.join(map(str, tail))}), got {arr.shape}"
+        )
+    return arr
+
+
+def _lenient_array(value: ArrayLike, name: str, tail: tuple[int, ...]) -> FloatArray:
+    """As :func:`_public_array`, but a float64 ndarray of the right trailing shape passes
+    as it is, NaN included (the membership tests take the solvers' NaN-padded angle
+    families; NaN is never inside a limit, so their boolean answer stays honest)."""
+    if (
+        type(value) is np.ndarray
+        and value.dtype == np.float64
+        and value.ndim >= len(tail)
+        and value.shape[value.ndim - len(tail) :] == tail
+    ):
+        return value
+    return _public_array(value, name, tail)
+
+
 def _angle_bounds(
     value: Sequence[float | None] | ArrayLike | None, default: float, name: str
 ) -> tuple[float, float, float]:
     if value is None:
         return (default, default, default)
-    items = list(value)  # type: ignore[arg-type]
+    items = list(value) if isinstance(value, list | tuple | np.ndarray) else []
     if len(items) != 3:
-        raise InvalidLimitsError(f"{name} must have 3 angles (x, y, z), got {format_value(value)}")
+        raise InvalidLimitsError(
+            f"{name} must be 3 angles (x, y, z) in rad (None or ±inf: free), got "
+            f"{format_value(value)}"
+        )
     out = []
     for v in items:
-        f = default if v is None else float(v)  # type: ignore[arg-type]
+        if v is not None and (
+            not isinstance(v, int | float | np.integer | np.floating) or isinstance(v, bool)
+        ):
+            raise InvalidLimitsError(
+                f"{name} entries must be numbers (rad) or None, got {format_value(v)} in "
+                f"{format_value(value)}"
+            )
+        f = default if v is None else float(v)
         if math.isnan(f):
             raise InvalidLimitsError(f"{name} must not contain NaN, got {format_value(value)}")
         out.append(f)
@@ -173,7 +210,7 @@ class EulerLimits:
 
     def contains(self, angles: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
         """Whether Euler angles (..., 3) lie within the limits (mod 2π, with slack ``tol``)."""
-        a = np.asarray(angles, dtype=np.float64)
+        a = _lenient_array(angles, "angles", (3,))
         width = self._width
         d = np.mod(a - self._lo, V.TAU)
         ok: BoolArray = ((d <= width + tol) | (d >= V.TAU - tol)).all(axis=-1)
@@ -285,7 +322,7 @@ class LimbLimits:
     def elbow_contains(self, angle: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
         if self.elbow is None:
             return np.ones(np.shape(angle), dtype=bool)
-        return _in_range(np.asarray(angle, dtype=np.float64), *self.elbow, tol)
+        return _in_range(_lenient_array(angle, "angle", ()), *self.elbow, tol)
 
 
 class LimbConstants:
@@ -391,11 +428,16 @@ class Limb:
         b = _transform(self.b, "Limb.b")
         eff = _transform(self.effector, "Limb.effector")
         k = _unit(self.elbow_axis, "Limb.elbow_axis", InvalidLimbError)
-        for name, t in (("Limb.a", a), ("Limb.b", b)):
-            if np.linalg.norm(t[:3, 3]) < 1e-9:
+        for name, t in (("Limb.a", a), ("Limb.b", b), ("Limb.effector", eff)):
+            if name != "Limb.effector" and np.linalg.norm(t[:3, 3]) < 1e-9:
                 raise InvalidLimbError(
                     f"{name} translation (segment length) must be non-zero, got "
                     f"{format_value(t[:3, 3])}"
+                )
+            if float(np.max(np.abs(t[:3, 3]))) > MAX_COORDINATE:
+                raise InvalidLimbError(
+                    f"{name} translation must be within ±{MAX_COORDINATE:g} m "
+                    f"(core.goals.MAX_COORDINATE), got {format_value(t[:3, 3])}"
                 )
         if self.limits is not None and not isinstance(self.limits, LimbLimits):
             raise InvalidLimitsError(
@@ -459,14 +501,19 @@ class Limb:
             shoulder: R1, rotation(s) (…, 3, 3). elbow: θ4 (…) radians.
             wrist: R2, rotation(s) (…, 3, 3). Leading axes broadcast.
         """
-        r1 = np.asarray(shoulder, dtype=np.float64)
-        r2 = np.asarray(wrist, dtype=np.float64)
-        th = np.asarray(elbow, dtype=np.float64)
+        r1 = _public_array(shoulder, "shoulder", (3, 3))
+        r2 = _public_array(wrist, "wrist", (3, 3))
+        th = _public_array(elbow, "elbow", ())
         e = np.asarray(self.effector)
-        m = self._elbow_rot(th)  # Ra Rθ Rb
-        rot_w = r1 @ m @ r2
-        p_w = self.wrist_position(r1, th)[..., None]
-        shape = np.broadcast_shapes(rot_w.shape[:-2], p_w.shape[:-2])
+        try:
+            m = self._elbow_rot(th)  # Ra Rθ Rb
+            rot_w = r1 @ m @ r2
+            p_w = self.wrist_position(r1, th)[..., None]
+            shape = np.broadcast_shapes(rot_w.shape[:-2], p_w.shape[:-2])
+        except ValueError as exc:
+            raise ShapeMismatchError(
+                f"shoulder {r1.shape}, elbow {th.shape} and wrist {r2.shape} do not broadcast"
+            ) from exc
         out = np.zeros(shape + (4, 4))
         out[..., :3, :3] = rot_w @ e[:3, :3]
         out[..., :3, 3] = p_w[..., 0] + (rot_w @ e[:3, 3])
@@ -475,14 +522,14 @@ class Limb:
 
     def elbow_position(self, shoulder: ArrayLike) -> FloatArray:
         """Elbow joint centre (…, 3) in the shoulder frame: R1 · tA."""
-        r1 = np.asarray(shoulder, dtype=np.float64)
+        r1 = _public_array(shoulder, "shoulder", (3, 3))
         out: FloatArray = r1 @ np.asarray(self.a)[:3, 3]
         return out
 
     def wrist_position(self, shoulder: ArrayLike, elbow: ArrayLike) -> FloatArray:
         """Wrist joint centre (…, 3) in the shoulder frame: R1 (tA + RA Rθ tB)."""
-        r1 = np.asarray(shoulder, dtype=np.float64)
-        th = np.asarray(elbow, dtype=np.float64)
+        r1 = _public_array(shoulder, "shoulder", (3, 3))
+        th = _public_array(elbow, "elbow", ())
         a = np.asarray(self.a)
         b = np.asarray(self.b)
         local = (
@@ -493,7 +540,12 @@ class Limb:
                 @ b[:3, 3][:, None]
             )[..., 0]
         )
-        out: FloatArray = (r1 @ local[..., None])[..., 0]
+        try:
+            out: FloatArray = (r1 @ local[..., None])[..., 0]
+        except ValueError as exc:
+            raise ShapeMismatchError(
+                f"shoulder {r1.shape} and elbow {th.shape} do not broadcast"
+            ) from exc
         return out
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import InvalidGoalError, ShapeMismatchError, format_value
+from ..errors import InvalidGoalError, ShapeMismatchError, finite_array, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from ..goals import PartialOrientationGoal, PoseGoal
@@ -149,13 +149,23 @@ def choose_psi(
     elif strategy in (PsiStrategy.LOWEST_WRIST, PsiStrategy.HIGHEST_WRIST):
         if up is None:
             raise InvalidGoalError(f"PsiStrategy.{strategy.name} needs up=(x, y, z)")
-        upv = np.asarray(up, dtype=np.float64)
+        try:
+            upv = np.asarray(up, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidGoalError(f"up must be a finite non-zero 3-vector, got {up!r}") from exc
         if (
-            upv.shape[-1:] != (3,)
+            upv.ndim not in (1, 2)
+            or upv.shape[-1:] != (3,)
             or not np.all(np.isfinite(upv))
             or np.any(np.linalg.norm(upv, axis=-1) < 1e-12)
         ):
-            raise InvalidGoalError(f"up must be a finite non-zero 3-vector, got {format_value(up)}")
+            raise InvalidGoalError(
+                f"up must be a finite non-zero 3-vector (3,) or (N, 3), got {format_value(up)}"
+            )
+        if upv.ndim == 2 and (centre.ndim != 2 or len(upv) != len(centre)):
+            raise ShapeMismatchError(
+                f"up has {len(upv)} rows but the goals have batch shape {centre.shape[:-1]}"
+            )
         upv = V.unit_rows(upv)
         # height = up·centre − (cosψ up·K1 + sinψ up·K2)
         y, x = np.sum(upv * k2, axis=-1), np.sum(upv * k1, axis=-1)
@@ -247,9 +257,17 @@ def solve_partial(
     if pose_kwargs.get("wrist") is not None:
         raise InvalidGoalError("wrist does not apply to a PartialOrientationGoal (ψ sets it)")
     pose_kwargs = {k: v for k, v in pose_kwargs.items() if k != "wrist"}
+    if not isinstance(psi_strategy, PsiStrategy):
+        raise InvalidGoalError(
+            f"psi_strategy must be a PsiStrategy ({', '.join(s.name for s in PsiStrategy)}), "
+            f"got {psi_strategy!r}"
+        )
+    for key in ("swivel", "elbow_target"):  # validated here: some rows never reach _prepare
+        if pose_kwargs.get(key) is not None:
+            finite_array(pose_kwargs[key], key, InvalidGoalError)
     n = goal._n
     ref = np.asarray(limb.swivel_reference)
-    psi_arr = None if psi is None else np.asarray(psi, dtype=np.float64)
+    psi_arr = None if psi is None else finite_array(psi, "psi", InvalidGoalError)
     if psi_arr is not None and (psi_arr.ndim > 1 or not np.all(np.isfinite(psi_arr))):
         raise InvalidGoalError(
             f"psi must be a finite scalar or (N,) array, got {format_value(psi)}"

@@ -160,9 +160,9 @@ def solve_checked(
                 f"elbow_near must be a scalar or one value per goal, got shape {near_arr.shape}"
             )
         near = float(near_arr) if near_arr.ndim == 0 else near_arr
-    return solve_general(
-        limb, pgoal, w, sw, et, strategy, n, limits if limits_active(limits) else None, near
-    )
+    # an empty batch has nothing to limit: the free path returns the empty solution
+    active = limits_active(limits) and n != 0
+    return solve_general(limb, pgoal, w, sw, et, strategy, n, limits if active else None, near)
 
 
 def solve_general(

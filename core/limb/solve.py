@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import InvalidGoalError
+from ..errors import InvalidGoalError, finite_array
 from ..goals import AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
 from .aim import solve_aim
 from .fast_path import solve_fast
@@ -157,7 +157,10 @@ def feasible_swivel(
     if elbow is not None and not isinstance(goal, AimGoal):
         raise InvalidGoalError(f"elbow applies to AimGoal, not {type(goal).__name__}")
     if isinstance(goal, PartialOrientationGoal):
-        rot = partial_rotation(goal, 0.0 if psi is None else psi, np.asarray(limb.swivel_reference))
+        psi_v = 0.0 if psi is None else finite_array(psi, "psi", InvalidGoalError)
+        if np.ndim(psi_v) > 1:
+            raise InvalidGoalError(f"psi must be a scalar or (N,), got shape {np.shape(psi_v)}")
+        rot = partial_rotation(goal, psi_v, np.asarray(limb.swivel_reference))
         pos = np.broadcast_to(np.asarray(goal.position), rot.shape[:-2] + (3,))
         return feasible_swivel(limb, PoseGoal(pos, rot))
     if isinstance(goal, AimGoal):

@@ -17,5 +17,8 @@ def test_quick_run_writes_every_row(tmp_path: Path) -> None:
         for name in ("Y", "double-Y", "arm"):
             assert f"| {method.name} | {name} | " in text
     for method in Method:
-        for name in ("Y", "double-Y"):
-            assert text.count(f"| {method.name} | {name} | ") == 2
+        for name in ("Y", "double-Y"):  # table 0 (issue 16), table 1, the tracking table
+            assert text.count(f"| {method.name} | {name} | ") == 3
+        for name in ("arm position", "arm pose", "12-hinge chain"):  # table 0
+            assert f"| {method.name} | {name} | " in text
+    assert "## Defaults (issue 16)" in text

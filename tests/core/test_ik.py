@@ -75,28 +75,21 @@ def test_converges_within_budget(method, name):
 
 
 def test_jacobian_transpose_on_arm_pose_goals():
-    """The limitation, with numbers: 7 of the 8 arm pose problems are reached within
-    50,000 iterations (measured: 3301, 33474, 47829, 3262, 2464, 2136, 2531); problem 5
-    is not (2.5e-5 after 200,000). Its target has the elbow 0.027 rad from straight:
-    σ_min(J) = 0.003 against σ_max = 1.9, so steepest descent's contraction per iteration
-    is ≈ 1 − 2(σ_min/σ_max)² ≈ 1 − 5e-6 along the stretch direction. The error still falls
-    steadily (no stall). It is the target's geometry, not the m/rad mix of the pose error:
-    the pose fixes the wrist 0.54995 m from the shoulder (0.55 at full stretch), so every
-    solution has that elbow angle; with a position goal only, the redundancy lets JT
-    settle at elbow 0.26 rad (σ_min/σ_max = 0.05) in 586 iterations."""
+    """Issue 16 changed this contract: with Barzilai–Borwein steps JT reaches all 8 arm
+    pose problems (measured: 132, 439, 378, 183, 135, 1671, 120, 139 iterations; with
+    Buss's α alone 7 of 8 within 50,000 and problem 5 at 2.5e-5 after 200,000). Problem
+    5's target has the elbow 0.027 rad from straight: σ_min(J) = 0.003 against σ_max =
+    1.9 (steepest descent's contraction ≈ 1 − 5e-6 per iteration), so it needs more than
+    the default budget of 1,000 iterations."""
     fx = arm_chain()
     goals, q0, qs = reachable_goals(fx)
     sk = fx.skeleton
     assert abs(qs[5, 3]) < 0.03  # the near-straight elbow
     sv = np.linalg.svd(sk.jacobian(qs[5], [single(g, 5) for g in goals]), compute_uv=False)
     assert sv[-1] / sv[0] < 2e-3
-    start = sk.goal_errors(q0, goals).max(axis=1)
-    r = solve(sk, goals, q0, Method.JACOBIAN_TRANSPOSE, SolveSettings(max_iterations=50_000))
-    expect = np.ones(8, bool)
-    expect[5] = False
-    np.testing.assert_array_equal(r.reached, expect)
-    assert r.reason[5] is StopReason.MAX_ITERATIONS and r.iterations[5] == 50_000
-    assert 1e-6 < r.error[5] < 1e-3 * start[5]
+    r = solve(sk, goals, q0, Method.JACOBIAN_TRANSPOSE, SolveSettings(max_iterations=5_000))
+    assert r.reached.all()
+    assert r.iterations[5] > 1_000 and np.all(np.delete(r.iterations, 5) < 1_000)
 
 
 @pytest.mark.parametrize("method", IMPLEMENTED, ids=lambda m: m.name)

@@ -89,10 +89,9 @@ def test_extended_jacobian_default_stall_window_lets_it_converge():
     differences (the BLAS kernel decides whether a 20-iteration window happens to stall
     here), so neither a stall nor an iteration count is asserted: only the windows and
     that the default reaches the goal."""
-    assert STEP_CLASSES[Method.EXTENDED_JACOBIAN].stall_window == 100
-    assert all(
-        c.stall_window == 20 for m, c in STEP_CLASSES.items() if m is not Method.EXTENDED_JACOBIAN
-    )
+    wide = (Method.EXTENDED_JACOBIAN, Method.JACOBIAN_TRANSPOSE)  # JT: BB steps (issue 16)
+    assert all(STEP_CLASSES[m].stall_window == 100 for m in wide)
+    assert all(c.stall_window == 20 for m, c in STEP_CLASSES.items() if m not in wide)
     fx = buss_double_y()
     goals, q0, _ = reachable_goals(fx)
     g = [single(x, 2) for x in goals]
@@ -135,23 +134,21 @@ def test_ccd_on_pose_goals_and_the_double_y_reduces_error_monotonically():
 
 
 def test_ccd_on_arm_pose_goals():
-    """The limitation, with numbers: on the arm with the full pose goal CCD reaches the 8
-    problems in 1723, 11773, 16193, 1682, 1056, —, 1163 and 1632 sweeps (measured with a
-    20,000 budget); problem 5 (elbow 0.027 rad from straight at the target) is still at
-    4.4e-5 after 20,000 sweeps. Here, within 2,000 sweeps: the five fast ones are reached,
-    the other three have cut their error by more than 100× and are still improving
-    (MAX_ITERATIONS, not STALLED); monotonicity is checked above."""
+    """The limitation, with numbers (issue 16 changed them: the sweeps are now
+    Anderson-accelerated). Plain CCD reached the 8 arm pose problems in 1723, 11773,
+    16193, 1682, 1056, —, 1163 and 1632 sweeps; accelerated: 16, 19, 21, 155, 181, —, 19,
+    186. Problem 5 (elbow 0.027 rad from straight at the target, σ_min/σ_max < 2e-3) is
+    still at ~5e-5 after 2,000 sweeps (MAX_ITERATIONS, not STALLED); monotonicity is
+    checked above."""
     fx = arm_chain()
     sk = fx.skeleton
     goals, q0, _ = reachable_goals(fx)
     start = sk.goal_errors(q0, goals).max(axis=1)
     r = solve(sk, goals, q0, Method.CCD, SolveSettings(max_iterations=2000))
-    fast = np.array([0, 3, 4, 6, 7])
-    slow = np.array([1, 2, 5])
-    assert np.all(r.reached[fast]) and np.all(r.iterations[fast] <= 1750)
-    assert not np.any(r.reached[slow])
-    assert all(r.reason[i] is StopReason.MAX_ITERATIONS for i in slow)
-    assert np.all(r.error[slow] < 1e-2 * start[slow])
+    fast = np.array([0, 1, 2, 3, 4, 6, 7])
+    assert np.all(r.reached[fast]) and np.all(r.iterations[fast] <= 400)
+    assert not r.reached[5] and r.reason[5] is StopReason.MAX_ITERATIONS
+    assert r.error[5] < 1e-2 * start[5]
 
 
 def test_ccd_direction_and_orientation_updates_are_exact_per_dof():
@@ -473,7 +470,8 @@ def test_soch_lorencz_pseudoinverse_jumps_extended_jacobian_does_not():
     extended Jacobian moves < 25 points per step and stays within 20 points of the path."""
     step = np.linalg.norm(soch_ellipse_targets(64)[1] - soch_ellipse_targets(64)[0])
     pd, pdisp, pdq = _track(Method.PSEUDOINVERSE)
-    ed, edisp, edq = _track(Method.EXTENDED_JACOBIAN)
+    # their weight w = 1 (the default became 0.01 in issue 16, for convergence at rest)
+    ed, edisp, edq = _track(Method.EXTENDED_JACOBIAN, extended_weight=1.0)
     assert step == pytest.approx(5.3, abs=0.05)
     assert pdisp.max() > 300.0 and pdq.max() > 5.0 and pd.max() > 250.0
     assert edisp.max() < 25.0 and edq.max() < 0.5 and ed.max() < 20.0

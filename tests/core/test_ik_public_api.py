@@ -66,6 +66,8 @@ def test_solve_signature_result_fields_and_methods():
         "error",
         "per_goal_error",
         "reason",
+        "level_error",
+        "level_reached",
     ]
     assert {m.name for m in core.Method} == {
         "JACOBIAN_TRANSPOSE",

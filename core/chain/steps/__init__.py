@@ -40,7 +40,10 @@ POSITION and ROTATION blocks a sweep costs one forward kinematics (the DOF's rot
 applied to what lies below it by Rodrigues' formula, see :class:`CCDStep`); with
 DIRECTION or AIM blocks the skeleton is re-evaluated after each DOF (n evaluations).
 CCD never increases the objective ‖e‖² within a sweep (each DOF update is an exact 1-D
-minimisation), but converges only linearly: see the tests for budgets.
+minimisation), but converges only linearly, so the sweeps are Anderson-accelerated (a
+sweep is a fixed-point map; :meth:`CCDStep._accelerate`), an accelerated point taken
+only where it lowers ‖e‖² below the current one — the objective still never increases.
+One iteration is a sweep plus one residual evaluation; default budget 1,000 iterations.
 
 LBFGSB — Ki & Sheen §3: minimise F(q) = ‖e(q)‖² + γ²‖q − q_ref‖² (Eq. 3.1; e weighted as
 in the loop, γ = ``tikhonov``, q_ref = ``q_rest`` or zeros) subject to the bounds (Eq. 3.2)
@@ -85,8 +88,14 @@ their limits (a clamping loop, see :class:`TaskPriorityStep`). The per-step
 clamp is applied level by level: each level's increment is scaled so that
 max |Δq| ≤ ``max_step`` with the budget left by the levels above (a lower level never
 shrinks a higher level's step; one clamp of the total would let a large, ill-conditioned
-low-priority correction stall the high-priority goals). The loop's objective for this
-method is lexicographic-like: Σ_k 10^{6(L−k)}‖e_k‖² (priority 0 dominates).
+low-priority correction stall the high-priority goals). Strict priority (issue 16): after
+each step the levels above the lowest are restored (Gauss–Newton projections back onto
+them at the new point), lower-level steps that make the levels lexicographically worse
+are retried with more damping (Levenberg–Marquardt acceptance), and the loop compares
+iterates lexicographically, level 0 first, a met level (every goal within
+``tolerance``) counting as 0 — so an iterate meeting level 0 always beats one that does
+not, whatever the lower levels' errors, and a row whose level 0 is unmet is not
+``converged``.
 
 EXTENDED_JACOBIAN — Šoch & Lórencz §2: the Jacobian of the goals is extended with rows for
 every "basic element" (two adjacent segments p → k → c, labelled i : i+2 in the paper):

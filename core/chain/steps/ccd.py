@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from ...geometry.rotations import rodrigues
 from ...geometry.vec3 import cross_rows
 from ...goals import AimGoal
-from ..loop import FloatArray, IKSolver, StepState
+from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
 from ..registry import register
 from ..residuals import BlockKind, RowBlock
 from ..settings import Method
@@ -101,9 +101,30 @@ class CCDStep(IKSolver):
     accumulate across sweeps. DIRECTION and AIM blocks use the re-evaluating sweep."""
 
     method = Method.CCD
+    default_max_iterations = 1000
     #: A sweep is many short calls per DOF, so a second thread pays only on more work
     #: (measured crossovers: docs/decisions.md).
     work_per_thread = 25_000
+
+    #: Anderson acceleration depth (sweeps remembered), :meth:`_accelerate`; 0 turns it
+    #: off. Measured on 20 random reachable targets 0.3 rad away, budget 1,000 sweeps
+    #: (plain CCD → accelerated, reached and median sweeps): Y 18/20, 238 → 20/20, 18;
+    #: double-Y 19/20, 298 → 20/20, 34; arm pose 12/20 (2,000 sweeps), 1,626 → 19/20, 25
+    #: (the miss ends at 9e-3, where plain CCD ends too); 12-joint chain 20/20, 54 → 15.
+    #: Depth 10 gave the same rates.
+    DEPTH = 5
+    #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, count (start()).
+    _hist: tuple[FloatArray, FloatArray, FloatArray, FloatArray, NDArray[np.intp]] | None = None
+
+    def start(self, rows: int, n: int) -> None:
+        m = self.DEPTH
+        self._hist = (
+            np.zeros((rows, n)),
+            np.zeros((rows, n)),
+            np.zeros((rows, m, n)),
+            np.zeros((rows, m, n)),
+            np.zeros(rows, dtype=np.intp),
+        )
 
     def step(self, state: StepState) -> FloatArray:
         sk = state.skeleton
@@ -111,8 +132,66 @@ class CCDStep(IKSolver):
         lo, hi = dof_bounds(state)
         active = [blk for blk in state.blocks if blk.weight > 0.0]
         if all(b.kind in (BlockKind.POSITION, BlockKind.ROTATION) for b in active):
-            return self._fast_sweep(state, active, gj, lo, hi)
-        return self._general_sweep(state, gj, lo, hi)
+            f = self._fast_sweep(state, active, gj, lo, hi)
+        else:
+            f = self._general_sweep(state, gj, lo, hi)
+        if self._hist is None or self.DEPTH == 0:  # step_once: one plain sweep
+            return f
+        return self._accelerate(state, f)
+
+    def _accelerate(self, state: StepState, f: FloatArray) -> FloatArray:
+        """Anderson acceleration of the sweeps (Anderson 1965; Walker & Ni 2011, type II):
+        a sweep is a fixed-point map q ↦ T(q) = q + f(q); with the last m changes
+        ΔG = [T(q_i) − T(q_{i−1})] and ΔF = [f(q_i) − f(q_{i−1})], γ = argmin ‖f − ΔF γ‖
+        and q⁺ = T(q) − ΔG γ (γ from the m × m normal equations with a 1e-10 relative
+        ridge). Safeguarded: q⁺ is taken only when its objective is below the one at q (one
+        evaluation), else the plain sweep T(q); the history is kept either way. Comparing
+        with T(q) instead (a second evaluation) rejected almost every accelerated step —
+        Anderson steps are not monotone per sweep but much faster over several — and
+        restarting the history on a rejection left 1–4 of 20 rows crawling. Checking the
+        accelerated point lazily instead (at the next iteration, from the loop's own
+        evaluation, falling back to T(q) there) saves the evaluation but measured worse
+        (100 problems: Y 98 % against 100 %, arm pose 84 % against 93 %). Cost: one
+        sweep plus this evaluation and the m × m solve — 11–19 % more per iteration than
+        a plain sweep (Y, double-Y, arm), for 5–60× fewer iterations."""
+        q_last, f_last, dg, df, cnt = self._hist  # type: ignore[misc]
+        rows = state.rows
+        q = state.q
+        g = q + f
+        m = self.DEPTH
+        c = cnt[rows]
+        have = c > 0
+        slot = c % m
+        if have.any():
+            r = rows[have]
+            dg[r, slot[have]] = g[have] - (q_last[r] + f_last[r])
+            df[r, slot[have]] = f[have] - f_last[r]
+        q_last[rows] = q
+        f_last[rows] = f
+        cnt[rows] = c + 1
+        k = np.minimum(c, m)
+        use = k > 0
+        if not use.any():
+            return f
+        r = rows[use]
+        a_f = df[r] * (np.arange(m) < k[use, None])[:, :, None]  # (u, m, n), unused rows 0
+        a_g = dg[r] * (np.arange(m) < k[use, None])[:, :, None]
+        gram = a_f @ np.swapaxes(a_f, -1, -2)
+        scale = np.maximum(np.trace(gram, axis1=-2, axis2=-1), 1e-300)
+        gram = gram + (1e-10 * scale)[:, None, None] * np.eye(m)
+        gamma = np.linalg.solve(gram, matvec(a_f, f[use])[..., None])[..., 0]  # (u, m)
+        q_acc = g[use] - np.einsum("um,umn->un", gamma, a_g)
+        st = state.settings
+        q_acc = q[use] + clamp_max_abs(q_acc - q[use], st.max_step)  # the loop's clamp, first
+        if st.use_limits:
+            q_acc = state.skeleton._clip(q_acc)
+        trial = q.copy()
+        trial[use] = q_acc
+        # the residual only (no Jacobian: cheaper than state.evaluate)
+        e_t = state.skeleton.evaluate(trial, state.goals, rows=rows, jacobian=False).e
+        better = use & (np.sum(e_t * e_t, axis=1) < np.sum(state.e * state.e, axis=1))
+        out: FloatArray = np.where(better[:, None], trial - q, f)
+        return out
 
     @staticmethod
     def _fast_sweep(
@@ -163,10 +242,11 @@ class CCDStep(IKSolver):
             if mp.size:
                 w1, p1 = w[:, None], p[:, None]  # (b, 1, 3)
                 rel = points[:, mp] - p1
-                c = sw[mp] * cross_rows(w1, rel)
+                wxr = cross_rows(w1, rel)  # also turns the points below (after the update)
+                c = sw[mp] * wxr
                 ei = sw[mp] * (targets[:, mp] - points[:, mp])
-                big_a += 2.0 * np.sum(c * c + ei * cross_rows(c, w1), axis=(1, 2))
-                big_b += 2.0 * np.sum(ei * c, axis=(1, 2))
+                big_a += 2.0 * (c * c + ei * cross_rows(c, w1)).sum(axis=(1, 2))
+                big_b += 2.0 * (ei * c).sum(axis=(1, 2))
             if mr.size:
                 e_rot = r_t[:, mr] @ np.swapaxes(r_c[:, mr], -1, -2)  # (b, k, 3, 3)
                 tr = np.trace(e_rot, axis1=-2, axis2=-1)
@@ -187,10 +267,7 @@ class CCDStep(IKSolver):
             if mp.size:
                 ca, sa = np.cos(delta)[:, None, None], np.sin(delta)[:, None, None]
                 points[:, mp] = (
-                    p1
-                    + rel * ca
-                    + cross_rows(w1, rel) * sa
-                    + w1 * (np.sum(w1 * rel, -1)[..., None] * (1.0 - ca))
+                    p1 + rel * ca + wxr * sa + w1 * (np.sum(w1 * rel, -1)[..., None] * (1.0 - ca))
                 )
             ins = inner[j]
             if mr.size or ins.size:

@@ -2,27 +2,84 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numpy.typing import NDArray
 
-from ..loop import FloatArray, IKSolver, StepState, matvec
+from ..loop import FloatArray, IKSolver, IntArray, StepState, matvec
 from ..registry import register
 from ..settings import Method, NullSpace
 
 
 @register
 class JacobianTransposeStep(IKSolver):
-    """Buss §3: Δq = α Jᵀe with α = ⟨e, JJᵀe⟩ / ⟨JJᵀe, JJᵀe⟩ (0 when JJᵀe = 0)."""
+    """Buss §3: Δq = α Jᵀe, with a Barzilai–Borwein step length.
+
+    Buss's α = ⟨e, JJᵀe⟩ / ⟨JJᵀe, JJᵀe⟩ (0 when JJᵀe = 0; the step that minimises
+    ‖e − αJJᵀe‖ for the linearised error) is the exact line search of steepest descent
+    on ½‖e‖², which zig-zags: on Buss's Y it reached none of 20 random reachable targets
+    (from 0.3 rad away) in 200 iterations. From the second iteration on, the step is
+    Barzilai & Borwein's (1988) α_BB = ⟨s, s⟩ / ⟨s, y⟩ with s = q_k − q_{k−1} and
+    y = g_{k−1} − g_k the change of the descent direction g = Jᵀe (the gradient of ½‖e‖²
+    is −g): the secant estimate of the inverse curvature along the last step. It is not
+    monotone (the loop keeps the best iterate; :attr:`stall_window` 100); where
+    ⟨s, y⟩ ≤ 0 (negative curvature) or the step is zero, Buss's α is used. The previous q
+    and g are kept per batch row for the iterations of one solve. Measured on 20 random
+    reachable targets 0.3 rad (σ) away, budget 1,000: Y 20/20 (median 115 iterations),
+    double-Y 20/20 (310), 7-DOF arm position 20/20 (26), pose 19/20 (160; the miss is
+    near a singularity, σ_min/σ_max ≈ 2e-3, where first-order steps crawl), 12-joint
+    chain 20/20 (23). BB's shorter step ⟨s, y⟩/⟨y, y⟩ and alternating the two were
+    measured too: faster on the double-Y (265 iterations) but 16–17/20 on the arm's
+    poses. Default budget 3,000 iterations (≈ 0.2 s on one problem): on 100 arm pose
+    targets 92 % are reached within 1,000, 98 % within 3,000 (5,000: no more)."""
 
     method = Method.JACOBIAN_TRANSPOSE
+    #: Per thread of the solve: the rows, q and g of the previous iteration (created by
+    #: start(); None in step_once, which then takes Buss's α).
+    _history: dict[int, tuple[IntArray, FloatArray, FloatArray]] | None = None
+
+    def start(self, rows: int, n: int) -> None:
+        self._history = {}
+
+    #: BB steps are not monotone: the error may stay above its best for tens of
+    #: iterations while converging (a 20-iteration window stalled 5 of 20 reachable
+    #: double-Y targets).
+    stall_window = 100
+    default_max_iterations = 3000
 
     def step(self, state: StepState) -> FloatArray:
         g = matvec(np.swapaxes(state.J, -1, -2), state.e)
+        history = self._history
+        bb: FloatArray | None = None
+        ok: NDArray[np.bool_] | None = None
+        if history is not None:
+            # per thread (a threaded solve's chunks share this instance): the rows, q and
+            # g of the previous iteration; rows only ever drop out (compaction keeps order)
+            key = threading.get_ident()
+            prev = history.get(key)
+            rows = state.rows
+            if prev is not None and state.iteration > 0:
+                r0, q_p, g_p = prev
+                if len(r0) != len(rows):
+                    pick = np.searchsorted(r0, rows)
+                    q_p, g_p = q_p[pick], g_p[pick]
+                s = state.q - q_p
+                sy = np.add.reduce(s * (g_p - g), axis=-1)
+                ok = sy > 0.0
+                bb = np.add.reduce(s * s, axis=-1) / np.where(ok, sy, 1.0)
+            history[key] = (rows, state.q, g)
+        if bb is not None and ok is not None and ok.all():
+            out: FloatArray = bb[:, None] * g
+            return out
+        # Buss's α (first iteration, step_once, or negative curvature)
         jg = matvec(state.J, g)
         num = np.sum(state.e * jg, axis=-1)
         den = np.sum(jg * jg, axis=-1)
         alpha = np.where(den > 0.0, num / np.where(den > 0.0, den, 1.0), 0.0)
-        out: FloatArray = alpha[:, None] * g
+        if bb is not None and ok is not None:
+            alpha = np.where(ok, bb, alpha)
+        out = alpha[:, None] * g
         return out
 
 

@@ -76,28 +76,43 @@ def _lbfgsb(
     st: SolveSettings,
 ) -> FloatArray:
     """Minimise ``fun(x, shift)`` from ``x0`` within [lo, hi] for each shift in turn
-    (scipy L-BFGS-B, ``maxcor``/``maxiter`` from the settings, no early stop)."""
+    (scipy L-BFGS-B, ``maxcor``/``maxiter`` from the settings). ``fun`` may raise
+    :class:`_GoalsMet` (at an x that meets every goal): the minimisation stops there."""
     bounds = scipy.optimize.Bounds(
         np.where(np.isfinite(lo), lo, -np.inf), np.where(np.isfinite(hi), hi, np.inf)
     )
     x = x0
     for shift in shifts:
-        res = scipy.optimize.minimize(
-            fun,
-            x,
-            args=(shift,),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=bounds,
-            options={
-                "maxcor": st.lbfgsb_memory,
-                "maxiter": st.lbfgsb_iterations,
-                "ftol": 0.0,
-                "gtol": 0.0,
-            },
-        )
-        x = np.clip(np.asarray(res.x, dtype=np.float64), lo, hi)
+        try:
+            res = scipy.optimize.minimize(
+                fun,
+                x,
+                args=(shift,),
+                jac=True,
+                method="L-BFGS-B",
+                bounds=bounds,
+                options={
+                    "maxcor": st.lbfgsb_memory,
+                    "maxiter": st.lbfgsb_iterations,
+                    "ftol": 0.0,
+                    "gtol": 0.0,
+                },
+            )
+            x = np.clip(np.asarray(res.x, dtype=np.float64), lo, hi)
+        except _GoalsMet as met:
+            x = met.x
     return x
+
+
+class _GoalsMet(Exception):  # noqa: N818 (a signal, not an error)
+    """Raised by the LBFGSB objective at an x (within the bounds) where every goal is met
+    to ``tolerance``: the loop's next test reports REACHED there, so the remaining
+    L-BFGS-B iterations would only cost time (with ``ftol = gtol = 0`` scipy otherwise
+    runs all ``lbfgsb_iterations`` of them)."""
+
+    def __init__(self, x: FloatArray) -> None:
+        super().__init__()
+        self.x = x
 
 
 @register
@@ -124,13 +139,20 @@ class LBFGSBStep(IKSolver):
             shifts = subdivided_offsets(state, st.subdivisions)
         shifts.append(np.zeros_like(state.e))
         memo: dict[str, object] = {}
+        final = shifts[-1]
+        active = np.array([g.weight > 0.0 for g in goals])
+        tol = st.tolerance
 
         def objective(
             x: FloatArray, shift: FloatArray, rows: NDArray[np.intp]
         ) -> tuple[float, FloatArray]:
-            """F at x (1, n) and its gradient (1, n)."""
+            """F at x (1, n) and its gradient (1, n); raises _GoalsMet where the final
+            targets are met (inside the bounds: scipy evaluates only there)."""
             ev = sk.evaluate(x, goals, rows=rows, memo=memo)
             assert ev.J is not None
+            if shift.base is final or shift is final:
+                if active.any() and float(ev.goal_error[0, active].max()) <= tol:
+                    raise _GoalsMet(x[0].copy())
             e = ev.e - shift
             d = x - ref
             f = float(np.sum(e * e) + g2 * np.sum(d * d))
