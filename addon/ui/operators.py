@@ -19,6 +19,7 @@ from ..run import solve
 from ..run.bake import bake_object
 from . import preferences
 from .poll import Needs, check
+from .translations import rpt_
 
 #: What an operator's execute / invoke / modal returns.
 OperatorResult = set[Literal["RUNNING_MODAL", "CANCELLED", "FINISHED", "PASS_THROUGH",
@@ -58,7 +59,7 @@ class _ArmatureOperator(bpy.types.Operator):
         obj = bpy.data.objects.get(name) if name else context.active_object
         if obj is None or obj.type != "ARMATURE":
             shown = name or getattr(obj, "name", "")
-            self.report({"ERROR"}, f"Limber: {shown!r} is not an armature object")
+            self.report({"ERROR"}, rpt_("Limber: {!r} is not an armature object").format(shown))
             return None
         return obj
 
@@ -66,7 +67,7 @@ class _ArmatureOperator(bpy.types.Operator):
         if name:
             limb = obj.limber.limbs.get(name)
             if limb is None:
-                self.report({"ERROR"}, f"Limber: no limb {name!r} on {obj.name!r}")
+                self.report({"ERROR"}, rpt_("Limber: no limb {!r} on {!r}").format(name, obj.name))
                 return []
             return [limb]
         return [lb for lb in obj.limber.limbs if lb.enabled]
@@ -109,8 +110,8 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
         detection = detect.detect(obj)
         found = detection.limbs
         if not found:
-            self.report({"WARNING"}, f"Limber: no arms or legs recognised in {obj.name!r}: "
-                        f"{detection.report()}")
+            self.report({"WARNING"}, rpt_("Limber: no arms or legs recognised in {!r}: {}")
+                        .format(obj.name, detection.report()))
             return {"CANCELLED"}
         limbs = obj.limber.limbs
         dg = context.evaluated_depsgraph_get()
@@ -128,11 +129,11 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
                 try:
                     solve.snap_swivel(obj, limb)
                 except MappingError as exc:
-                    self.report({"WARNING"}, f"Limber: {limb.name}: {exc}")
+                    self.report({"WARNING"}, rpt_("Limber: {}: {}").format(limb.name, exc))
         if detection.missing:
-            self.report({"WARNING"}, f"Limber: {detection.report()}")
+            self.report({"WARNING"}, rpt_("Limber: {}").format(detection.report()))
         else:
-            self.report({"INFO"}, f"Limber: {detection.report()}")
+            self.report({"INFO"}, rpt_("Limber: {}").format(detection.report()))
         return {"FINISHED"}
 
 
@@ -164,13 +165,15 @@ class LIMBER_OT_add_limb(_ArmatureOperator):
         bone = obj.data.bones.get(name)
         if bone is None or bone.parent is None or bone.parent.parent is None:
             self.report(
-                {"ERROR"}, f"Limber: bone {name!r} needs a parent and a grandparent to be a limb"
+                {"ERROR"},
+                rpt_("Limber: bone {!r} needs a parent and a grandparent to be a limb")
+                .format(name),
             )
             return {"CANCELLED"}
         segments = detect.segmented(bone.name, bone.parent.name, bone.parent.parent.name)
         if segments:
-            self.report({"ERROR"}, f"Limber: {segments}; map the unsegmented (ORG- or FK) "
-                        "bones instead")
+            self.report({"ERROR"}, rpt_("Limber: {}; map the unsegmented (ORG- or FK) "
+                                         "bones instead").format(segments))
             return {"CANCELLED"}
         limb = obj.limber.limbs.add()
         limb.name = self.limb_name or bone.name
@@ -207,7 +210,7 @@ class LIMBER_OT_remove_limb(_ArmatureOperator):
         data = obj.limber
         i = data.active_limb_index if self.index < 0 else self.index
         if not 0 <= i < len(data.limbs):
-            self.report({"ERROR"}, f"Limber: no limb at index {i}")
+            self.report({"ERROR"}, rpt_("Limber: no limb at index {}").format(i))
             return {"CANCELLED"}
         solve.STATUS.pop((obj.name, data.limbs[i].name), None)
         solve.release_switch(obj, data.limbs[i])
@@ -247,7 +250,7 @@ class LIMBER_OT_add_chain(_ArmatureOperator):
         try:
             mapping.chain_bones(obj, self.root_bone, [tip])
         except MappingError as exc:
-            self.report({"ERROR"}, f"Limber: {exc}")
+            self.report({"ERROR"}, rpt_("Limber: {}").format(exc))
             return {"CANCELLED"}
         chain = obj.limber.chains.add()
         chain.name = self.chain_name or tip
@@ -280,7 +283,7 @@ class LIMBER_OT_remove_chain(_ArmatureOperator):
         chains = obj.limber.chains
         i = len(chains) - 1 if self.index < 0 else self.index
         if not 0 <= i < len(chains):
-            self.report({"ERROR"}, f"Limber: no chain at index {i}")
+            self.report({"ERROR"}, rpt_("Limber: no chain at index {}").format(i))
             return {"CANCELLED"}
         solve.CHAIN_STATUS.pop((obj.name, chains[i].name), None)
         chains.remove(i)
@@ -303,13 +306,14 @@ class LIMBER_OT_solve(_ArmatureOperator):
         try:
             statuses = solve.solve_object(obj, context.evaluated_depsgraph_get())
         except MappingError as exc:
-            self.report({"ERROR"}, f"Limber: {exc}")
+            self.report({"ERROR"}, rpt_("Limber: {}").format(exc))
             return {"CANCELLED"}
         bad = [s for s in statuses if s.message != "ok"]
         for s in bad:
-            self.report({"WARNING"}, f"Limber: {s.limb}: {s.message}")
+            self.report({"WARNING"}, rpt_("Limber: {}: {}").format(s.limb, s.message))
         if not statuses:
-            self.report({"WARNING"}, f"Limber: {obj.name!r} has no enabled limbs or chains")
+            self.report({"WARNING"},
+                        rpt_("Limber: {!r} has no enabled limbs or chains").format(obj.name))
         return {"FINISHED"}
 
 
@@ -349,7 +353,7 @@ class LIMBER_OT_bake(_ArmatureOperator):
             if not self.properties.is_property_set(name):
                 setattr(self, name, getattr(context.scene, name))
         if self.frame_end < self.frame_start:
-            self.report({"ERROR"}, "Limber: the end frame is before the start frame")
+            self.report({"ERROR"}, rpt_("Limber: the end frame is before the start frame"))
             return {"CANCELLED"}
         names = [lb.name for lb in obj.limber.limbs if lb.enabled]
         chains = [c.name for c in obj.limber.chains if c.enabled]
@@ -368,17 +372,18 @@ class LIMBER_OT_bake(_ArmatureOperator):
                 chains=chains,
             )
         except MappingError as exc:
-            self.report({"ERROR"}, f"Limber: {exc}")
+            self.report({"ERROR"}, rpt_("Limber: {}").format(exc))
             return {"CANCELLED"}
         finally:
             wm.progress_end()
         for name, why in result.skipped.items():
-            self.report({"WARNING"}, f"Limber: {name} skipped: {why}")
+            self.report({"WARNING"}, rpt_("Limber: {} skipped: {}").format(name, why))
         for st in result.worst:
             if st.solved and not st.reached:
-                self.report({"WARNING"}, f"Limber: {st.limb}: {st.message}")
+                self.report({"WARNING"}, rpt_("Limber: {}: {}").format(st.limb, st.message))
         if not result.keys_written:
-            self.report({"WARNING"}, f"Limber: nothing baked on {obj.name!r} (0 keys)")
+            self.report({"WARNING"},
+                        rpt_("Limber: nothing baked on {!r} (0 keys)").format(obj.name))
             return {"CANCELLED"}
         if self.disable_limbs:
             for items, done in ((obj.limber.limbs, names), (obj.limber.chains, chains)):
@@ -386,8 +391,8 @@ class LIMBER_OT_bake(_ArmatureOperator):
                     if it.name in done:
                         it.enabled = False
         self.report(
-            {"INFO"}, f"Limber: baked {len(result.frames)} frames, {result.keys_written} keys "
-            f"into the {result.destination}"
+            {"INFO"}, rpt_("Limber: baked {} frames, {} keys into the {}").format(
+                len(result.frames), result.keys_written, result.destination)
         )
         return {"FINISHED"}
 
@@ -420,12 +425,12 @@ class _SnapOperator(_ArmatureOperator):
                 if snap is not None and snap.residual > solve.SNAP_RESIDUAL_REPORTED:
                     off.append(f"{lb.name} {snap.residual * 1000.0:.3g} mm")
         except (MappingError, LimberError) as exc:
-            self.report({"ERROR"}, f"Limber: {exc}")
+            self.report({"ERROR"}, rpt_("Limber: {}").format(exc))
             return {"CANCELLED"}
         if off:
-            self.report({"WARNING"}, "Limber: the FK elbow is off the hinge circle (the "
-                        "lower bone turns about more than its hinge axis); IK will move it "
-                        "by: " + ", ".join(off))
+            self.report({"WARNING"}, rpt_("Limber: the FK elbow is off the hinge circle (the "
+                                           "lower bone turns about more than its hinge axis); "
+                                           "IK will move it by: {}").format(", ".join(off)))
         return {"FINISHED"}
 
 

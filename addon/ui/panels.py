@@ -38,7 +38,7 @@ def deg(angle: float) -> str:
 
 def _limit_names(names: Sequence[str]) -> str:
     many = len(names) > 1 or any("+" in n for n in names)
-    return ", ".join(names) + (" limits" if many else " limit")
+    return (iface_("{} limits") if many else iface_("{} limit")).format(", ".join(names))
 
 
 def format_feasible(
@@ -54,10 +54,12 @@ def format_feasible(
     ``"feasible: any swivel"``, ``"no feasible swivel: shoulder X limit"``.
     """
     if not intervals:
-        return "no feasible swivel" + (f": {_limit_names(blocking)}" if blocking else "")
+        if blocking:
+            return iface_("no feasible swivel: {}").format(_limit_names(blocking))
+        return iface_("no feasible swivel")
     if len(intervals) == 1 and intervals[0][1] - intervals[0][0] >= 2.0 * math.pi - 1e-9:
-        return "feasible: any swivel"
-    return "feasible " + ", ".join(f"{deg(lo)}–{deg(hi)}" for lo, hi in intervals)
+        return iface_("feasible: any swivel")
+    return iface_("feasible {}").format(", ".join(f"{deg(lo)}–{deg(hi)}" for lo, hi in intervals))
 
 
 def status_icon(status: Any) -> str:
@@ -86,7 +88,7 @@ def status_lines(
     if status is None:
         return [(iface_("not solved yet (Solve or Live)"), "INFO")]
     if not status.solved:
-        return [(status.message or "not solved", "ERROR")]
+        return [(status.message or iface_("not solved"), "ERROR")]
     rows: list[tuple[str, str]] = []
     pe_mm = status.position_error * 1000.0
     oe_deg = math.degrees(status.orientation_error)
@@ -97,18 +99,23 @@ def status_lines(
     else:
         rows.append((iface_("orientation out of reach by {:.2f}°").format(oe_deg), "ERROR"))
     if not status.within_limits:
-        which = f": {_limit_names(blocking)}" if blocking else ""
-        rows.append((iface_("outside limits") + which, "ERROR"))
+        text = (iface_("outside limits: {}").format(_limit_names(blocking)) if blocking
+                else iface_("outside limits"))
+        rows.append((text, "ERROR"))
     elif at_bound:
         rows.append((iface_("at limit: {}").format(", ".join(at_bound)), "INFO"))
     else:
         rows.append((iface_("within limits"), "CHECKMARK"))
-    how = ", measured" if getattr(status, "measured", "model") == "depsgraph" else ""
-    rows.append((f"error {pe_mm:.3f} mm, {oe_deg:.3f}°{how}", "DRIVER_DISTANCE"))
+    error = (iface_("error {:.3f} mm, {:.3f}°, measured")
+             if getattr(status, "measured", "model") == "depsgraph"
+             else iface_("error {:.3f} mm, {:.3f}°"))
+    rows.append((error.format(pe_mm, oe_deg), "DRIVER_DISTANCE"))
     rows.append((iface_("{:.0f} µs per solve").format(status.solve_us), "TIME"))
     if getattr(status, "solver", "ANALYTIC") != "ANALYTIC":
-        why = f" ({status.stop_reason})" if getattr(status, "stop_reason", "") else ""
-        rows.append((f"{status.solver}: {status.iterations} iterations{why}", "INFO"))
+        text = iface_("{}: {} iterations").format(status.solver, status.iterations)
+        if getattr(status, "stop_reason", ""):
+            text += f" ({status.stop_reason})"
+        rows.append((text, "INFO"))
     notes = [n for n in (status.message or "").split("; ") if not n.startswith(_COVERED)]
     other = "; ".join(n for n in notes if n and n != "ok")
     if other:
@@ -233,12 +240,18 @@ def draw_actions(layout: Any, context: Any, obj: Any) -> None:
 def hinge_label(obj: Any, limb: Any) -> str:
     """The hinge axis a limb uses and where it came from, e.g. ``"Hinge (0.87, 0, 0.5):
     bent pose in the animation"``."""
+    return hinge_row(obj, limb)[0]
+
+
+def hinge_row(obj: Any, limb: Any) -> tuple[str, bool]:
+    """:func:`hinge_label` and whether it is an alert (no axis, or the default one)."""
     try:
         rig = solve.rig_for(obj, limb)
     except MappingError as exc:
-        return f"Hinge axis cannot be found: {exc}"
+        return iface_("Hinge axis cannot be found: {}").format(exc), True
     k = ", ".join(f"{v:.3g}" for v in rig.hinge_axis + 0.0)
-    return f"Hinge ({k}): {HINGE_SOURCES.get(rig.hinge_source, rig.hinge_source)}"
+    source = iface_(HINGE_SOURCES.get(rig.hinge_source, rig.hinge_source))
+    return iface_("Hinge ({}): {}").format(k, source), rig.hinge_source == "DEFAULT"
 
 
 def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
@@ -262,12 +275,12 @@ def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
     if limb.hinge_axis == "CUSTOM":
         col.prop(limb, "hinge_custom", text="")
     r = col.row()
-    text = hinge_label(obj, limb)
-    r.alert = "default" in text or "cannot" in text
+    text, r.alert = hinge_row(obj, limb)
     r.label(text=text, icon="CON_ROTLIMIT")
     if limb.switch_bone:
-        col.label(text=f"IK/FK switch of {limb.switch_bone}: FK while Limber drives the limb "
-                  "(restored on removal)", icon="ARMATURE_DATA")
+        col.label(text=iface_("IK/FK switch of {}: FK while Limber drives the limb "
+                              "(restored on removal)").format(limb.switch_bone),
+                  icon="ARMATURE_DATA")
 
     box = layout.box()
     ctl = box.column()
@@ -301,12 +314,13 @@ def saved_status_lines(pg: Any) -> list[tuple[str, str]]:
     the evaluated pose) as read-only (text, icon) rows."""
     if pg.position_error < 0.0 and not pg.message:
         return [(iface_("no status yet (Solve, Live or Bake)"), "INFO")]
-    how = "measured on the evaluated pose" if pg.measured else "proven model"
+    how = iface_("measured on the evaluated pose") if pg.measured else iface_("proven model")
     rows = [
         (iface_("reached" if pg.reached else "not reached"),
          "CHECKMARK" if pg.reached else "ERROR"),
-        (f"frame {pg.frame}: {pg.position_error * 1000.0:.3f} mm, "
-         f"{math.degrees(pg.orientation_error):.3f}° ({how})", "DRIVER_DISTANCE"),
+        (iface_("frame {}: {:.3f} mm, {:.3f}° ({})").format(
+            pg.frame, pg.position_error * 1000.0, math.degrees(pg.orientation_error), how),
+         "DRIVER_DISTANCE"),
     ]
     if pg.message and pg.message != "ok":
         rows.append((pg.message, "INFO"))

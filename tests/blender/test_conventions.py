@@ -9,11 +9,13 @@ preferences as users set them (``context.preferences.addons[...]``), keys, trans
 
 from __future__ import annotations
 
+import ast
 import importlib
 import math
 import string
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import bpy
@@ -336,14 +338,54 @@ def test_translation_hook(limber: Any) -> None:
     assert tr.PACKAGE == limber.module
     assert tr.iface_("out of reach by {:.1f} mm").format(2.0) == "out of reach by 2.0 mm"
     fields = string.Formatter()
+
+    def placeholders(text: str) -> list[tuple[str | None, str | None, str | None]]:
+        """The replacement fields (name, spec, conversion) in order; words may move."""
+        return [f[1:] for f in fields.parse(text) if f[1] is not None]
+
     for table in tr.TRANSLATIONS.values():
         for (_ctx, msg), text in table.items():
-            assert [f[1:] for f in fields.parse(msg)] == [f[1:] for f in fields.parse(text)]
+            assert placeholders(msg) == placeholders(text), (msg, text)
     st = type("S", (), dict(solved=True, reached=False, position_error=0.002,
                             orientation_error=0.0, within_limits=True, solve_us=1.0,
                             message="ok"))()
     assert panels.status_lines(st)[0] == ("out of reach by 2.0 mm", "ERROR")
+    assert tr.rpt_("Limber: no limb at index {}").format(3) == "Limber: no limb at index 3"
     tr.unregister()
     tr.unregister()
     tr.register()
     tr.register()
+
+
+def _templates(path: Path, helpers: tuple[str, ...]) -> list[tuple[str, str, int]]:
+    """(helper, template, line) of each call ``helper("literal"...)`` in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in helpers and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
+            found.append((node.func.id, node.args[0].value, node.lineno))
+    return found
+
+
+def test_every_translated_template_is_in_the_table(limber: Any) -> None:
+    """Every literal passed to ``iface_`` / ``rpt_`` in the panels and operators, and every
+    hinge source the panel translates, has an entry in each locale's table; every operator
+    report goes through ``rpt_`` (no f-string or bare literal reaches ``self.report``)."""
+    tr = limber.sub("addon.ui.translations")
+    sources = {n: Path(limber.sub(f"addon.ui.{n}").__file__) for n in ("panels", "operators")}
+    used = [t for n, path in sources.items() for t in _templates(path, ("iface_", "rpt_"))]
+    assert len(used) >= 40, used  # the scan sees the helpers' calls
+    hinge = limber.sub("addon.bridge.rig").HINGE_SOURCES.values()
+    for locale, table in tr.TRANSLATIONS.items():
+        missing = [(h, m, line) for h, m, line in used if ("*", m) not in table]
+        missing += [("HINGE_SOURCES", m, 0) for m in hinge if ("*", m) not in table]
+        assert not missing, (locale, missing)
+    tree = ast.parse(sources["operators"].read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "report" and len(node.args) == 2):
+            text = ast.unparse(node.args[1])
+            assert text.startswith("rpt_("), (node.lineno, text)
+
