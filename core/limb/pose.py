@@ -155,7 +155,7 @@ def solve_checked(
     near = None
     if elbow_near is not None:
         near_arr = finite_array(elbow_near, "elbow_near", InvalidGoalError)
-        if near_arr.ndim > 1 or (near_arr.ndim == 1 and len(near_arr) != (n or 0)):
+        if near_arr.ndim > 1 or (near_arr.ndim == 1 and (n is None or len(near_arr) != n)):
             raise ShapeMismatchError(
                 f"elbow_near must be a scalar or one value per goal, got shape {near_arr.shape}"
             )

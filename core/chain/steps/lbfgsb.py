@@ -77,7 +77,10 @@ def _lbfgsb(
 ) -> FloatArray:
     """Minimise ``fun(x, shift)`` from ``x0`` within [lo, hi] for each shift in turn
     (scipy L-BFGS-B, ``maxcor``/``maxiter`` from the settings). ``fun`` may raise
-    :class:`_GoalsMet` (at an x that meets every goal): the minimisation stops there."""
+    :class:`_GoalsMet` (at an x that meets every goal): the minimisation stops there.
+    With no DOF there is nothing to minimise (scipy rejects empty bounds): ``x0``."""
+    if x0.size == 0:
+        return x0
     bounds = scipy.optimize.Bounds(
         np.where(np.isfinite(lo), lo, -np.inf), np.where(np.isfinite(hi), hi, np.inf)
     )
