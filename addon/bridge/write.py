@@ -18,12 +18,13 @@ from ...core import (
     Ball,
     EulerLimits,
     Fixed,
-    axis_angle_to_matrix,
     euler_to_matrix,
     matrix_to_axis_angle,
     matrix_to_euler_families,
     matrix_to_quat,
     nearest_eulers,
+    quaternion_of,
+    rotation_about,
 )
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> t
     """
     mode = str(pose_bone.rotation_mode)
     if mode == "QUATERNION":
-        q = tuple(float(v) for v in matrix_to_quat(r))
+        q = quaternion_of(r)
         cur = pose_bone.rotation_quaternion
         if q[0] * cur[0] + q[1] * cur[1] + q[2] * cur[2] + q[3] * cur[3] < 0.0:
             return (-q[0], -q[1], -q[2], -q[3])
@@ -108,7 +109,7 @@ def write_limb(
     depsgraph evaluation happens here; evaluate once after all limbs are written.
     """
     pbs = obj.pose.bones
-    rl = axis_angle_to_matrix(rig.hinge_axis, theta)
+    rl = rotation_about(rig.hinge_axis, theta)
     items: list[tuple[str, FloatArray, EulerLimits | None]] = [
         (rig.upper, r1, rig.family_limits[0]),
         (rig.lower, rl, rig.family_limits[1]),
@@ -159,7 +160,7 @@ def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, 
                 e[i] = float(qj[0]) * float(np.sign(axis[i]))
                 vals = tuple(e)
             else:
-                vals = rotation_values(pb, axis_angle_to_matrix(axis, float(qj[0])), None)
+                vals = rotation_values(pb, rotation_about(axis, float(qj[0])), None)
         path = rotation_path(pb)
         setattr(pb, path, vals)
         written[name] = (path, vals)
