@@ -21,6 +21,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .rotations import relative_angle
+
 FloatArray = NDArray[np.float64]
 
 __all__ = [
@@ -218,16 +220,6 @@ def quaternion_of(r: ArrayLike) -> tuple[float, float, float, float]:
     return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
 
 
-def _angle(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Angle between rotations (..., 3, 3), stable near 0 (atan2 of skew and trace)."""
-    rel = np.swapaxes(a, -1, -2) @ b
-    c = (np.trace(rel, axis1=-2, axis2=-1) - 1.0) / 2.0
-    skew = rel - np.swapaxes(rel, -1, -2)
-    s = np.linalg.norm(skew, axis=(-2, -1)) / (2.0 * math.sqrt(2.0))
-    out: FloatArray = np.arctan2(s, c)
-    return out
-
-
 def goal_errors(kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
                 ) -> tuple[FloatArray, FloatArray]:
     """Position and orientation error of end frames against target frames.
@@ -249,7 +241,8 @@ def goal_errors(kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
     if kind == "POSITION":
         return pos, zero
     if kind == "POSE":
-        return pos, _angle(orthonormalize_yz(e[..., :3, :3]), orthonormalize_yz(t[..., :3, :3]))
+        ye, yt = orthonormalize_yz(e[..., :3, :3]), orthonormalize_yz(t[..., :3, :3])
+        return pos, relative_angle(ye, yt)
     d = e[..., :3, :3] @ ax
     d = d / np.linalg.norm(d, axis=-1, keepdims=True)
     if kind == "PARTIAL":
