@@ -17,6 +17,7 @@ from ..residuals import BlockKind, RowBlock
 from ..settings import Method
 from ..skeleton import Skeleton
 from .common import dof_bounds, goal_joints
+from .dls import _dls
 
 
 def _aim_vectors(
@@ -83,6 +84,61 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
     )
 
 
+#: B = w · vee(H − Hᵀ) = Σ_kij w_k S_kij H_ij (S_kij = −ε_kij, the Levi-Civita symbol).
+_SKEW_VEE = np.zeros((3, 3, 3))
+for _k, _i, _j in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    _SKEW_VEE[_k, _i, _j], _SKEW_VEE[_k, _j, _i] = -1.0, 1.0
+
+
+@lru_cache(maxsize=64)
+def _sweep_plan(
+    skeleton: Skeleton,
+    pos: tuple[tuple[int, float], ...],
+    rot: tuple[tuple[int, float], ...],
+) -> tuple[
+    tuple[
+        int,
+        slice | NDArray[np.intp],
+        FloatArray | None,
+        slice | NDArray[np.intp],
+        FloatArray | None,
+        NDArray[np.intp] | None,
+    ],
+    ...,
+]:
+    """The fast sweep's order and selections: per DOF j that moves a goal (from the last
+    DOF to the first), the position goals below it (index, or a slice for all) with 2 ×
+    their weights, the rotation goals below it with their weights (None when there are
+    none) and its joint's inner DOFs (:func:`_inner_dofs`, None when there are none).
+    Keyed by the goals' (joint, weight) pairs."""
+    below = skeleton.ancestors[skeleton.dof_joint]  # (n, J)
+    wp_all = 2.0 * np.array([w for _, w in pos])
+    wr_all = np.array([w for _, w in rot])
+    inner = _inner_dofs(skeleton)
+
+    def select(cols: NDArray[np.bool_]) -> slice | NDArray[np.intp]:
+        return slice(None) if cols.all() else np.flatnonzero(cols)
+
+    plan = []
+    for j in range(skeleton.n_dofs - 1, -1, -1):
+        bp = below[j, [g for g, _ in pos]] if pos else np.zeros(0, dtype=bool)
+        br = below[j, [g for g, _ in rot]] if rot else np.zeros(0, dtype=bool)
+        if not (bp.any() or br.any()):
+            continue  # φ* = 0: the DOF stays (q is inside [lo, hi])
+        mp, mr = select(bp), select(br)
+        plan.append(
+            (
+                j,
+                mp,
+                wp_all[mp] if bp.any() else None,
+                mr,
+                wr_all[mr] if br.any() else None,
+                inner[j] if inner[j].size else None,
+            )
+        )
+    return tuple(plan)
+
+
 @register
 class CCDStep(IKSolver):
     """Cyclic coordinate descent per DOF with limits (Lee; module docstring).
@@ -113,6 +169,8 @@ class CCDStep(IKSolver):
     #: (the miss ends at 9e-3, where plain CCD ends too); 12-joint chain 20/20, 54 → 15.
     #: Depth 10 gave the same rates.
     DEPTH = 5
+    #: Factors on ``damping`` of the damped least-squares rescue steps (:meth:`_accelerate`).
+    RESCUE_DAMPING: tuple[float, ...] = (1.0, 10.0)
     #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, count (start()).
     _hist: tuple[FloatArray, FloatArray, FloatArray, FloatArray, NDArray[np.intp]] | None = None
 
@@ -182,15 +240,34 @@ class CCDStep(IKSolver):
         gamma = np.linalg.solve(gram, matvec(a_f, f[use])[..., None])[..., 0]  # (u, m)
         q_acc = g[use] - np.einsum("um,umn->un", gamma, a_g)
         st = state.settings
+        sk = state.skeleton
         q_acc = q[use] + clamp_max_abs(q_acc - q[use], st.max_step)  # the loop's clamp, first
-        if st.use_limits:
-            q_acc = state.skeleton._clip(q_acc)
-        trial = q.copy()
+        # the rescue: damped least-squares steps from q (Wang & Chen's combination), with
+        # RESCUE_DAMPING × λ for each factor (λ = ``damping``)
+        lam2 = max(st.damping**2, 1e-300)
+        q_dls = [
+            q + clamp_max_abs(_dls(state.J, state.e, lam2 * f2 * f2), st.max_step)
+            for f2 in self.RESCUE_DAMPING
+        ]
+        trial = g.copy()
         trial[use] = q_acc
-        # the residual only (no Jacobian: cheaper than state.evaluate)
-        e_t = state.skeleton.evaluate(trial, state.goals, rows=rows, jacobian=False).e
-        better = use & (np.sum(e_t * e_t, axis=1) < np.sum(state.e * state.e, axis=1))
-        out: FloatArray = np.where(better[:, None], trial - q, f)
+        cand = np.concatenate([trial, *q_dls])
+        if st.use_limits:
+            cand = sk._clip(cand)
+        # every candidate's residual in one evaluation (no Jacobian)
+        nc = len(q_dls) + 1
+        e_t = sk.evaluate(cand, state.goals, rows=np.tile(rows, nc), jacobian=False).e
+        obj = np.add.reduce(e_t * e_t, axis=1).reshape(nc, -1)
+        obj0 = np.add.reduce(state.e * state.e, axis=1)
+        better = use & (obj[0] < obj0)
+        best = 1 + np.argmin(obj[1:], axis=0)
+        b = len(rows)
+        rescue = ~better & (obj[best, np.arange(b)] < obj0)
+        pick = np.where(better, 0, np.where(rescue, best, -1))
+        cand = cand.reshape(nc, b, -1)
+        out: FloatArray = np.where(
+            (pick >= 0)[:, None], cand[np.maximum(pick, 0), np.arange(b)] - q, f
+        )
         return out
 
     @staticmethod
@@ -214,68 +291,51 @@ class CCDStep(IKSolver):
             out: FloatArray = arr if arr.ndim == nd else arr[state.rows]
             return out
 
-        # position blocks: goal points (b, Lp, 3), targets, √weight (Lp, 1)
-        sw = np.array([math.sqrt(blk.weight) for blk in pos_b]).reshape(-1, 1)
+        # position blocks: targets and current goal points (b, Lp, 3)
         targets = np.empty((bsz, len(pos_b), 3))
         points = np.empty((bsz, len(pos_b), 3))
         for i, blk in enumerate(pos_b):
             targets[:, i] = pick(state.goals[blk.goal].position, 1)  # type: ignore[union-attr]
-            points[:, i] = targets[:, i] - state.e[:, blk.rows] / sw[i]
-        # rotation blocks: target and current rotations (b, Lr, 3, 3), weights (Lr,)
-        wr = np.array([blk.weight for blk in rot_b])
+            points[:, i] = targets[:, i] - state.e[:, blk.rows] / math.sqrt(blk.weight)
+        # rotation blocks: error rotations E = R_t R_cᵀ (b, Lr, 3, 3)
         r_t = np.empty((bsz, len(rot_b), 3, 3))
         for i, blk in enumerate(rot_b):
             r_t[:, i] = pick(state.goals[blk.goal].rotation, 2)  # type: ignore[union-attr]
-        r_c = rot[:, [gj[blk.goal] for blk in rot_b]]
-        below = sk.ancestors[sk.dof_joint]
-        below_p = below[:, [gj[blk.goal] for blk in pos_b]]  # (n, Lp)
-        below_r = below[:, [gj[blk.goal] for blk in rot_b]]  # (n, Lr)
-        inner = _inner_dofs(sk)
-        for j in range(q.shape[1] - 1, -1, -1):
-            mp = np.flatnonzero(below_p[j])
-            mr = np.flatnonzero(below_r[j])
-            if not (mp.size or mr.size):
-                continue  # φ* = 0: the DOF stays (q is inside [lo, hi])
+        err = r_t @ np.swapaxes(rot[:, [gj[blk.goal] for blk in rot_b]], -1, -2)
+        plan = _sweep_plan(
+            sk,
+            tuple((gj[blk.goal], blk.weight) for blk in pos_b),
+            tuple((gj[blk.goal], blk.weight) for blk in rot_b),
+        )
+        for j, mp, wp, mr, wr, inner in plan:
             w, p = w_all[:, j], p_all[:, j]
-            big_a = np.zeros(bsz)
-            big_b = np.zeros(bsz)
-            if mp.size:
-                w1, p1 = w[:, None], p[:, None]  # (b, 1, 3)
+            p1 = p[:, None]
+            # H = Σ 2w_i (t_i − p)(s_i − p)ᵀ + Σ w_k E_k: A = tr H − wᵀHw, B = w·vee(H − Hᵀ)
+            h: FloatArray | None = None
+            if wp is not None:
                 rel = points[:, mp] - p1
-                wxr = cross_rows(w1, rel)  # also turns the points below (after the update)
-                c = sw[mp] * wxr
-                ei = sw[mp] * (targets[:, mp] - points[:, mp])
-                big_a += 2.0 * (c * c + ei * cross_rows(c, w1)).sum(axis=(1, 2))
-                big_b += 2.0 * (ei * c).sum(axis=(1, 2))
-            if mr.size:
-                e_rot = r_t[:, mr] @ np.swapaxes(r_c[:, mr], -1, -2)  # (b, k, 3, 3)
-                tr = np.trace(e_rot, axis1=-2, axis2=-1)
-                wew = np.einsum("bi,bkij,bj->bk", w, e_rot, w)
-                vee = np.stack(
-                    [
-                        e_rot[..., 2, 1] - e_rot[..., 1, 2],
-                        e_rot[..., 0, 2] - e_rot[..., 2, 0],
-                        e_rot[..., 1, 0] - e_rot[..., 0, 1],
-                    ],
-                    axis=-1,
-                )
-                big_a += (tr - wew) @ wr[mr]
-                big_b += np.einsum("bki,bi->bk", vee, w) @ wr[mr]
+                h = np.einsum("k,bki,bkj->bij", wp, targets[:, mp] - p1, rel)
+            if wr is not None:
+                e_sel = err[:, mr]
+                hr = np.einsum("k,bkij->bij", wr, e_sel)
+                h = hr if h is None else h + hr
+            assert h is not None
+            big_a = np.einsum("bii->b", h) - np.einsum("bi,bij,bj->b", w, h, w)
+            big_b = np.einsum("bk,kij,bij->b", w, _SKEW_VEE, h)
+            # a DOF that moves none of its goals (a point on its axis) has A and B at
+            # rounding level: it stays instead of turning by the angle of noise
+            flat = big_a * big_a + big_b * big_b <= 1e-26 * np.einsum("bij,bij->b", h, h)
+            if flat.any():
+                big_a, big_b = np.where(flat, 0.0, big_a), np.where(flat, 0.0, big_b)
             new = _ccd_angle(q[:, j], big_a, big_b, lo[:, j], hi[:, j])
-            delta = new - q[:, j]
+            turn_t = np.swapaxes(rodrigues(w, new - q[:, j]), -1, -2)
             q[:, j] = new
-            if mp.size:
-                ca, sa = np.cos(delta)[:, None, None], np.sin(delta)[:, None, None]
-                points[:, mp] = (
-                    p1 + rel * ca + wxr * sa + w1 * (np.sum(w1 * rel, -1)[..., None] * (1.0 - ca))
-                )
-            ins = inner[j]
-            if mr.size or ins.size:
-                turn = rodrigues(w, delta)
-                if mr.size:
-                    r_c[:, mr] = turn[:, None] @ r_c[:, mr]
-                if ins.size:
-                    w_all[:, ins] = np.einsum("bij,bkj->bki", turn, w_all[:, ins])
+            if wp is not None:
+                points[:, mp] = p1 + rel @ turn_t
+            if wr is not None:
+                err[:, mr] = e_sel @ turn_t[:, None]
+            if inner is not None:
+                w_all[:, inner] = w_all[:, inner] @ turn_t
         return q - state.q
 
     @staticmethod
