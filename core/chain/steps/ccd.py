@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import threading
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ...geometry.rotations import rodrigues
 from ...geometry.vec3 import cross_rows
 from ...goals import AimGoal
 from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
@@ -54,12 +55,17 @@ def _ccd_angle(
     of [lj, hj] with the larger cos(bound − q_j − φ*) when q_j + φ* is outside."""
     phi = np.arctan2(big_b, big_a)
     phi = np.where((big_a == 0.0) & (big_b == 0.0), 0.0, phi)
-    target: FloatArray = qj + phi
+    return _into(qj + phi, lj, hj)
+
+
+def _into(target: FloatArray, lj: FloatArray, hj: FloatArray) -> FloatArray:
+    """``target`` where inside [lj, hj], else the bound with the larger cos(bound − target)
+    (f(φ) = const − (A cos φ + B sin φ) restricted to the interval)."""
     inside = (target >= lj) & (target <= hj)
     if inside.all():
         return target
-    cl = np.cos(np.where(np.isfinite(lj), lj, 0.0) - qj - phi)
-    ch = np.cos(np.where(np.isfinite(hj), hj, 0.0) - qj - phi)
+    cl = np.cos(np.where(np.isfinite(lj), lj, 0.0) - target)
+    ch = np.cos(np.where(np.isfinite(hj), hj, 0.0) - target)
     cl = np.where(np.isfinite(lj), cl, -np.inf)
     ch = np.where(np.isfinite(hj), ch, -np.inf)
     out: FloatArray = np.where(inside, target, np.where(ch >= cl, hj, lj))
@@ -84,10 +90,20 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
     )
 
 
-#: B = w · vee(H − Hᵀ) = Σ_kij w_k S_kij H_ij (S_kij = −ε_kij, the Levi-Civita symbol).
-_SKEW_VEE = np.zeros((3, 3, 3))
+#: S_kij = −ε_kij (ε the Levi-Civita symbol): [w]× = Σ_k w_k S_k (so [w]× v = w × v) and
+#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij.
+_SKEW = np.zeros((3, 3, 3))
 for _k, _i, _j in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-    _SKEW_VEE[_k, _i, _j], _SKEW_VEE[_k, _j, _i] = -1.0, 1.0
+    _SKEW[_k, _i, _j], _SKEW[_k, _j, _i] = -1.0, 1.0
+_EYE3 = np.eye(3)
+
+
+def _axis_operators(w: FloatArray, out: FloatArray) -> None:
+    """Writes P = I − wwᵀ and K = [w]× of unit axes w (..., 3) into ``out`` (..., 2, 3,
+    3). For a DOF about w through p, A = Σ_ij P_ij H_ij, B = Σ_ij K_ij H_ij, and its
+    rotation by δ is R = I + sin δ K − (1 − cos δ) P (Rodrigues)."""
+    np.subtract(_EYE3, w[..., :, None] * w[..., None, :], out=out[..., 0, :, :])
+    np.einsum("...k,kij->...ij", w, _SKEW, out=out[..., 1, :, :])
 
 
 @lru_cache(maxsize=64)
@@ -102,7 +118,7 @@ def _sweep_plan(
         FloatArray | None,
         slice | NDArray[np.intp],
         FloatArray | None,
-        NDArray[np.intp] | None,
+        slice | NDArray[np.intp] | None,
     ],
     ...,
 ]:
@@ -117,7 +133,10 @@ def _sweep_plan(
     inner = _inner_dofs(skeleton)
 
     def select(cols: NDArray[np.bool_]) -> slice | NDArray[np.intp]:
-        return slice(None) if cols.all() else np.flatnonzero(cols)
+        idx = np.flatnonzero(cols)
+        if idx.size and idx[-1] - idx[0] == idx.size - 1:  # contiguous: a view
+            return slice(int(idx[0]), int(idx[-1]) + 1)
+        return idx
 
     plan = []
     for j in range(skeleton.n_dofs - 1, -1, -1):
@@ -133,7 +152,7 @@ def _sweep_plan(
                 wp_all[mp] if bp.any() else None,
                 mr,
                 wr_all[mr] if br.any() else None,
-                inner[j] if inner[j].size else None,
+                select(np.isin(np.arange(skeleton.n_dofs), inner[j])) if inner[j].size else None,
             )
         )
     return tuple(plan)
@@ -169,20 +188,28 @@ class CCDStep(IKSolver):
     #: (the miss ends at 9e-3, where plain CCD ends too); 12-joint chain 20/20, 54 → 15.
     #: Depth 10 gave the same rates.
     DEPTH = 5
-    #: Factors on ``damping`` of the damped least-squares rescue steps (:meth:`_accelerate`).
-    RESCUE_DAMPING: tuple[float, ...] = (1.0, 10.0)
-    #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, count (start()).
-    _hist: tuple[FloatArray, FloatArray, FloatArray, FloatArray, NDArray[np.intp]] | None = None
+    #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, count, and the
+    #: rescue's damping factor μ (start()).
+    _hist: (
+        tuple[FloatArray, FloatArray, FloatArray, FloatArray, NDArray[np.intp], FloatArray] | None
+    ) = None
 
     def start(self, rows: int, n: int) -> None:
         m = self.DEPTH
+        self._slots = np.arange(m)
+        self._memo = {}
         self._hist = (
             np.zeros((rows, n)),
             np.zeros((rows, n)),
             np.zeros((rows, m, n)),
             np.zeros((rows, m, n)),
             np.zeros(rows, dtype=np.intp),
+            np.ones(rows),
         )
+
+    _slots: NDArray[np.intp] = np.arange(0)
+    #: Per thread: the rows, the rows doubled and the candidates' evaluation memo.
+    _memo: dict[int, tuple[NDArray[np.intp], NDArray[np.intp], dict[str, Any]]]
 
     def step(self, state: StepState) -> FloatArray:
         sk = state.skeleton
@@ -212,7 +239,7 @@ class CCDStep(IKSolver):
         (100 problems: Y 98 % against 100 %, arm pose 84 % against 93 %). Cost: one
         sweep plus this evaluation and the m × m solve — 11–19 % more per iteration than
         a plain sweep (Y, double-Y, arm), for 5–60× fewer iterations."""
-        q_last, f_last, dg, df, cnt = self._hist  # type: ignore[misc]
+        q_last, f_last, dg, df, cnt, mu = self._hist  # type: ignore[misc]
         rows = state.rows
         q = state.q
         g = q + f
@@ -231,43 +258,45 @@ class CCDStep(IKSolver):
         use = k > 0
         if not use.any():
             return f
-        r = rows[use]
-        a_f = df[r] * (np.arange(m) < k[use, None])[:, :, None]  # (u, m, n), unused rows 0
-        a_g = dg[r] * (np.arange(m) < k[use, None])[:, :, None]
+        # Anderson: γ = argmin ‖f − ΔF γ‖ over the k sweeps remembered, q⁺ = T(q) − ΔG γ
+        a_f, a_g = df[rows], dg[rows]
+        if (k < m).any():
+            known = (self._slots[:m] < k[:, None])[:, :, None]  # (b, m, 1)
+            a_f, a_g = a_f * known, a_g * known
         gram = a_f @ np.swapaxes(a_f, -1, -2)
-        scale = np.maximum(np.trace(gram, axis1=-2, axis2=-1), 1e-300)
-        gram = gram + (1e-10 * scale)[:, None, None] * np.eye(m)
-        gamma = np.linalg.solve(gram, matvec(a_f, f[use])[..., None])[..., 0]  # (u, m)
-        q_acc = g[use] - np.einsum("um,umn->un", gamma, a_g)
+        diag = gram.reshape(-1, m * m)[:, :: m + 1]
+        diag += 1e-10 * np.maximum(np.add.reduce(diag, axis=1), 1e-300)[:, None]
+        gamma = np.linalg.solve(gram, matvec(a_f, f)[..., None])  # (b, m, 1); 0 where k = 0
+        acc = f - np.add.reduce(gamma * a_g, axis=1)  # q⁺ − q
+        # the rescue: a damped least-squares step from q, λ = μ·``damping``
         st = state.settings
+        mu_r = mu[rows]
+        lam2 = np.maximum(st.damping**2 * mu_r * mu_r, 1e-300)
+        q2 = np.concatenate([q, q])
+        cand = q2 + clamp_max_abs(np.concatenate([acc, _dls(state.J, state.e, lam2)]), st.max_step)
         sk = state.skeleton
-        q_acc = q[use] + clamp_max_abs(q_acc - q[use], st.max_step)  # the loop's clamp, first
-        # the rescue: damped least-squares steps from q (Wang & Chen's combination), with
-        # RESCUE_DAMPING × λ for each factor (λ = ``damping``)
-        lam2 = max(st.damping**2, 1e-300)
-        q_dls = [
-            q + clamp_max_abs(_dls(state.J, state.e, lam2 * f2 * f2), st.max_step)
-            for f2 in self.RESCUE_DAMPING
-        ]
-        trial = g.copy()
-        trial[use] = q_acc
-        cand = np.concatenate([trial, *q_dls])
         if st.use_limits:
             cand = sk._clip(cand)
-        # every candidate's residual in one evaluation (no Jacobian)
-        nc = len(q_dls) + 1
-        e_t = sk.evaluate(cand, state.goals, rows=np.tile(rows, nc), jacobian=False).e
-        obj = np.add.reduce(e_t * e_t, axis=1).reshape(nc, -1)
+        # both candidates' residuals in one evaluation (no Jacobian)
+        # (the doubled rows and an evaluation memo are kept while the rows stay the same)
+        key = threading.get_ident()
+        kept = self._memo.get(key)
+        if kept is None or kept[0] is not rows:
+            kept = (rows, np.concatenate([rows, rows]), {})
+            self._memo[key] = kept
+        e_t = sk.evaluate(cand, state.goals, rows=kept[1], jacobian=False, memo=kept[2]).e
+        obj = np.add.reduce(e_t * e_t, axis=1)
         obj0 = np.add.reduce(state.e * state.e, axis=1)
-        better = use & (obj[0] < obj0)
-        best = 1 + np.argmin(obj[1:], axis=0)
         b = len(rows)
-        rescue = ~better & (obj[best, np.arange(b)] < obj0)
-        pick = np.where(better, 0, np.where(rescue, best, -1))
-        cand = cand.reshape(nc, b, -1)
-        out: FloatArray = np.where(
-            (pick >= 0)[:, None], cand[np.maximum(pick, 0), np.arange(b)] - q, f
-        )
+        better = use & (obj[:b] < obj0)
+        if better.all():
+            out: FloatArray = cand[:b] - q
+            return out
+        rescue = ~better & (obj[b:] < obj0)
+        # Levenberg–Marquardt's rule for μ where the rescue was needed
+        mu_next = np.where(rescue, np.maximum(mu_r / 10.0, 1.0), np.minimum(mu_r * 10.0, 1e4))
+        mu[rows] = np.where(better, mu_r, mu_next)
+        out = np.where(better[:, None], cand[:b] - q, np.where(rescue[:, None], cand[b:] - q, f))
         return out
 
     @staticmethod
@@ -307,10 +336,20 @@ class CCDStep(IKSolver):
             tuple((gj[blk.goal], blk.weight) for blk in pos_b),
             tuple((gj[blk.goal], blk.weight) for blk in rot_b),
         )
+        ops = np.empty((bsz, q.shape[1], 2, 3, 3))
+        _axis_operators(w_all, ops)
+        # rounding level of A and B per row: Σ weights × the largest squared distance
+        # between a pivot and a goal point or target (1 for rotations)
+        reach = np.concatenate([targets, points], axis=1)[:, :, None] - p_all[:, None]
+        reach2 = np.max(np.einsum("bgnk,bgnk->bgn", reach, reach), axis=(1, 2), initial=0.0)
+        wsum = 2.0 * sum(blk.weight for blk in pos_b)
+        noise = (1e-13 * (wsum * reach2 + sum(blk.weight for blk in rot_b))) ** 2
+        sc = np.empty((bsz, 2))  # 1 − cos δ, sin δ
+        # the bounds relative to q (DOF j keeps its value until its own update)
+        lo_rel, hi_rel = lo - q, hi - q
         for j, mp, wp, mr, wr, inner in plan:
-            w, p = w_all[:, j], p_all[:, j]
-            p1 = p[:, None]
-            # H = Σ 2w_i (t_i − p)(s_i − p)ᵀ + Σ w_k E_k: A = tr H − wᵀHw, B = w·vee(H − Hᵀ)
+            p1 = p_all[:, j, None]
+            # H = Σ 2w_i (t_i − p)(s_i − p)ᵀ + Σ w_k E_k; (A, B) = Σ_ij (P, K)_ij H_ij
             h: FloatArray | None = None
             if wp is not None:
                 rel = points[:, mp] - p1
@@ -319,23 +358,35 @@ class CCDStep(IKSolver):
                 e_sel = err[:, mr]
                 hr = np.einsum("k,bkij->bij", wr, e_sel)
                 h = hr if h is None else h + hr
-            assert h is not None
-            big_a = np.einsum("bii->b", h) - np.einsum("bi,bij,bj->b", w, h, w)
-            big_b = np.einsum("bk,kij,bij->b", w, _SKEW_VEE, h)
+            assert h is not None  # the plan lists only DOFs that move a goal
+            op = ops[:, j]
+            ab = np.einsum("bcij,bij->bc", op, h)
             # a DOF that moves none of its goals (a point on its axis) has A and B at
             # rounding level: it stays instead of turning by the angle of noise
-            flat = big_a * big_a + big_b * big_b <= 1e-26 * np.einsum("bij,bij->b", h, h)
+            flat = np.einsum("bc,bc->b", ab, ab) <= noise
+            delta = np.arctan2(ab[:, 1], ab[:, 0])
             if flat.any():
-                big_a, big_b = np.where(flat, 0.0, big_a), np.where(flat, 0.0, big_b)
-            new = _ccd_angle(q[:, j], big_a, big_b, lo[:, j], hi[:, j])
-            turn_t = np.swapaxes(rodrigues(w, new - q[:, j]), -1, -2)
-            q[:, j] = new
+                delta[flat] = 0.0
+            delta = _into(delta, lo_rel[:, j], hi_rel[:, j])
+            q[:, j] += delta
+            # Rᵀ = I − (1 − cos δ) P − sin δ K
+            np.cos(delta, out=sc[:, 0])
+            np.subtract(1.0, sc[:, 0], out=sc[:, 0])
+            np.sin(delta, out=sc[:, 1])
+            turn_t = _EYE3 - np.einsum("bc,bcij->bij", sc, op)
             if wp is not None:
                 points[:, mp] = p1 + rel @ turn_t
             if wr is not None:
                 err[:, mr] = e_sel @ turn_t[:, None]
             if inner is not None:
-                w_all[:, inner] = w_all[:, inner] @ turn_t
+                turned = w_all[:, inner] @ turn_t
+                w_all[:, inner] = turned
+                if isinstance(inner, slice):  # a view: written in place
+                    _axis_operators(turned, ops[:, inner])
+                else:
+                    ops_in = np.empty(turned.shape[:2] + (2, 3, 3))
+                    _axis_operators(turned, ops_in)
+                    ops[:, inner] = ops_in
         return q - state.q
 
     @staticmethod
