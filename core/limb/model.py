@@ -110,18 +110,16 @@ def _public_array(value: ArrayLike, name: str, tail: tuple[int, ...]) -> FloatAr
     return arr
 
 
-def _lenient_array(value: ArrayLike, name: str, tail: tuple[int, ...]) -> FloatArray:
-    """As :func:`_public_array`, but a float64 ndarray of the right trailing shape passes
-    as it is, NaN included (the membership tests take the solvers' NaN-padded angle
-    families; NaN is never inside a limit, so their boolean answer stays honest)."""
+def _tolerance(tol: object) -> float:
+    """``tol`` of the membership tests: a finite number ≥ 0 (rad)."""
     if (
-        type(value) is np.ndarray
-        and value.dtype == np.float64
-        and value.ndim >= len(tail)
-        and value.shape[value.ndim - len(tail) :] == tail
+        not isinstance(tol, int | float | np.integer | np.floating)
+        or isinstance(tol, bool)
+        or not math.isfinite(tol)
+        or tol < 0.0
     ):
-        return value
-    return _public_array(value, name, tail)
+        raise InvalidInputError(f"tol must be a finite number >= 0 (rad), got {format_value(tol)}")
+    return float(tol)
 
 
 def _angle_bounds(
@@ -209,11 +207,16 @@ class EulerLimits:
         return lo, hi
 
     def contains(self, angles: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
-        """Whether Euler angles (..., 3) lie within the limits (mod 2π, with slack ``tol``)."""
-        a = _lenient_array(angles, "angles", (3,))
-        width = self._width
-        d = np.mod(a - self._lo, V.TAU)
-        ok: BoolArray = ((d <= width + tol) | (d >= V.TAU - tol)).all(axis=-1)
+        """Whether Euler angles (..., 3) (rad, finite) lie within the limits (mod 2π, with
+        slack ``tol`` ≥ 0 rad). Raises InvalidInputError for non-finite, non-numeric or
+        wrongly shaped angles."""
+        return self.contains_unchecked(_public_array(angles, "angles", (3,)), _tolerance(tol))
+
+    def contains_unchecked(self, angles: FloatArray, tol: float = LIMIT_TOLERANCE) -> BoolArray:
+        """:meth:`contains` without validation, for the solvers' float64 (..., 3) arrays,
+        which may hold NaN-padded Euler families (NaN is never inside: False)."""
+        d = np.mod(angles - self._lo, V.TAU)
+        ok: BoolArray = ((d <= self._width + tol) | (d >= V.TAU - tol)).all(axis=-1)
         return ok
 
 
@@ -320,9 +323,19 @@ class LimbLimits:
                 )
 
     def elbow_contains(self, angle: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
+        """Whether elbow angles (any shape; rad, finite) lie within ``elbow`` (slack ``tol``
+        ≥ 0 rad; all True without elbow limits). Raises InvalidInputError for non-finite
+        or non-numeric angles."""
+        return self.elbow_contains_unchecked(_public_array(angle, "angle", ()), _tolerance(tol))
+
+    def elbow_contains_unchecked(
+        self, angle: FloatArray, tol: float = LIMIT_TOLERANCE
+    ) -> BoolArray:
+        """:meth:`elbow_contains` without validation (the solvers' float64 arrays; NaN is
+        never inside: False)."""
         if self.elbow is None:
             return np.ones(np.shape(angle), dtype=bool)
-        return _in_range(_lenient_array(angle, "angle", ()), *self.elbow, tol)
+        return _in_range(angle, *self.elbow, tol)
 
 
 class LimbConstants:

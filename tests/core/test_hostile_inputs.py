@@ -280,6 +280,23 @@ def test_the_issue_cases_raise_limber_errors_naming_the_value():
         (lambda: solve(Y, [TIP, None], Y.zero()), "None"),
         (lambda: solve_limb(LIMITED, POSE, swivel=math.nan), "nan"),
         (lambda: solve_limb(LIMITED, PARTIAL, swivel=math.inf), "inf"),
+        (lambda: solve_limb(LIMITED, AIM, swivel=math.nan), "nan"),
+        # strings on both the partial and the aim path, free and limited limbs
+        (lambda: solve_limb(LIMITED, PARTIAL, psi="x"), "'x'"),
+        (
+            lambda: solve_limb(LIMITED, PARTIAL, psi_strategy=PsiStrategy.LOWEST_WRIST, up="x"),
+            "'x'",
+        ),
+        (lambda: solve_limb(FREE, PARTIAL, swivel="x"), "'x'"),
+        (lambda: solve_limb(LIMITED, AIM, swivel="x"), "'x'"),
+        (lambda: solve_limb(LIMITED, AIM, wrist="x"), "'x'"),
+        (lambda: solve_limb(FREE, PARTIAL, elbow="x"), "elbow"),
+        (lambda: solve_limb(FREE, AIM, psi="x"), "psi"),
+        # NaN arrays (not only scalars) in the membership tests
+        (lambda: EulerLimits("XYZ", (-1, -1, -1), (1, 1, 1)).contains(np.full(3, np.nan)), "nan"),
+        (lambda: LimbLimits(elbow=(0.0, 2.0)).elbow_contains(np.array([np.nan])), "nan"),
+        (lambda: LimbLimits().elbow_contains("x"), "'x'"),
+        (lambda: EulerLimits("XYZ").contains(np.zeros(3), tol=math.nan), "nan"),
         (lambda: PositionGoal((1e160, 0, 0)), "1e+160"),
         (lambda: Limb(translation((0, 1e200, 0)), translation((0, 1e200, 0))), "e+200"),
     ]
