@@ -10,7 +10,7 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
 
 * Table 1, per method × fixture: µs per iteration for a single problem (a fixed number of
   iterations with the stopping tests disabled, median of 9 repeats single, 7 batched),
-  µs per solve (≤ 500 iterations, JACOBIAN_TRANSPOSE and CCD up to their test budgets,
+  µs per solve (≤ 500 iterations, JACOBIAN_TRANSPOSE up to its default budget,
   SOLVE_BUDGETS; rows below 100 % reached are capped, not converged solves)
   (reachable targets, single, median over problems) with the mean iteration count, and
   batched µs per problem-iteration (B = 1,000 independent problems in one call, with the
@@ -29,7 +29,7 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
   0.3 rad (σ) from the answer (:func:`tests.fixtures.reachable_problems`), each solved alone
   with ``SolveSettings()`` (the method's default budget): fraction reached, median
   iterations, median µs per solve and its ratio to DLS's median on the same fixture (issue
-  16's bound: ≤ 50×). ``--defaults`` runs only this table.
+  16's bound: ≤ 50×), and µs per iteration. ``--defaults`` runs only this table.
 
 Timings are measured here only, never asserted in tests.
 """
@@ -68,17 +68,9 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
 SINGLE_TARGETS = {("DLS", "Y"): 50.0, ("DLS", "double-Y"): 100.0}
 BATCHED_TARGET = 2.0
 #: Iteration budgets of the single-problem "µs per converged solve" where the default 500
-#: would cap the linearly converging methods before they converge: the budgets stated in
-#: tests/core/test_ik.py / test_ik_methods.py (JT on the double-Y needs ~170,000
-#: iterations); with the arm's pose goal JT and CCD get 50,000 / 20,000 (their tests).
-SOLVE_BUDGETS = {
-    ("JACOBIAN_TRANSPOSE", "Y"): 15_000,
-    ("JACOBIAN_TRANSPOSE", "double-Y"): 200_000,
-    ("JACOBIAN_TRANSPOSE", "arm"): 50_000,
-    ("CCD", "Y"): 1_000,
-    ("CCD", "double-Y"): 5_000,
-    ("CCD", "arm"): 20_000,
-}
+#: could cap a converging method: JACOBIAN_TRANSPOSE's default budget (its slowest
+#: reachable targets take ~600 iterations).
+SOLVE_BUDGETS = {("JACOBIAN_TRANSPOSE", name): 2_000 for name in ("Y", "double-Y", "arm")}
 BUSS = {
     ("JACOBIAN_TRANSPOSE", "Y"): 1.1,
     ("DLS", "Y"): 2.2,
@@ -210,13 +202,14 @@ def defaults_table(n: int) -> list[str]:
         "",
         f"{n} random reachable problems per fixture (answers q* ~ U(−1, 1), starts q* + "
         "N(0, 0.3²)), each solved alone with `SolveSettings()` (the method's default "
-        "budget: 3,000 iterations for JACOBIAN_TRANSPOSE, 1,000 for CCD, 200 otherwise). "
-        "Reached: "
-        "every goal within the default tolerance 1e-6. × DLS: median time per solve over "
-        "DLS's on the same fixture (issue 16: ≤ 50×).",
+        "budget: 2,000 iterations for JACOBIAN_TRANSPOSE, 1,000 for CCD, 200 otherwise). "
+        "Reached: every goal within the default tolerance 1e-6. × DLS: median time per "
+        "solve over DLS's on the same fixture (issue 16: ≤ 50×). µs/iteration: the "
+        "fixture's total solve time over its total iterations.",
         "",
-        "| method | fixture | reached | median iterations | median µs/solve | × DLS |",
-        "|---|---|---|---|---|---|",
+        "| method | fixture | reached | median iterations | median µs/solve | × DLS "
+        "| µs/iteration |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, (make, pose) in DEFAULT_FIXTURES.items():
         fx = make()
@@ -236,7 +229,7 @@ def defaults_table(n: int) -> list[str]:
                 dls_us = us
             lines.append(
                 f"| {method.name} | {name} | {np.mean(ok):.0%} | {statistics.median(its):.0f} "
-                f"| {us:.0f} | {us / dls_us:.1f} |"
+                f"| {us:.0f} | {us / dls_us:.1f} | {1e6 * sum(times) / max(sum(its), 1):.0f} |"
             )
             print(lines[-1], flush=True)
     return lines + [""]
@@ -283,8 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "thread per 10,000 rows × skeleton nodes, 6,000 for DLS and DLS_CLAMPED, 25,000 for "
         "CCD, at most the CPUs) and with threads = 1; "
         "'µs/solve batched' is the wall time of one batched solve of B reachable problems "
-        "(≤ 500 iterations) divided by B; 'µs/solve single' allows JACOBIAN_TRANSPOSE and CCD "
-        "their test budgets (up to 200,000 iterations). Buss's runtimes: µs per update, "
+        "(≤ 500 iterations) divided by B; 'µs/solve single' allows JACOBIAN_TRANSPOSE its "
+        "default budget (2,000 iterations). Buss's runtimes: µs per update, "
         "custom C++ on a 2.8 GHz Pentium, Jacobian 6×7 on the Y and 12×16 on his double-Y "
         "(ours: 12×25). Targets of issue 4: DLS ≤ 50 µs/iteration single on the Y, ≤ 100 on the "
         "double-Y, ≤ 2 µs per problem-iteration batched (judged on the default threads); "
