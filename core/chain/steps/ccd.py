@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -106,56 +106,171 @@ def _axis_operators(w: FloatArray, out: FloatArray) -> None:
     np.einsum("...k,kij->...ij", w, _SKEW, out=out[..., 1, :, :])
 
 
+_Sel = slice | NDArray[np.intp]
+
+
+class _One(NamedTuple):
+    """One DOF of the fast sweep: its goals (position / rotation selections with 2 × /
+    1 × their weights, None without such goals) and its joint's inner DOFs (None)."""
+
+    dof: int
+    mp: _Sel
+    wp: FloatArray | None
+    mr: _Sel
+    wr: FloatArray | None
+    inner: _Sel | None
+
+
+class _Group(NamedTuple):
+    """g ≥ 2 mutually independent DOFs updated at once (:func:`_sweep_plan`): per DOF
+    the weights of every goal (0 for goals not below it; None without goals of the
+    kind), the goals they turn with the member that turns each (``*_owner``), and the
+    inner DOFs with their member (None without)."""
+
+    dofs: NDArray[np.intp]
+    wp: FloatArray | None
+    pos_sel: NDArray[np.intp]
+    pos_owner: NDArray[np.intp]
+    wr: FloatArray | None
+    rot_sel: NDArray[np.intp]
+    rot_owner: NDArray[np.intp]
+    inner: NDArray[np.intp] | None
+    inner_owner: NDArray[np.intp]
+
+
 @lru_cache(maxsize=64)
 def _sweep_plan(
     skeleton: Skeleton,
     pos: tuple[tuple[int, float], ...],
     rot: tuple[tuple[int, float], ...],
-) -> tuple[
-    tuple[
-        int,
-        slice | NDArray[np.intp],
-        FloatArray | None,
-        slice | NDArray[np.intp],
-        FloatArray | None,
-        slice | NDArray[np.intp] | None,
-    ],
-    ...,
-]:
-    """The fast sweep's order and selections: per DOF j that moves a goal (from the last
-    DOF to the first), the position goals below it (index, or a slice for all) with 2 ×
-    their weights, the rotation goals below it with their weights (None when there are
-    none) and its joint's inner DOFs (:func:`_inner_dofs`, None when there are none).
-    Keyed by the goals' (joint, weight) pairs."""
-    below = skeleton.ancestors[skeleton.dof_joint]  # (n, J)
+) -> tuple[_One | _Group, ...]:
+    """The fast sweep's schedule (keyed by the goals' (joint, weight) pairs). The sweep
+    visits the DOFs that move a goal from the last to the first; two DOFs are
+    *independent* when no goal lies below both and neither's joint lies below (or is)
+    the other's — then neither update changes what the other sees, and they commute.
+    Each DOF gets a level, one more than the highest level of the dependent DOFs visited
+    before it; a level's DOFs are updated together (the branches of a tree side by
+    side), which gives exactly the sequential sweep's result."""
+    anc = skeleton.ancestors
+    dj = skeleton.dof_joint
+    below = anc[dj]  # (n, J)
+    n = skeleton.n_dofs
     wp_all = 2.0 * np.array([w for _, w in pos])
     wr_all = np.array([w for _, w in rot])
+    pj = [g for g, _ in pos]
+    rj = [g for g, _ in rot]
     inner = _inner_dofs(skeleton)
 
-    def select(cols: NDArray[np.bool_]) -> slice | NDArray[np.intp]:
+    def select(cols: NDArray[np.bool_]) -> _Sel:
         idx = np.flatnonzero(cols)
         if idx.size and idx[-1] - idx[0] == idx.size - 1:  # contiguous: a view
             return slice(int(idx[0]), int(idx[-1]) + 1)
         return idx
 
-    plan = []
-    for j in range(skeleton.n_dofs - 1, -1, -1):
-        bp = below[j, [g for g, _ in pos]] if pos else np.zeros(0, dtype=bool)
-        br = below[j, [g for g, _ in rot]] if rot else np.zeros(0, dtype=bool)
-        if not (bp.any() or br.any()):
-            continue  # φ* = 0: the DOF stays (q is inside [lo, hi])
-        mp, mr = select(bp), select(br)
+    bp = below[:, pj] if pos else np.zeros((n, 0), dtype=bool)
+    br = below[:, rj] if rot else np.zeros((n, 0), dtype=bool)
+    order = [j for j in range(n - 1, -1, -1) if bp[j].any() or br[j].any()]
+    level: dict[int, int] = {}
+    for i, k in enumerate(order):
+        deps = [
+            level[j]
+            for j in order[:i]
+            if (bp[j] & bp[k]).any()
+            or (br[j] & br[k]).any()
+            or anc[dj[j], dj[k]]
+            or anc[dj[k], dj[j]]
+        ]
+        level[k] = 1 + max(deps, default=-1)
+    plan: list[_One | _Group] = []
+    for lv in range(max(level.values(), default=-1) + 1):
+        dofs = [j for j in order if level[j] == lv]
+        if len(dofs) == 1:
+            j = dofs[0]
+            mp, mr = select(bp[j]), select(br[j])
+            plan.append(
+                _One(
+                    j,
+                    mp,
+                    wp_all[mp] if bp[j].any() else None,
+                    mr,
+                    wr_all[mr] if br[j].any() else None,
+                    select(np.isin(np.arange(n), inner[j])) if inner[j].size else None,
+                )
+            )
+            continue
+        g = np.array(dofs)
+        owner_p = np.argmax(bp[g], axis=0)  # the member each goal is below (if any)
+        owner_r = np.argmax(br[g], axis=0)
+        pos_sel = np.flatnonzero(bp[g].any(axis=0))
+        rot_sel = np.flatnonzero(br[g].any(axis=0))
+        ins = [(int(i), m) for m, j in enumerate(dofs) for i in inner[j]]
         plan.append(
-            (
-                j,
-                mp,
-                wp_all[mp] if bp.any() else None,
-                mr,
-                wr_all[mr] if br.any() else None,
-                select(np.isin(np.arange(skeleton.n_dofs), inner[j])) if inner[j].size else None,
+            _Group(
+                g,
+                (bp[g] * wp_all) if bp[g].any() else None,
+                pos_sel,
+                owner_p[pos_sel],
+                (br[g] * wr_all) if br[g].any() else None,
+                rot_sel,
+                owner_r[rot_sel],
+                np.array([i for i, _ in ins], dtype=np.intp) if ins else None,
+                np.array([m for _, m in ins], dtype=np.intp),
             )
         )
     return tuple(plan)
+
+
+def _group_update(
+    grp: _Group,
+    q: FloatArray,
+    points: FloatArray,
+    targets: FloatArray,
+    err: FloatArray,
+    w_all: FloatArray,
+    p_all: FloatArray,
+    ops: FloatArray,
+    lo_rel: FloatArray,
+    hi_rel: FloatArray,
+    noise: FloatArray,
+) -> None:
+    """The fast sweep's update of a :class:`_Group` of independent DOFs (in place; the
+    single-DOF update of :meth:`CCDStep._fast_sweep` with a member axis)."""
+    g = grp.dofs
+    piv = p_all[:, g]  # (b, g, 3)
+    h: FloatArray | None = None
+    if grp.wp is not None:
+        rel = points[:, None] - piv[:, :, None]  # (b, g, Lp, 3)
+        h = np.einsum("gk,bgki,bgkj->bgij", grp.wp, targets[:, None] - piv[:, :, None], rel)
+    if grp.wr is not None:
+        hr = np.einsum("gk,bkij->bgij", grp.wr, err)
+        h = hr if h is None else h + hr
+    assert h is not None
+    op = ops[:, g]  # (b, g, 2, 3, 3)
+    ab = np.einsum("bgcij,bgij->bgc", op, h)
+    delta = np.arctan2(ab[..., 1], ab[..., 0])
+    flat = np.einsum("bgc,bgc->bg", ab, ab) <= noise[:, None]
+    if flat.any():
+        delta[flat] = 0.0
+    delta = _into(delta, lo_rel[:, g], hi_rel[:, g])
+    q[:, g] += delta
+    sc = np.empty(delta.shape + (2,))
+    np.cos(delta, out=sc[..., 0])
+    np.subtract(1.0, sc[..., 0], out=sc[..., 0])
+    np.sin(delta, out=sc[..., 1])
+    turn_t = _EYE3 - np.einsum("bgc,bgcij->bgij", sc, op)  # (b, g, 3, 3)
+    if grp.pos_sel.size:
+        own = piv[:, grp.pos_owner]
+        points[:, grp.pos_sel] = own + np.einsum(
+            "bsi,bsij->bsj", points[:, grp.pos_sel] - own, turn_t[:, grp.pos_owner]
+        )
+    if grp.rot_sel.size:
+        err[:, grp.rot_sel] = err[:, grp.rot_sel] @ turn_t[:, grp.rot_owner]
+    if grp.inner is not None:
+        turned = np.einsum("bsi,bsij->bsj", w_all[:, grp.inner], turn_t[:, grp.inner_owner])
+        w_all[:, grp.inner] = turned
+        ops_in = np.empty(turned.shape[:2] + (2, 3, 3))
+        _axis_operators(turned, ops_in)
+        ops[:, grp.inner] = ops_in
 
 
 @register
@@ -199,28 +314,25 @@ class CCDStep(IKSolver):
     #: 298 → 20/20, 34; arm pose 12/20 (2,000 sweeps), 1,626 → 19/20, 25; 12-joint chain
     #: 20/20, 54 → 15. Depth 10 gave the same rates.
     DEPTH = 5
-    #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, count, and the
-    #: rescue's damping factor μ (start()).
+    #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, and the rescue's
+    #: damping factor μ (start()).
     _hist: (
-        tuple[FloatArray, FloatArray, FloatArray, FloatArray, NDArray[np.intp], FloatArray] | None
+        tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray] | None
     ) = None
 
     def start(self, rows: int, n: int) -> None:
         m = self.DEPTH
-        self._slots = np.arange(m)
         self._memo = {}
         self._hist = (
             np.zeros((rows, n)),
             np.zeros((rows, n)),
             np.zeros((rows, m, n)),
             np.zeros((rows, m, n)),
-            np.zeros(rows, dtype=np.intp),
             np.ones(rows),
         )
 
-    _slots: NDArray[np.intp] = np.arange(0)
-    #: Per thread: the rows, the rows doubled and the candidates' evaluation memo.
-    _memo: dict[int, tuple[NDArray[np.intp], NDArray[np.intp], dict[str, Any]]]
+    #: Per thread: the rows and the accelerated points' evaluation memo.
+    _memo: dict[int, tuple[NDArray[np.intp], dict[str, Any]]]
 
     def step(self, state: StepState) -> FloatArray:
         sk = state.skeleton
@@ -261,64 +373,58 @@ class CCDStep(IKSolver):
         pose 84 %); a rescue from T(q) only when the objective fell by less than half
         (more iterations in all). Cost per iteration: one sweep, the m × m solve, one
         LAPACK solve of the DLS system and one residual evaluation of two points."""
-        q_last, f_last, dg, df, cnt, mu = self._hist  # type: ignore[misc]
+        q_last, f_last, dg, df, mu = self._hist  # type: ignore[misc]
         rows = state.rows
         q = state.q
-        g = q + f
+        # every row still iterating has taken state.iteration sweeps before this one
+        c = state.iteration
         m = self.DEPTH
-        c = cnt[rows]
-        have = c > 0
-        slot = c % m
-        if have.any():
-            r = rows[have]
-            dg[r, slot[have]] = g[have] - (q_last[r] + f_last[r])
-            df[r, slot[have]] = f[have] - f_last[r]
+        if c > 0:  # ring slot (c − 1) mod m: the first k = min(c, m) slots are filled
+            slot = (c - 1) % m
+            dg[rows, slot] = f - f_last[rows] + (q - q_last[rows])
+            df[rows, slot] = f - f_last[rows]
         q_last[rows] = q
         f_last[rows] = f
-        cnt[rows] = c + 1
-        k = np.minimum(c, m)
-        use = k > 0
-        if not use.any():
+        if c == 0:
             return f
         # Anderson: γ = argmin ‖f − ΔF γ‖ over the k sweeps remembered, q⁺ = T(q) − ΔG γ
-        a_f, a_g = df[rows], dg[rows]
-        if (k < m).any():
-            known = (self._slots[:m] < k[:, None])[:, :, None]  # (b, m, 1)
-            a_f, a_g = a_f * known, a_g * known
+        k = min(c, m)
+        a_f, a_g = df[rows, :k], dg[rows, :k]
         gram = a_f @ np.swapaxes(a_f, -1, -2)
-        diag = gram.reshape(-1, m * m)[:, :: m + 1]
+        diag = gram.reshape(-1, k * k)[:, :: k + 1]
         diag += 1e-10 * np.maximum(np.add.reduce(diag, axis=1), 1e-300)[:, None]
-        gamma = np.linalg.solve(gram, matvec(a_f, f)[..., None])  # (b, m, 1); 0 where k = 0
+        gamma = np.linalg.solve(gram, matvec(a_f, f)[..., None])  # (b, k, 1)
         acc = f - np.add.reduce(gamma * a_g, axis=1)  # q⁺ − q
-        # the rescue: a damped least-squares step from q, λ = μ·``damping``
         st = state.settings
-        mu_r = mu[rows]
-        lam2 = np.maximum(st.damping**2 * mu_r * mu_r, 1e-300)
-        q2 = np.concatenate([q, q])
-        cand = q2 + clamp_max_abs(np.concatenate([acc, _dls(state.J, state.e, lam2)]), st.max_step)
         sk = state.skeleton
+        cand = q + clamp_max_abs(acc, st.max_step)
         if st.use_limits:
             cand = sk._clip(cand)
-        # both candidates' residuals in one evaluation (no Jacobian)
-        # (the doubled rows and an evaluation memo are kept while the rows stay the same)
+        # its residual (no Jacobian; an evaluation memo kept while the rows stay the same)
         key = threading.get_ident()
         kept = self._memo.get(key)
         if kept is None or kept[0] is not rows:
-            kept = (rows, np.concatenate([rows, rows]), {})
+            kept = (rows, {})
             self._memo[key] = kept
-        e_t = sk.evaluate(cand, state.goals, rows=kept[1], jacobian=False, memo=kept[2]).e
-        obj = np.add.reduce(e_t * e_t, axis=1)
+        e_t = sk.evaluate(cand, state.goals, rows=rows, jacobian=False, memo=kept[1]).e
         obj0 = np.add.reduce(state.e * state.e, axis=1)
-        b = len(rows)
-        better = use & (obj[:b] < obj0)
+        better = np.add.reduce(e_t * e_t, axis=1) < obj0
+        out: FloatArray = cand - q
         if better.all():
-            out: FloatArray = cand[:b] - q
             return out
-        rescue = ~better & (obj[b:] < obj0)
-        # Levenberg–Marquardt's rule for μ where the rescue was needed
-        mu_next = np.where(rescue, np.maximum(mu_r / 10.0, 1.0), np.minimum(mu_r * 10.0, 1e4))
-        mu[rows] = np.where(better, mu_r, mu_next)
-        out = np.where(better[:, None], cand[:b] - q, np.where(rescue[:, None], cand[b:] - q, f))
+        # the rescue where q⁺ is rejected: a damped least-squares step from q, λ = μ·damping
+        bad = np.flatnonzero(~better)
+        mu_b = mu[rows[bad]]
+        lam2 = np.maximum(st.damping**2 * mu_b * mu_b, 1e-300)
+        q_b = q[bad]
+        cand_b = q_b + clamp_max_abs(_dls(state.J[bad], state.e[bad], lam2), st.max_step)
+        if st.use_limits:
+            cand_b = sk._clip(cand_b)
+        e_b = sk.evaluate(cand_b, state.goals, rows=rows[bad], jacobian=False).e
+        rescue = np.add.reduce(e_b * e_b, axis=1) < obj0[bad]
+        # Levenberg–Marquardt's rule for μ
+        mu[rows[bad]] = np.where(rescue, np.maximum(mu_b / 10.0, 1.0), np.minimum(mu_b * 10.0, 1e4))
+        out[bad] = np.where(rescue[:, None], cand_b - q_b, f[bad])
         return out
 
     @staticmethod
@@ -369,7 +475,12 @@ class CCDStep(IKSolver):
         sc = np.empty((bsz, 2))  # 1 − cos δ, sin δ
         # the bounds relative to q (DOF j keeps its value until its own update)
         lo_rel, hi_rel = lo - q, hi - q
-        for j, mp, wp, mr, wr, inner in plan:
+        for entry in plan:
+            if isinstance(entry, _Group):
+                grid = (w_all, p_all, ops, lo_rel, hi_rel, noise)
+                _group_update(entry, q, points, targets, err, *grid)
+                continue
+            j, mp, wp, mr, wr, inner = entry
             p1 = p_all[:, j, None]
             # H = Σ 2w_i (t_i − p)(s_i − p)ᵀ + Σ w_k E_k; (A, B) = Σ_ij (P, K)_ij H_ij
             h: FloatArray | None = None
