@@ -39,10 +39,9 @@ class JacobianTransposeStep(IKSolver):
     2,000 iterations."""
 
     method = Method.JACOBIAN_TRANSPOSE
-    #: Per thread of the solve: the rows, g and d of the previous iteration and the
-    #: iterations since the last restart (created by start(); None in step_once, which
-    #: then takes Buss's α on Jᵀe).
-    _history: dict[int, tuple[IntArray, FloatArray, FloatArray, IntArray]] | None = None
+    #: Per thread of the solve: the rows, g, 1/‖g‖² and d of the previous iteration
+    #: (created by start(); None in step_once, which then takes Buss's α on Jᵀe).
+    _history: dict[int, tuple[IntArray, FloatArray, FloatArray, FloatArray]] | None = None
 
     def start(self, rows: int, n: int) -> None:
         self._history = {}
@@ -53,32 +52,30 @@ class JacobianTransposeStep(IKSolver):
     default_max_iterations = 2000
 
     def step(self, state: StepState) -> FloatArray:
-        g = matvec(np.swapaxes(state.J, -1, -2), state.e)
+        jac, e = state.J, state.e
+        g = (e[:, None, :] @ jac)[:, 0]  # Jᵀe
         d = g
         history = self._history
-        since = np.zeros(len(state.rows), dtype=np.intp)
-        key = threading.get_ident()
         if history is not None:
             # per thread (a threaded solve's chunks share this instance); rows only ever
-            # drop out (compaction keeps order)
-            prev = history.get(key)
-            if prev is not None and state.iteration > 0:
-                r0, g_p, d_p, k_p = prev
+            # drop out (compaction keeps order); every row still iterating has taken
+            # state.iteration steps, so the restarts (β = 0 every n) are common to all
+            key = threading.get_ident()
+            if state.iteration % max(g.shape[1], 1):
+                r0, g_p, inv_p, d_p = history[key]
                 if len(r0) != len(state.rows):
                     pick = np.searchsorted(r0, state.rows)
-                    g_p, d_p, k_p = g_p[pick], d_p[pick], k_p[pick]
-                gg = np.add.reduce(g_p * g_p, axis=-1)
-                beta = np.add.reduce(g * (g - g_p), axis=-1) / np.where(gg > 0.0, gg, 1.0)
-                since = (k_p + 1) % max(g.shape[1], 1)
-                beta = np.where((gg > 0.0) & (beta > 0.0) & (since > 0), beta, 0.0)
-                d = g + beta[:, None] * d_p
-                d = np.where((np.add.reduce(d * g, axis=-1) > 0.0)[:, None], d, g)
-        jd = matvec(state.J, d)
-        num = np.add.reduce(state.e * jd, axis=-1)
-        den = np.add.reduce(jd * jd, axis=-1)
-        alpha = np.where(den > 0.0, num / np.where(den > 0.0, den, 1.0), 0.0)
-        if history is not None:
-            history[key] = (state.rows, g, d, since)
+                    g_p, inv_p, d_p = g_p[pick], inv_p[pick], d_p[pick]
+                beta = np.add.reduce(g * (g - g_p), axis=-1) * inv_p
+                d = g + np.maximum(beta, 0.0)[:, None] * d_p
+            gg = np.add.reduce(g * g, axis=-1)
+            # 1/‖g‖² (0 where g = 0: the next β is then 0)
+            inv = 1.0 / gg if gg.all() else np.divide(1.0, gg, out=np.zeros(gg.shape), where=gg > 0)
+            history[key] = (state.rows, g, inv, d)
+        # Buss's α along d: the exact minimiser over all α of ‖e − αJd‖ (negative where d
+        # is not a descent direction of the linearised error, so the step still descends)
+        jd = (jac @ d[:, :, None])[:, :, 0]
+        alpha = np.add.reduce(e * jd, axis=-1) / (np.add.reduce(jd * jd, axis=-1) + 1e-300)
         out: FloatArray = alpha[:, None] * d
         return out
 
