@@ -76,7 +76,7 @@ class SolveSettings:
     Attributes:
         max_iterations: int ≥ 0 or None (default): steps per row at most; None takes the
             method's budget :attr:`IKSolver.default_max_iterations`: 200; 2,000 for
-            JACOBIAN_TRANSPOSE (first-order steps: measured up to ~600 iterations on
+            JACOBIAN_TRANSPOSE (first-order steps: measured up to ~350 iterations on
             reachable targets 0.3 rad away, median 14–80) and 1,000 for CCD (up to ~60,
             median 8–17; the budget bounds its cost on unreachable targets that keep
             improving slowly).
