@@ -27,6 +27,14 @@ FK = {
 }
 DEF_END = {"arm.L": "DEF-hand.L", "arm.R": "DEF-hand.R", "leg.L": "DEF-foot.L",
            "leg.R": "DEF-foot.R"}
+#: The DEF- bones of each limb (segments included), upper to end.
+DEF_CHAIN = {
+    name: tuple(f"DEF-{stem}.{name[-1]}{seg}" for stem in stems for seg in ("", ".001"))[:-1]
+    for name, stems in (("arm.L", ("upper_arm", "forearm", "hand")),
+                        ("arm.R", ("upper_arm", "forearm", "hand")),
+                        ("leg.L", ("thigh", "shin", "foot")),
+                        ("leg.R", ("thigh", "shin", "foot")))
+}
 SWITCH = {"arm.L": "upper_arm_parent.L", "arm.R": "upper_arm_parent.R",
           "leg.L": "thigh_parent.L", "leg.R": "thigh_parent.R"}
 #: 0.01 mm and 0.01°.
@@ -84,10 +92,14 @@ def test_generated_rig_limbs_on_the_fk_controls(limber: Any) -> None:
 
 def test_def_bones_reach_fk_generated_targets(limber: Any) -> None:
     """Per limb, 20 targets made by posing the FK controls: after a reset, Limber's solve
-    puts the DEF- end bone on each within 0.01 mm / 0.01°."""
+    puts the DEF- end bone on each within 0.01 mm / 0.01° in both modes: through the FK
+    controls, and through Rigify's IK controls, where the whole DEF- chain (upper, lower,
+    end) lands where the FK mode puts it (the rig's IK shows Limber's swivel), with the
+    rig's IK pole on and off."""
     rig = generated_rig()
     assert bpy.ops.limber.detect_limbs(armature=rig.name) == {"FINISHED"}
-    for name in FK:
+    for i, name in enumerate(FK):
+        rig.pose.bones[SWITCH[name]]["pole_vector"] = i % 2 == 0
         _reach_fk_targets(limber, rig, name)
 
 
@@ -98,23 +110,43 @@ def _reach_fk_targets(limber: Any, rig: Any, name: str) -> None:
     limb.target = target
     k = solve.rig_for(rig, limb).hinge_axis
     rng = np.random.default_rng(14)
-    worst = (0.0, 0.0)
-    for _ in range(20):
+    chain = [b for b in DEF_CHAIN[name] if b in rig.data.bones]
+    worst = {"FK": (0.0, 0.0), "IK": (0.0, 0.0), "chain": (0.0, 0.0)}
+    for i in range(20):
+        limb.rigify_mode = "FK"
+        rig.pose.bones[SWITCH[name]]["IK_FK"] = 1.0  # the targets: poses of the FK controls
         _fk_pose(rig, limb, k, rng)
         evaluate()
         want = world_pose(rig, DEF_END[name])
         target.matrix_world = rig.matrix_world @ rig.evaluated_get(
             bpy.context.evaluated_depsgraph_get()).pose.bones[limb.end_bone].matrix
+        limb.swivel = float(rng.uniform(-np.pi, np.pi))
         _rest(rig, limb)
         evaluate()
-        st = solve.solve_object(rig, limbs=[name])[0]
-        assert st.reached, st.message
-        got = world_pose(rig, DEF_END[name])
-        worst = (max(worst[0], float(np.linalg.norm(got[:3, 3] - want[:3, 3]))),
-                 max(worst[1], rotation_angle(got, want)))
-    print(f"Rigify {name}: DEF end worst {worst[0] * 1000:.2e} mm, "
-          f"{math.degrees(worst[1]):.2e}°")
-    assert worst[0] < POS_TOL and worst[1] < ROT_TOL
+        fk_chain = {}
+        for mode in ("FK", "IK"):
+            limb.rigify_mode = mode
+            st = solve.solve_object(rig, limbs=[name])[0]
+            assert st.reached, (mode, i, st.message)
+            assert rig.pose.bones[SWITCH[name]]["IK_FK"] == (1.0 if mode == "FK" else 0.0)
+            got = world_pose(rig, DEF_END[name])
+            worst[mode] = _worse(worst[mode], got, want)
+            if mode == "FK":
+                fk_chain = {b: world_pose(rig, b) for b in chain}
+            else:
+                assert st.measured == "depsgraph"
+                assert abs(st.position_error - float(np.linalg.norm(
+                    got[:3, 3] - target.matrix_world.translation))) < 1e-6
+                for b in chain:
+                    worst["chain"] = _worse(worst["chain"], world_pose(rig, b), fk_chain[b])
+    for key, (p, r) in worst.items():
+        print(f"Rigify {name} {key}: DEF worst {p * 1000:.2e} mm, {math.degrees(r):.2e}°")
+        assert p < POS_TOL and r < ROT_TOL, key
+
+
+def _worse(w: tuple[float, float], got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
+    return (max(w[0], float(np.linalg.norm(got[:3, 3] - want[:3, 3]))),
+            max(w[1], rotation_angle(got, want)))
 
 
 def test_bake_keys_the_switch_and_remove_restores_it(limber: Any) -> None:
