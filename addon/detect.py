@@ -19,7 +19,7 @@ DEF- copies). What is not found is listed by :func:`detect` with the reason.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: Per limb kind: stem triples (upper, lower, end), tried in order; stems are the bone
@@ -177,7 +177,8 @@ class RigifyIk:
     (upper bone), the mechanism bone bending under the IK constraint (lower), the IK end
     control, the pole control, the bone whose transform the ORG- end bone copies in IK
     (the end control's result), the ORG- bones (what the rig shows in either mode) and
-    the DEF- end bone."""
+    the DEF- end bone; ``tail``: (FK control, ORG- bone) pairs below the end bone that
+    the FK chain carries too (the toe)."""
 
     base: str
     mch: str
@@ -186,6 +187,7 @@ class RigifyIk:
     result: str
     org: tuple[str, str, str]
     deform_end: str
+    tail: tuple[tuple[str, str], ...] = ()
 
     def sided(self, side: str) -> RigifyIk:
         """The same names with ``.<side>`` appended."""
@@ -193,7 +195,7 @@ class RigifyIk:
             return f"{n}.{side}"
         return RigifyIk(s(self.base), s(self.mch), s(self.control), s(self.pole),
                         s(self.result), (s(self.org[0]), s(self.org[1]), s(self.org[2])),
-                        s(self.deform_end))
+                        s(self.deform_end), tuple((s(f), s(o)) for f, o in self.tail))
 
 
 #: Generated Rigify rigs: per kind, the IK chain Limber drives in IK mode.
@@ -202,7 +204,8 @@ RIGIFY_IK: dict[str, RigifyIk] = {
                     "MCH-upper_arm_ik_target", ("ORG-upper_arm", "ORG-forearm", "ORG-hand"),
                     "DEF-hand"),
     "leg": RigifyIk("thigh_ik", "MCH-shin_ik", "foot_ik", "thigh_ik_target",
-                    "MCH-thigh_ik_target", ("ORG-thigh", "ORG-shin", "ORG-foot"), "DEF-foot"),
+                    "MCH-thigh_ik_target", ("ORG-thigh", "ORG-shin", "ORG-foot"), "DEF-foot",
+                    (("toe_fk", "ORG-toe"),)),
 }
 
 
@@ -216,7 +219,9 @@ def rigify_ik(obj: Any, switch_bone: str) -> RigifyIk | None:
     ik = RIGIFY_IK[kind].sided(side)
     names = (ik.base, ik.mch, ik.control, ik.pole, ik.result, *ik.org, ik.deform_end)
     bones = obj.data.bones
-    return ik if all(n in bones for n in names) else None
+    if not all(n in bones for n in names):
+        return None
+    return replace(ik, tail=tuple(t for t in ik.tail if t[0] in bones and t[1] in bones))
 
 
 def _rigify_fk(obj: Any, kind: str, side: str) -> DetectedLimb | None:

@@ -168,23 +168,28 @@ def write_ik(obj: Any, settings: Any, ik: RigifyIk, poses: FloatArray,
 def snap_fk_to_shown(obj: Any, limbs: list[tuple[Any, tuple[str, str, str]]],
                      depsgraph: Any) -> None:
     """Give the FK controls of Rigify limbs the pose the rig shows (its ORG- bones), level
-    by level (upper, lower, end; one evaluation each), so switching to FK moves nothing.
+    by level (upper, lower, end, then the bones the FK chain carries below the end, e.g.
+    the toe; one evaluation per level), so switching to FK moves nothing.
 
     Args:
         limbs: (settings, (upper, lower, end) FK control names) per limb.
     """
-    shown = []
-    for settings, _ in limbs:
-        org = shown_bones(obj, settings)
-        shown.append(None if org is None else
-                     [mat4(obj.evaluated_get(depsgraph).pose.bones[b].matrix) for b in org])
-    for level in range(3):
+    levels: list[list[tuple[str, FloatArray]]] = []
+    obj_eval = obj.evaluated_get(depsgraph)
+    for settings, names in limbs:
+        ik = rigify_ik(obj, settings.switch_bone) if settings.switch_bone else None
+        if ik is None:
+            continue
+        pairs = list(zip(names, ik.org, strict=True)) + list(ik.tail)
+        for level, (fk, org) in enumerate(pairs):
+            if level == len(levels):
+                levels.append([])
+            levels[level].append((fk, mat4(obj_eval.pose.bones[org].matrix)))
+    for todo in levels:
         obj_eval = obj.evaluated_get(depsgraph)
-        for (_, names), poses in zip(limbs, shown, strict=True):
-            if poses is None:
-                continue
-            pb = obj.pose.bones[names[level]]
-            basis = _local(obj_eval, names[level], poses[level])
+        for fk, pose in todo:
+            pb = obj.pose.bones[fk]
+            basis = _local(obj_eval, fk, pose)
             _write_rotation(pb, basis, {})
             pb.scale = basis.to_scale()
         depsgraph.update()

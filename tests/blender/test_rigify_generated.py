@@ -183,3 +183,140 @@ def test_bake_keys_the_switch_and_remove_restores_it(limber: Any) -> None:
     fcs = compat.assigned_fcurves(rig.animation_data)
     assert fcs.find('pose.bones["upper_arm_parent.L"]["IK_FK"]') is None  # Limber's own
     assert rig.pose.bones["upper_arm_parent.R"]["IK_FK"] == 1.0  # other limbs keep theirs
+
+
+def _def_poses(rig: Any) -> dict[str, np.ndarray]:
+    """Heads and tails (world, evaluated) of the DEF- bones: what the deformed mesh shows."""
+    ev = rig.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    return {b.name: np.array([ev.matrix_world @ p for p in (b.head, b.tail)])
+            for b in ev.pose.bones if b.name.startswith("DEF-")}
+
+
+def _moved(rig: Any, before: dict[str, np.ndarray]) -> float:
+    """The largest move (world units) of a DEF- bone's head or tail since ``before``."""
+    now = _def_poses(rig)
+    return max(float(np.linalg.norm(now[b] - m, axis=1).max()) for b, m in before.items())
+
+
+def test_bake_in_ik_mode_keys_the_ik_controls_and_plays_back(limber: Any) -> None:
+    """IK mode: a 10-frame bake keys hand_ik, the pole, the IK chain's start pose and the
+    switch at IK; the keys play back with the DEF- hand on target (0.01 mm / 0.01°);
+    removing the limb restores the switch (here: FK, as the rig was) and drops Limber's
+    switch F-curve."""
+    rig = generated_rig()
+    rig.pose.bones["upper_arm_parent.L"]["IK_FK"] = 1.0
+    rig.pose.bones["upper_arm_parent.L"]["pole_vector"] = True
+    assert bpy.ops.limber.detect_limbs(armature=rig.name) == {"FINISHED"}
+    solve = limber.sub("addon.run.solve")
+    limb = rig.limber.limbs["arm.L"]
+    assert limb.switch_restore == 1.0
+    k = solve.rig_for(rig, limb).hinge_axis
+    target = add_empty("T")
+    limb.target = target
+    rng = np.random.default_rng(5)
+    wants = {}
+    for f in range(1, 11):
+        _fk_pose(rig, limb, k, rng)
+        evaluate()
+        wants[f] = world_pose(rig, "DEF-hand.L")
+        target.matrix_world = rig.matrix_world @ rig.evaluated_get(
+            bpy.context.evaluated_depsgraph_get()).pose.bones["hand_fk.L"].matrix
+        target.keyframe_insert("location", frame=f)
+        target.keyframe_insert("rotation_euler", frame=f)
+    _rest(rig, limb)
+    limb.rigify_mode = "IK"
+    assert bpy.ops.limber.bake(armature=rig.name, frame_start=1, frame_end=10) == {"FINISHED"}
+    assert limb.status.reached, limb.status.message
+    fcs = limber.sub("addon.compat").assigned_fcurves(rig.animation_data)
+    for path in ('pose.bones["hand_ik.L"].location', 'pose.bones["hand_ik.L"].rotation_quaternion',
+                 'pose.bones["upper_arm_ik_target.L"].location',
+                 'pose.bones["upper_arm_ik.L"].rotation_euler',
+                 'pose.bones["MCH-forearm_ik.L"].rotation_quaternion',
+                 'pose.bones["upper_arm_parent.L"]["IK_FK"]'):
+        assert fcs.find(path) is not None, path
+    assert fcs.find('pose.bones["forearm_fk.L"].rotation_quaternion') is None  # FK untouched
+    worst = (0.0, 0.0)
+    for f in range(1, 11):
+        bpy.context.scene.frame_set(f)
+        evaluate()
+        assert rig.pose.bones["upper_arm_parent.L"]["IK_FK"] == 0.0
+        worst = _worse(worst, world_pose(rig, "DEF-hand.L"), wants[f])
+    print(f"Rigify IK-mode bake: DEF-hand worst {worst[0] * 1000:.2e} mm, "
+          f"{math.degrees(worst[1]):.2e}°")
+    assert worst[0] < POS_TOL and worst[1] < ROT_TOL
+    index = list(rig.limber.limbs).index(limb)
+    assert bpy.ops.limber.remove_limb(armature=rig.name, index=index) == {"FINISHED"}
+    assert rig.pose.bones["upper_arm_parent.L"]["IK_FK"] == 1.0
+    assert fcs.find('pose.bones["upper_arm_parent.L"]["IK_FK"]') is None
+
+
+def test_detection_on_a_rig_in_ik_moves_nothing(limber: Any) -> None:
+    """The rig's own IK posed (hand_ik and foot_ik moved and turned, the IK base twisted,
+    one arm with its pole): detecting limbs switches every limb to FK after giving the FK
+    controls the pose the rig shows (Rigify's IK stretch included), so no DEF- bone moves
+    (0.01 mm). One exception, Rigify's own: in IK the toe follows the foot-roll mechanism
+    and its head is not exactly at the foot's tail (the IK shrinks the leg); the connected
+    FK toe cannot keep that gap, so DEF-foot's tail and DEF-toe move by it."""
+    rig = generated_rig()
+    pbs = rig.pose.bones
+    rng = np.random.default_rng(9)
+    pbs["upper_arm_parent.R"]["pole_vector"] = True
+    for side in "LR":
+        for ctrl in (f"hand_ik.{side}", f"foot_ik.{side}"):
+            pbs[ctrl].location = rng.uniform(-0.12, 0.12, 3)
+            pbs[ctrl].rotation_quaternion = random_quaternion(rng, 0.5)
+        pbs[f"foot_ik.{side}"].location[2] = float(rng.uniform(0.05, 0.15))  # knee bent
+        pbs[f"upper_arm_ik_target.{side}"].location = rng.uniform(-0.2, 0.2, 3)
+        pbs[f"upper_arm_ik.{side}"].rotation_euler[1] = float(rng.uniform(-0.8, 0.8))
+    evaluate()
+    before = _def_poses(rig)
+    ev = rig.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    gap = {s: float(np.linalg.norm(ev.pose.bones[f"ORG-toe.{s}"].head
+                                   - ev.pose.bones[f"ORG-foot.{s}"].tail)) for s in "LR"}
+    assert all(pbs[s]["IK_FK"] == 0.0 for s in SWITCH.values())
+    assert bpy.ops.limber.detect_limbs(armature=rig.name) == {"FINISHED"}
+    evaluate()
+    assert all(pbs[s]["IK_FK"] == 1.0 for s in SWITCH.values())
+    toes = {f"DEF-{b}.{s}": s for s in "LR" for b in ("foot", "toe")}
+    rest = {b: m for b, m in before.items() if b not in toes}
+    moved = _moved(rig, rest)
+    now = _def_poses(rig)
+    toe_moved = {b: float(np.linalg.norm(now[b] - before[b], axis=1).max()) for b in toes}
+    print(f"Rigify detection on an IK pose: DEF bones moved at most {moved * 1000:.2e} mm; "
+          f"foot tail / toe {max(toe_moved.values()) * 1000:.2e} mm (Rigify's IK toe gap "
+          f"{max(gap.values()) * 1000:.2e} mm)")
+    assert moved < POS_TOL
+    for b, m in toe_moved.items():
+        assert m < gap[toes[b]] + POS_TOL
+
+
+def test_fk_ik_mode_changes_through_limber_move_nothing(limber: Any) -> None:
+    """IK <-> FK on a Rigify rig through Limber: from an FK pose, snap the target and the
+    swivel, change the limb to IK mode and solve (Rigify's IK controls take the pose),
+    then back to FK and solve: no DEF- bone moves (0.01 mm)."""
+    rig = generated_rig()
+    assert bpy.ops.limber.detect_limbs(armature=rig.name) == {"FINISHED"}
+    solve = limber.sub("addon.run.solve")
+    rng = np.random.default_rng(11)
+    for i, lb in enumerate(rig.limber.limbs):
+        lb.target = add_empty(f"T.{lb.name}")
+        rig.pose.bones[lb.switch_bone]["pole_vector"] = i % 2 == 1
+        _fk_pose(rig, lb, solve.rig_for(rig, lb).hinge_axis, rng)
+    evaluate()
+    before = _def_poses(rig)
+    assert bpy.ops.limber.snap_target(armature=rig.name) == {"FINISHED"}
+    assert bpy.ops.limber.snap_swivel(armature=rig.name) == {"FINISHED"}
+    for mode in ("IK", "FK", "IK"):
+        for lb in rig.limber.limbs:
+            lb.rigify_mode = mode
+        assert bpy.ops.limber.solve(armature=rig.name) == {"FINISHED"}
+        assert all(lb.status.reached for lb in rig.limber.limbs)
+        moved = _moved(rig, before)
+        print(f"Rigify FK pose -> {mode} mode: DEF bones moved at most {moved * 1000:.2e} mm")
+        assert moved < POS_TOL
+    # and from Rigify's IK back to a swivel: snapping reads the pose the rig shows
+    for lb in rig.limber.limbs:
+        lb.swivel = 0.0
+    assert bpy.ops.limber.snap_swivel(armature=rig.name) == {"FINISHED"}
+    assert bpy.ops.limber.solve(armature=rig.name) == {"FINISHED"}
+    assert _moved(rig, before) < POS_TOL
