@@ -108,7 +108,8 @@ def _write_rotation(pb: Any, basis: Matrix, written: Written) -> None:
 
 
 def _write_location(pb: Any, basis: Matrix, written: Written) -> None:
-    vals = tuple(float(v) for v in basis.to_translation())
+    t = basis.to_translation()
+    vals = (float(t[0]), float(t[1]), float(t[2]))
     pb.location = vals
     written[channel(pb.name, "location")] = ("location", vals)
 
@@ -116,8 +117,10 @@ def _write_location(pb: Any, basis: Matrix, written: Written) -> None:
 def _local(obj_eval: Any, bone: str, pose: FloatArray) -> Matrix:
     """The basis matrix giving ``bone`` the armature-space ``pose``, with its parent as
     evaluated (Blender's own conversion: inherit modes, local location)."""
-    return obj_eval.convert_space(pose_bone=obj_eval.pose.bones[bone], matrix=Matrix(pose),
-                                  from_space="POSE", to_space="LOCAL")
+    m: Matrix = obj_eval.convert_space(pose_bone=obj_eval.pose.bones[bone],
+                                       matrix=Matrix(pose.tolist()),
+                                       from_space="POSE", to_space="LOCAL")
+    return m
 
 
 def write_ik(obj: Any, settings: Any, ik: RigifyIk, poses: FloatArray,
@@ -160,7 +163,7 @@ def write_ik(obj: Any, settings: Any, ik: RigifyIk, poses: FloatArray,
     _write_rotation(pbs[ik.base], _local(obj_eval, ik.base, upper), written)
     mch = obj.data.bones[ik.mch]
     rel = affine_inverse(mat4(mch.parent.matrix_local)) @ mat4(mch.matrix_local)
-    basis = Matrix(affine_inverse(upper @ rel) @ lower)
+    basis = Matrix((affine_inverse(upper @ rel) @ lower).tolist())
     _write_rotation(pbs[ik.mch], basis, written)
     return written
 
