@@ -289,9 +289,9 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
     )
     switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="IK/FK Switch Bone",
-        description="Pose bone whose IK_FK custom property Limber sets to FK (1) while it "
-        "drives this limb (generated Rigify rigs; empty: none). Keyed by the bake, restored "
-        "when the limb is removed",
+        description="Pose bone whose IK_FK custom property Limber sets to the Rigify "
+        "Controls' value (FK 1, IK 0) while it drives this limb (generated Rigify rigs; "
+        "empty: none). Keyed by the bake, restored when the limb is removed",
         default="",
     )
     switch_restore: FloatProperty(  # type: ignore[valid-type,no-redef]

@@ -149,15 +149,13 @@ def _worse(w: tuple[float, float], got: np.ndarray, want: np.ndarray) -> tuple[f
             max(w[1], rotation_angle(got, want)))
 
 
-def test_bake_keys_the_switch_and_remove_restores_it(limber: Any) -> None:
-    rig = generated_rig()
-    assert bpy.ops.limber.detect_limbs(armature=rig.name) == {"FINISHED"}
-    solve = limber.sub("addon.run.solve")
-    limb = rig.limber.limbs["arm.L"]
-    k = solve.rig_for(rig, limb).hinge_axis
+def _keyed_fk_targets(limber: Any, rig: Any, limb: Any, seed: int) -> dict[int, np.ndarray]:
+    """Frames 1-10 of a keyed target made by posing the arm's FK controls; the FK
+    controls back at rest. Returns the DEF- hand's world pose per frame."""
+    k = limber.sub("addon.run.solve").rig_for(rig, limb).hinge_axis
     target = add_empty("T")
     limb.target = target
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(seed)
     wants = {}
     for f in range(1, 11):
         _fk_pose(rig, limb, k, rng)
@@ -168,6 +166,14 @@ def test_bake_keys_the_switch_and_remove_restores_it(limber: Any) -> None:
         target.keyframe_insert("location", frame=f)
         target.keyframe_insert("rotation_euler", frame=f)
     _rest(rig, limb)
+    return wants
+
+
+def test_bake_keys_the_switch_and_remove_restores_it(limber: Any) -> None:
+    rig = generated_rig()
+    assert bpy.ops.limber.detect_limbs(armature=rig.name) == {"FINISHED"}
+    limb = rig.limber.limbs["arm.L"]
+    wants = _keyed_fk_targets(limber, rig, limb, 3)
     assert bpy.ops.limber.bake(armature=rig.name, frame_start=1, frame_end=10) == {"FINISHED"}
     for f in range(1, 11):
         bpy.context.scene.frame_set(f)
@@ -207,23 +213,9 @@ def test_bake_in_ik_mode_keys_the_ik_controls_and_plays_back(limber: Any) -> Non
     rig.pose.bones["upper_arm_parent.L"]["IK_FK"] = 1.0
     rig.pose.bones["upper_arm_parent.L"]["pole_vector"] = True
     assert bpy.ops.limber.detect_limbs(armature=rig.name) == {"FINISHED"}
-    solve = limber.sub("addon.run.solve")
     limb = rig.limber.limbs["arm.L"]
     assert limb.switch_restore == 1.0
-    k = solve.rig_for(rig, limb).hinge_axis
-    target = add_empty("T")
-    limb.target = target
-    rng = np.random.default_rng(5)
-    wants = {}
-    for f in range(1, 11):
-        _fk_pose(rig, limb, k, rng)
-        evaluate()
-        wants[f] = world_pose(rig, "DEF-hand.L")
-        target.matrix_world = rig.matrix_world @ rig.evaluated_get(
-            bpy.context.evaluated_depsgraph_get()).pose.bones["hand_fk.L"].matrix
-        target.keyframe_insert("location", frame=f)
-        target.keyframe_insert("rotation_euler", frame=f)
-    _rest(rig, limb)
+    wants = _keyed_fk_targets(limber, rig, limb, 5)
     limb.rigify_mode = "IK"
     assert bpy.ops.limber.bake(armature=rig.name, frame_start=1, frame_end=10) == {"FINISHED"}
     assert limb.status.reached, limb.status.message

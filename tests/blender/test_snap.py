@@ -93,17 +93,22 @@ def test_snap_with_an_fk_forearm_turned_off_its_hinge(limber: Any, mode: str) ->
     snap = solve.snap_fk(obj, limb)
     assert snap.residual < TOL
     assert np.allclose(snap.fk_elbow, before[2], atol=1e-6)  # forearm head = FK elbow
+    _snap(obj, limb, mode)
+    hand = world_pose(obj, "hand.L")
+    st = solve.solve_object(obj, limbs=["arm.L"])[0]
+    assert st.reached, st.message
+    assert np.abs(_points(obj) - before).max() < TOL
+    assert np.abs(world_pose(obj, "hand.L") - hand).max() < TOL
+
+
+def _snap(obj: Any, limb: Any, mode: str) -> None:
+    """Snap the swivel (ANGLE) or a new pole object (POLE) to the FK elbow."""
     if mode == "POLE":
         limb.pole = add_empty("Pole")
         limb.swivel_mode = "POLE"
         assert bpy.ops.limber.snap_pole(armature=obj.name, limb="arm.L") == {"FINISHED"}
     else:
         assert bpy.ops.limber.snap_swivel(armature=obj.name, limb="arm.L") == {"FINISHED"}
-    hand = world_pose(obj, "hand.L")
-    st = solve.solve_object(obj, limbs=["arm.L"])[0]
-    assert st.reached, st.message
-    assert np.abs(_points(obj) - before).max() < TOL
-    assert np.abs(world_pose(obj, "hand.L") - hand).max() < TOL
 
 
 def test_snap_pole_without_a_pole_is_refused_by_name(limber: Any) -> None:
@@ -137,12 +142,7 @@ def test_snap_residual_off_the_hinge_circle_is_reported(
     snap = solve.snap_fk(obj, limb)
     assert snap.residual > 1e-3  # millimetres, far above float32
     capfd.readouterr()
-    if mode == "POLE":
-        limb.pole = add_empty("Pole")
-        limb.swivel_mode = "POLE"
-        assert bpy.ops.limber.snap_pole(armature=obj.name, limb="arm.L") == {"FINISHED"}
-    else:
-        assert bpy.ops.limber.snap_swivel(armature=obj.name, limb="arm.L") == {"FINISHED"}
+    _snap(obj, limb, mode)
     out = capfd.readouterr()
     assert f"arm.L {snap.residual * 1000.0:.3g} mm" in out.out + out.err
     st = solve.solve_object(obj, limbs=["arm.L"])[0]
