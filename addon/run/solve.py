@@ -500,11 +500,10 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
     msgs += hinge_notes(rig)
-    over = overrides(obj, rig)
     ik = rigify.ik_chain(obj, settings)
-    if ik is not None:
-        over.append(f"Rigify's IK places the limb ({ik.control}, {ik.pole}, {ik.base}); "
-                    f"measured on {ik.deform_end}")
+    over = overrides(obj, rig) if ik is None else [
+        f"Rigify's IK places the limb ({ik.control}, {ik.pole}, {ik.base}); measured on "
+        f"{ik.deform_end}"]
     if req is not None and not bool(req.linked.all()):
         over.append("a stretched (non-uniformly scaled) segment")
     return msgs + over, not over
@@ -541,6 +540,10 @@ def solve_limb_settings(
         st.message = f"skipped: solver {settings.solver} is not supported for limbs yet"
     elif settings.target is None:
         st.message = "skipped: no target"
+    elif settings.solver != "ANALYTIC" and rigify.ik_chain(obj, settings) is not None:
+        st.message = (f"skipped: Rigify's IK controls are placed from the Analytic solution "
+                      f"only (solver {settings.solver}): set Solver to Analytic or Rigify "
+                      f"Controls to FK")
     elif settings.solver != "ANALYTIC":
         try:
             _solve_limb_numeric(obj, obj_eval, settings, depsgraph, st, write)

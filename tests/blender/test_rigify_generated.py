@@ -9,7 +9,7 @@ from typing import Any
 
 import bpy
 import numpy as np
-from mathutils import Quaternion
+from mathutils import Matrix, Quaternion
 
 from tests.blender.limber_rigs import (
     add_empty,
@@ -312,3 +312,36 @@ def test_fk_ik_mode_changes_through_limber_move_nothing(limber: Any) -> None:
     assert bpy.ops.limber.snap_swivel(armature=rig.name) == {"FINISHED"}
     assert bpy.ops.limber.solve(armature=rig.name) == {"FINISHED"}
     assert _moved(rig, before) < POS_TOL
+
+
+def test_live_solving_in_ik_mode_and_numeric_solvers_refused(limber: Any) -> None:
+    """Live solving drives Rigify's IK controls (the DEF- hand on the target, the status
+    measured on it); cancelling restores the IK controls; a numeric solver in IK mode is
+    skipped with a message naming what to change."""
+    rig = generated_rig()
+    assert bpy.ops.limber.detect_limbs(armature=rig.name) == {"FINISHED"}
+    limb = rig.limber.limbs["arm.L"]
+    for lb in rig.limber.limbs:
+        lb.enabled = lb.name == "arm.L"
+    k = limber.sub("addon.run.solve").rig_for(rig, limb).hinge_axis
+    _fk_pose(rig, limb, k, np.random.default_rng(2))
+    evaluate()
+    target = add_empty("T", Matrix.Translation(world_pose(rig, "hand_fk.L")[:3, 3]))
+    _rest(rig, limb)
+    limb.rigify_mode = "IK"
+    limb.target = target
+    limb.goal_type = "POSITION"
+    hand_ik = tuple(rig.pose.bones["hand_ik.L"].location)
+    live = limber.sub("addon.run.live")
+    session = live.LiveSession(rig)
+    assert session.tick()
+    st = session.statuses[0]
+    assert st.reached and st.measured == "depsgraph", st.message
+    got = world_pose(rig, "DEF-hand.L")[:3, 3]
+    assert np.linalg.norm(got - np.array(target.matrix_world.translation)) < POS_TOL
+    assert not session.tick()  # its own writes do not trigger another solve
+    session.cancel()
+    assert tuple(rig.pose.bones["hand_ik.L"].location) == hand_ik
+    limb.solver = "DLS"
+    st = limber.sub("addon.run.solve").solve_object(rig, limbs=["arm.L"])[0]
+    assert not st.solved and "Analytic" in st.message
