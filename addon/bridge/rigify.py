@@ -10,7 +10,8 @@ modes (``limb.rigify_mode``):
   respected), the pole control (``upper_arm_ik_target`` / ``thigh_ik_target``) on Limber's
   pole point when the rig uses its pole (``pole_vector``), and the IK chain's start pose:
   the IK base control's rotation (``upper_arm_ik``: the swivel control when the pole is off)
-  and the mechanism bone under the IK constraint (``MCH-forearm_ik``). Blender's IK
+  and the mechanism bone under the IK constraint (``MCH-forearm_ik``), with the scales of
+  the limb's geometry (the FK chain's, as read: 1 unless the FK controls are scaled). Blender's IK
   (Rigify sets IK stretch 0.1 on both bones) then has nothing to do; started from any other
   pose it iterates and shrinks the bones by 1.5–3 % on a reachable goal (the elbow 8–10 mm
   off). The switch at IK. The status measures the DEF- end bone on the evaluated pose.
@@ -22,6 +23,7 @@ when snapping. Written IK channels other than a bone's rotation are keyed as
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -107,6 +109,13 @@ def _write_rotation(pb: Any, basis: Matrix, written: Written) -> None:
     written[pb.name] = (path, vals)
 
 
+def _write_scale(pb: Any, basis: Matrix, written: Written) -> None:
+    v = basis.to_scale()
+    vals = (float(v[0]), float(v[1]), float(v[2]))
+    pb.scale = vals
+    written[channel(pb.name, "scale")] = ("scale", vals)
+
+
 def _write_location(pb: Any, basis: Matrix, written: Written) -> None:
     t = basis.to_translation()
     vals = (float(t[0]), float(t[1]), float(t[2]))
@@ -124,7 +133,8 @@ def _local(obj_eval: Any, bone: str, pose: FloatArray) -> Matrix:
 
 
 def write_ik(obj: Any, settings: Any, ik: RigifyIk, poses: FloatArray,
-             pole: FloatArray | None, depsgraph: Any) -> Written:
+             pole: FloatArray | None, depsgraph: Any, reach: FloatArray | None = None
+             ) -> Written:
     """Place a limb's Rigify IK controls for the solved pose.
 
     Args:
@@ -136,6 +146,9 @@ def write_ik(obj: Any, settings: Any, ik: RigifyIk, poses: FloatArray,
             IK uses its pole.
         depsgraph: evaluated once here (the IK base hangs below a bone tracking the end
             control).
+        reach: (3,) world position for the end control when the goal is out of the limb's
+            reach (the target's): Rigify's IK then stretches to it as the rig is set up
+            (``IK_Stretch``), with the chain started on Limber's closest pose.
 
     Returns what was written (``{key: (property, values)}``, see :func:`channel`).
     """
@@ -143,6 +156,9 @@ def write_ik(obj: Any, settings: Any, ik: RigifyIk, poses: FloatArray,
     obj_eval = obj.evaluated_get(depsgraph)
     to_arm = affine_inverse(mat4(obj_eval.matrix_world))
     upper, lower, end = (to_arm @ p for p in poses)
+    if reach is not None:
+        end = end.copy()
+        end[:3, 3] = (to_arm @ np.append(reach, 1.0))[:3]
     pbs = obj.pose.bones
     ebs = obj_eval.pose.bones
     written: Written = {}
@@ -160,7 +176,8 @@ def write_ik(obj: Any, settings: Any, ik: RigifyIk, poses: FloatArray,
     obj_eval = obj.evaluated_get(depsgraph)
     # the IK chain's start pose: the base control under its swing bone, then the mechanism
     # bone relative to the base as solved
-    _write_rotation(pbs[ik.base], _local(obj_eval, ik.base, upper), written)
+    basis = _local(obj_eval, ik.base, upper)
+    _write_rotation(pbs[ik.base], basis, written)
     mch = obj.data.bones[ik.mch]
     rel = affine_inverse(mat4(mch.parent.matrix_local)) @ mat4(mch.matrix_local)
     basis = Matrix((affine_inverse(upper @ rel) @ lower).tolist())
@@ -194,17 +211,27 @@ def snap_fk_to_shown(obj: Any, limbs: list[tuple[Any, tuple[str, str, str]]],
             pb = obj.pose.bones[fk]
             basis = _local(obj_eval, fk, pose)
             _write_rotation(pb, basis, {})
-            pb.scale = basis.to_scale()
+            _write_scale(pb, basis, {})
         depsgraph.update()
 
 
-def solved_poses(req: Any, sol: Any) -> tuple[FloatArray, FloatArray]:
-    """World poses (3, 4, 4) of the upper, lower and end bone of a single solution, and
-    its pole point (3,) (:meth:`core.Limb.frames`, :meth:`core.Limb.pole_position`
-    through the request's evaluated frame)."""
+def solved_poses(req: Any, sol: Any) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+    """World poses (3, 4, 4) of the upper, lower and end bone of a single solution, its
+    pole point (3,) (:meth:`core.Limb.frames`, :meth:`core.Limb.pole_position` through
+    the request's evaluated frame), and the target's position when the goal is out of
+    reach and asks the end bone to be there (Position, Pose, Partial), else None."""
     wrist = sol.wrist if req.wrist is None else req.wrist[0]
     frame = req.frame[0]
     elbow = float(sol.elbow)
     poses: FloatArray = frame @ req.limb.frames(sol.shoulder, elbow, wrist)
     pole: FloatArray = (frame @ np.append(req.limb.pole_position(sol.shoulder, elbow), 1.0))[:3]
-    return poses, pole
+    reach = None
+    if not bool(sol.reachable) and req.kind in ("POSITION", "POSE", "PARTIAL"):
+        reach = np.asarray(req.target[0][:3, 3], dtype=np.float64)
+    return poses, pole, reach
+
+
+def ik_request(req: Any, rig: Any) -> Any:
+    """A request for Rigify's IK chain: the limb's rest geometry (the IK chain's lengths;
+    the FK controls' scale, read into the request's links, does not act in IK)."""
+    return replace(req, limb=rig.limb, linked=np.ones_like(req.linked))

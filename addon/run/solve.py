@@ -500,13 +500,12 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
     msgs += hinge_notes(rig)
+    # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
     ik = rigify.ik_chain(obj, settings)
-    over = overrides(obj, rig) if ik is None else [
-        f"Rigify's IK places the limb ({ik.control}, {ik.pole}, {ik.base}); measured on "
-        f"{ik.deform_end}"]
+    over = overrides(obj, rig) if ik is None else []
     if req is not None and not bool(req.linked.all()):
         over.append("a stretched (non-uniformly scaled) segment")
-    return msgs + over, not over
+    return msgs + over, not over and ik is None
 
 
 def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol: Any,
@@ -518,9 +517,9 @@ def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol
         rigify.set_switch(obj, settings)
         return write_limb(obj, rig, sol.shoulder, float(sol.elbow),
                           sol.wrist if settings.goal_type in WRIST_GOALS else None)
-    poses, pole = rigify.solved_poses(req, sol)
+    poses, pole, reach = rigify.solved_poses(req, sol)
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
-    return rigify.write_ik(obj, settings, ik, poses, pole, dg)
+    return rigify.write_ik(obj, settings, ik, poses, pole, dg, reach)
 
 
 def solve_limb_settings(
@@ -559,6 +558,8 @@ def solve_limb_settings(
                 rd = reads if reads is not None else read.read_limb(
                     obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers))
                 req = requests.limb_request(settings, rig, rd, goal_frame)
+                if rigify.ik_chain(obj, settings) is not None:
+                    req = rigify.ik_request(req, rig)
             notes, proven = analytic_notes(obj, rig, settings, req)
             offsets = _OFFSETS.get((obj.name, settings.name))
             if goal_frame is None and not proven and offsets:
@@ -832,6 +833,8 @@ def snap_fk(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
     base = read.read_limb(obj_eval, settings, rig.bones, dg, True)
     req = requests.limb_request(settings, rig, replace(base, target=end[None],
                                                        pole=fk_elbow[None]))
+    if rigify.ik_chain(obj, settings) is not None:
+        req = rigify.ik_request(req, rig)
     tg = req.target_goal[0]
     elbow_target = req.kwargs["elbow_target"]
     limb = req.limb

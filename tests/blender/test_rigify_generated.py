@@ -141,7 +141,10 @@ def _reach_fk_targets(limber: Any, rig: Any, name: str) -> None:
                     worst["chain"] = _worse(worst["chain"], world_pose(rig, b), fk_chain[b])
     for key, (p, r) in worst.items():
         print(f"Rigify {name} {key}: DEF worst {p * 1000:.2e} mm, {math.degrees(r):.2e}°")
-        assert p < POS_TOL and r < ROT_TOL, key
+        # the chain compares two solved poses (each within the tolerance of its own goal;
+        # measured: up to 9.3 µm / 0.0012° at the B-bone segments)
+        scale = 2.0 if key == "chain" else 1.0
+        assert p < scale * POS_TOL and r < scale * ROT_TOL, key
 
 
 def _worse(w: tuple[float, float], got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
@@ -340,6 +343,16 @@ def test_live_solving_in_ik_mode_and_numeric_solvers_refused(limber: Any) -> Non
     got = world_pose(rig, "DEF-hand.L")[:3, 3]
     assert np.linalg.norm(got - np.array(target.matrix_world.translation)) < POS_TOL
     assert not session.tick()  # its own writes do not trigger another solve
+    # out of the arm's reach: hand_ik goes to the target and Rigify's IK stretches to it
+    shoulder = world_pose(rig, "ORG-upper_arm.L")[:3, 3]
+    far = shoulder + 1.3 * (np.array(target.matrix_world.translation) - shoulder)
+    target.matrix_world = Matrix.Translation(far)
+    assert session.tick()
+    st = session.statuses[0]
+    got = world_pose(rig, "DEF-hand.L")[:3, 3]
+    print(f"Rigify IK mode out of reach: DEF-hand {np.linalg.norm(got - far) * 1000:.2e} mm "
+          f"from the target; {st.message}")
+    assert st.reached and np.linalg.norm(got - far) < POS_TOL
     session.cancel()
     assert tuple(rig.pose.bones["hand_ik.L"].location) == hand_ik
     limb.solver = "DLS"
