@@ -10,11 +10,12 @@ modes (``limb.rigify_mode``):
   respected), the pole control (``upper_arm_ik_target`` / ``thigh_ik_target``) on Limber's
   pole point when the rig uses its pole (``pole_vector``), and the IK chain's start pose:
   the IK base control's rotation (``upper_arm_ik``: the swivel control when the pole is off)
-  and the mechanism bone under the IK constraint (``MCH-forearm_ik``), with the scales of
-  the limb's geometry (the FK chain's, as read: 1 unless the FK controls are scaled). Blender's IK
-  (Rigify sets IK stretch 0.1 on both bones) then has nothing to do; started from any other
-  pose it iterates and shrinks the bones by 1.5–3 % on a reachable goal (the elbow 8–10 mm
-  off). The switch at IK. The status measures the DEF- end bone on the evaluated pose.
+  and the mechanism bone under the IK constraint (``MCH-forearm_ik``). The limb is solved
+  with its rest lengths, the IK chain's (:func:`ik_request`). Blender's IK (Rigify sets IK
+  stretch 0.1 on both bones) then has nothing to do; started from any other pose it
+  iterates and shrinks the bones by 1.5–3 % on a reachable goal (the elbow 8–10 mm off).
+  Out of reach, the end control goes to the target and the rig stretches as set up. The
+  switch at IK. The status measures the DEF- end bone on the evaluated pose.
 
 Rigify limbs are read where the rig shows them (the ORG- bones copy the FK or the IK chain)
 when snapping. Written IK channels other than a bone's rotation are keyed as
