@@ -89,8 +89,9 @@ def test_extended_jacobian_default_stall_window_lets_it_converge():
     differences (the BLAS kernel decides whether a 20-iteration window happens to stall
     here), so neither a stall nor an iteration count is asserted: only the windows and
     that the default reaches the goal."""
-    wide = (Method.EXTENDED_JACOBIAN, Method.JACOBIAN_TRANSPOSE)  # JT: BB steps (issue 16)
-    assert all(STEP_CLASSES[m].stall_window == 100 for m in wide)
+    # JT: its clamped conjugate-gradient steps are not quite monotone either (issue 16)
+    wide = {Method.EXTENDED_JACOBIAN: 100, Method.JACOBIAN_TRANSPOSE: 50}
+    assert all(STEP_CLASSES[m].stall_window == w for m, w in wide.items())
     assert all(c.stall_window == 20 for m, c in STEP_CLASSES.items() if m not in wide)
     fx = buss_double_y()
     goals, q0, _ = reachable_goals(fx)

@@ -18,7 +18,7 @@ from ..residuals import BlockKind, RowBlock
 from ..settings import Method
 from ..skeleton import Skeleton
 from .common import dof_bounds, goal_joints
-from .dls import _dls
+from .dls import damped_step
 
 
 def _aim_vectors(
@@ -423,7 +423,7 @@ class CCDStep(IKSolver):
         mu_b = mu[rows[bad]]
         lam2 = np.maximum(st.damping**2 * mu_b * mu_b, 1e-300)
         q_b = q[bad]
-        cand_b = q_b + clamp_max_abs(_dls(state.J[bad], state.e[bad], lam2), st.max_step)
+        cand_b = q_b + clamp_max_abs(damped_step(state.J[bad], state.e[bad], lam2), st.max_step)
         if st.use_limits:
             cand_b = sk._clip(cand_b)
         e_b = sk.evaluate(cand_b, state.goals, rows=rows[bad], jacobian=False).e
