@@ -179,9 +179,9 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     ``goal_frame``: ask for this goal (frame coordinates) instead of the target (the
     refinement of :mod:`.verify`). Raises :class:`VaryingLinks`, ``core.LimberError``.
     """
-    frame, a, b, linked = frame_and_links(rig, read)
+    frame, inverse, scale, a, b, linked = _frame_parts(rig, read)
     target = orthonormalize_yz(read.target)
-    target_goal = goal_in_frame(frame, target, rigid_target=True)
+    target_goal = goal_in_frame(frame, target, rigid_target=True, inverse=inverse)
     g = target_goal if goal_frame is None else goal_frame
     limb = rig.limb if a is None or b is None else links_limb(rig, a, b)
     kind = settings.goal_type
@@ -198,11 +198,40 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     goal = limb_goal(kind, settings.axis, pick(g))
     swivel = float(read.swivel[0]) if single else read.swivel
     kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)
-    scale, similar = similarity_scale(frame)
     return LimbRequest(kind=kind, axis=settings.axis, limb=limb, goal=goal, kwargs=kwargs,
                        frame=frame, goal_frame=g, target_goal=target_goal, target=target,
-                       linked=linked, wrist=wrist,
-                       frame_scale=scale if bool(similar.all()) else None, single=single)
+                       linked=linked, wrist=wrist, frame_scale=scale, single=single)
+
+
+#: Frames kept per rig by :func:`_frame_parts` (a handful: the parent's pose of the last
+#: frames; a parent animated over the range makes each frame new anyway).
+_KEPT_FRAMES = 4
+
+
+def _frame_parts(rig: Any, read: LimbRead) -> tuple[
+        FloatArray, FloatArray | None, FloatArray | None, FloatArray | None,
+        FloatArray | None, NDArray[np.bool_]]:
+    """:func:`frame_and_links` plus the frame's inverse (None: not computed) and uniform
+    scale (None: sheared or non-uniform on some frame). A one-frame read whose frame is
+    composed from its parent (``read.pose`` None) depends only on the world matrix, the
+    parent's pose and the upper bone's location: the parts are kept on the rig under
+    those bytes, so a live solve whose armature side did not move since the last frame
+    computes only the target's goal."""
+    key = None
+    if read.pose is None and read.parent is not None and len(read) == 1:
+        key = read.world.tobytes() + read.parent.tobytes() + read.location.tobytes()
+        hit = rig.frames.get(key)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+    frame, a, b, linked = frame_and_links(rig, read)
+    scale, similar = similarity_scale(frame)
+    parts = (frame, None, scale if bool(similar.all()) else None, a, b, linked)
+    if key is not None:
+        parts = (frame, affine_inverse(frame), *parts[2:])
+        if len(rig.frames) >= _KEPT_FRAMES:
+            rig.frames.clear()
+        rig.frames[key] = parts
+    return parts
 
 
 def with_goal(req: LimbRequest, settings: Any, goal_frame: FloatArray) -> LimbRequest:

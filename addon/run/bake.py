@@ -618,16 +618,17 @@ def analytic_statuses(
         strict=True,
     )
     out = []
-    for p, o, r, w, sw, fs in rows:
-        st = LimbStatus(
-            object=obj_name, limb=settings.name, solver=settings.solver, solved=True,
-            reachable=r or verify.reached(p, o), within_limits=w, position_error=p,
-            orientation_error=o, swivel=sw,
-            feasible_swivel=tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi),
-            solve_us=solve_us,
-        )
-        solve.finish_status(st, list(notes))
-        out.append(st)
+    with verify.held_tolerances():
+        for p, o, r, w, sw, fs in rows:
+            st = LimbStatus(
+                object=obj_name, limb=settings.name, solver=settings.solver, solved=True,
+                reachable=r or verify.reached(p, o), within_limits=w, position_error=p,
+                orientation_error=o, swivel=sw,
+                feasible_swivel=tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi),
+                solve_us=solve_us,
+            )
+            solve.finish_status(st, list(notes))
+            out.append(st)
     return out
 
 

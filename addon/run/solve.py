@@ -717,6 +717,13 @@ def solve_object(
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    with verify.held_tolerances():
+        return _solve_items(obj, dg, limbs, write, chains, verify_pose)
+
+
+def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
+                 chains: Iterable[str] | None, verify_pose: bool) -> list[LimbStatus]:
+    """:func:`solve_object`'s work (the status tolerance held)."""
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
     frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None

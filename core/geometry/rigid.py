@@ -111,16 +111,39 @@ def affine_inverse(m: ArrayLike) -> FloatArray:
     """Inverse of affine 4×4 transforms ``(..., 4, 4)`` (any invertible 3×3 part: scale
     and shear allowed). Raises ``numpy.linalg.LinAlgError`` for a singular one."""
     a = np.asarray(m, dtype=np.float64)
+    if _single(a):
+        return _affine_inverse_one(a)
     out = np.zeros(a.shape)
-    if _single(a):  # one LAPACK call on the 4×4 is cheapest for a single matrix
-        out = np.linalg.inv(a)
-        out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
-        return out
     inv3 = np.linalg.inv(a[..., :3, :3])
     out[..., :3, :3] = inv3
     out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv3, a[..., :3, 3])
     out[..., 3, 3] = 1.0
     return out
+
+
+def _affine_inverse_one(a: FloatArray) -> FloatArray:
+    """:func:`affine_inverse` of one matrix ((4, 4) or (1, 4, 4)) on Python floats: the
+    3×3 inverse by cofactors over the determinant (no LAPACK call: a live solve inverts one
+    frame per limb and frame, where a library call's overhead — and, on a loaded machine,
+    its thread pool — costs far more than the arithmetic)."""
+    (p, q, r, x), (u, v, w, y), (g, h, k, z) = a.reshape(4, 4)[:3].tolist()
+    c00, c01, c02 = v * k - w * h, r * h - q * k, q * w - r * v
+    det = p * c00 + u * c01 + g * c02
+    if not (det != 0.0 and math.isfinite(det)):
+        raise np.linalg.LinAlgError("Singular matrix")
+    c10, c11, c12 = w * g - u * k, p * k - r * g, r * u - p * w
+    c20, c21, c22 = u * h - v * g, q * g - p * h, p * v - q * u
+    s = 1.0 / det
+    i00, i01, i02 = c00 * s, c01 * s, c02 * s
+    i10, i11, i12 = c10 * s, c11 * s, c12 * s
+    i20, i21, i22 = c20 * s, c21 * s, c22 * s
+    out = np.array((
+        (i00, i01, i02, -(i00 * x + i01 * y + i02 * z)),
+        (i10, i11, i12, -(i10 * x + i11 * y + i12 * z)),
+        (i20, i21, i22, -(i20 * x + i21 * y + i22 * z)),
+        (0.0, 0.0, 0.0, 1.0),
+    ))
+    return out if a.ndim == 2 else out[None]
 
 
 def rigid_inverse(m: ArrayLike) -> FloatArray:
@@ -143,8 +166,8 @@ def translation(t: ArrayLike) -> FloatArray:
     return out
 
 
-def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = False
-                  ) -> FloatArray:
+def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = False,
+                  inverse: ArrayLike | None = None) -> FloatArray:
     """A target frame expressed in an affine ``frame`` as a rigid goal, ``(..., 4, 4)``.
 
     ``frame``: the (possibly scaled or sheared) frame in which the solved rotations act,
@@ -153,9 +176,12 @@ def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = Fals
     Rotation: :func:`orthonormalize_yz` of ``frame⁻¹ · orthonormalize_yz(target)``, so the
     chain's end frame pushed through ``frame`` has the target's Y-first orientation.
     ``rigid_target``: the target is already orthonormal (skips its orthonormalisation).
+    ``inverse``: ``affine_inverse(frame)`` when the caller has it (a frame that did not
+    change since the last goal); ``frame`` is then not read.
     """
     t = np.asarray(target, dtype=np.float64) if rigid_target else orthonormalize_yz(target)
-    return orthonormalize_yz(affine_inverse(frame) @ t)
+    inv = affine_inverse(frame) if inverse is None else np.asarray(inverse, dtype=np.float64)
+    return orthonormalize_yz(inv @ t)
 
 
 def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArray[np.bool_]]:

@@ -230,6 +230,18 @@ def test_single_matrix_fast_paths_match_the_batched_ones() -> None:
         s1, ok1 = similarity_scale(a[i:i + 1])
         assert np.allclose(s1, scale[i]) and bool(ok1[0]) == bool(ok[i])
     assert ok.tolist() == [False, False, False, True, False, False]
+    for i in range(len(a)):  # (1, 4, 4) keeps its batch axis; the last row is exact
+        one = affine_inverse(a[i:i + 1])
+        assert one.shape == (1, 4, 4) and one[0, 3].tolist() == [0.0, 0.0, 0.0, 1.0]
+        t = orthonormalize_yz(_rigid(rng, 1)[0])
+        assert np.array_equal(goal_in_frame(a[i], t, inverse=affine_inverse(a[i])),
+                              goal_in_frame(a[i], t))
+    singular = np.eye(4)
+    singular[:3, 2] = singular[:3, 0]
+    with pytest.raises(np.linalg.LinAlgError):
+        affine_inverse(singular)
+    with pytest.raises(np.linalg.LinAlgError):
+        affine_inverse(np.full((4, 4), np.nan))
 
 
 def test_goal_offset_round_trips() -> None:
