@@ -234,6 +234,22 @@ def _frame_parts(rig: Any, read: LimbRead) -> tuple[
     return parts
 
 
+def row(req: LimbRequest, i: int) -> LimbRequest:
+    """Frame ``i`` of an N-frame request as a one-frame request (unbatched goal and
+    options; the same limb, frame, target and links as row ``i`` of the batch): a bake
+    that solves some limbs frame by frame builds their requests once for the range."""
+    def one(x: FloatArray | None) -> FloatArray | None:
+        return None if x is None else x[i:i + 1]
+
+    kwargs = {k: v if k == "strategy" else (float(v[i]) if k == "swivel" else v[i])
+              for k, v in req.kwargs.items()}
+    return replace(req, goal=limb_goal(req.kind, req.axis, req.goal_frame[i]), kwargs=kwargs,
+                   frame=req.frame[i:i + 1], goal_frame=req.goal_frame[i:i + 1],
+                   target_goal=req.target_goal[i:i + 1], target=req.target[i:i + 1],
+                   linked=req.linked[i:i + 1], wrist=one(req.wrist),
+                   frame_scale=one(req.frame_scale), single=True)
+
+
 def with_goal(req: LimbRequest, settings: Any, goal_frame: FloatArray) -> LimbRequest:
     """The same request asking for another goal (frame coordinates, (N, 4, 4)): the frame,
     links, limb, target and solve options are kept (a warm start or a verification's

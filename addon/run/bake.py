@@ -536,12 +536,12 @@ def _bake_batched(
     progress: Callable[[int], None] | None,
     fast: bool = True,
 ) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]], bool,
-           dict[str, LimbRead]] | None:
+           dict[str, requests.LimbRequest]] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
     (a bone or target problem on some frame, bone settings, links or a pole that change
     within the range). Limbs whose model is not proven (they need the evaluated pose of
-    every frame) are left out: the last element maps their names to their reads, for
-    :func:`_bake_checked` or the per-frame path."""
+    every frame) are left out: the last element maps their names to their requests for
+    the range, for :func:`_bake_checked` or the per-frame path."""
     bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
     if _settings_animated(obj, bones):
         return None
@@ -572,11 +572,11 @@ def _bake_batched(
     samples: dict[tuple[str, str], FloatArray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
     pbs = obj.pose.bones
-    rest: dict[str, LimbRead] = {}
-    for lb, rig, req, rd in zip(items, rigs, reqs, reads, strict=True):
+    rest: dict[str, requests.LimbRequest] = {}
+    for lb, rig, req in zip(items, rigs, reqs, strict=True):
         notes, proven = solve.analytic_notes(obj, rig, lb, req)
         if not proven:
-            rest[lb.name] = rd
+            rest[lb.name] = req
             continue
         t0 = time.perf_counter()
         try:
@@ -650,22 +650,24 @@ def _own_rotations_animated(obj: Any, names: Sequence[str]) -> bool:
 
 
 def _bake_checked(
-    obj: Any, scene: Any, frames: list[int], reads: dict[str, LimbRead],
+    obj: Any, scene: Any, frames: list[int], reqs: dict[str, requests.LimbRequest],
     progress: Callable[[int], None] | None,
 ) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]]]:
-    """Limbs whose model is not proven, with their reads of every frame already taken:
-    each frame is solved and written *before* the frame change, so the change's own
-    evaluation is the one that verifies it (:func:`.solve.verify_pending` then measures
-    without another evaluation and re-solves only a limb that misses). Needs the limbs'
-    rotations not animated (see :func:`_own_rotations_animated`)."""
+    """Limbs whose model is not proven, with their requests for the range already built
+    from the reads of every frame: each frame is solved (its row of the request) and
+    written *before* the frame change, so the change's own evaluation is the one that
+    verifies it (:func:`.solve.verify_pending` then measures without another evaluation
+    and re-solves only a limb that misses). Needs the limbs' rotations not animated (see
+    :func:`_own_rotations_animated`)."""
     data = obj.limber
     samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     statuses: list[list[LimbStatus]] = []
     for i, f in enumerate(frames):
         todo = []
-        for name, rd in reads.items():
+        for name, req in reqs.items():
             lb = data.limbs[name]
-            st = solve.solve_limb_settings(obj, None, lb, None, frame=f, reads=_row(rd, i))
+            st = solve.solve_limb_settings(obj, None, lb, None, frame=f,
+                                           reads=requests.row(req, i))
             todo.append((st, lb))
         scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()

@@ -30,6 +30,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any
 
 import bpy
@@ -151,42 +152,47 @@ _OFFSETS: dict[tuple[str, str], Any] = {}
 _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
+#: The pose-bone settings a :class:`LimbRig` is built from (read in one C call per bone:
+#: the signature is checked on every solve).
+_POSE_SETTINGS = attrgetter(
+    "rotation_mode", "lock_ik_x", "lock_ik_y", "lock_ik_z", "use_ik_limit_x",
+    "use_ik_limit_y", "use_ik_limit_z", "ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x",
+    "ik_max_y", "ik_max_z",
+)
+
+
 def _bone_signature(pb: Any) -> tuple[Any, ...]:
     b = pb.bone
+    parent = pb.parent
+    connected = b.use_connect
     return (
         b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
-        b.use_connect,
-        None if pb.parent is None else pb.parent.name,
-        None if b.use_connect else tuple(pb.location),
-        pb.rotation_mode,
-        pb.lock_ik_x,
-        pb.lock_ik_y,
-        pb.lock_ik_z,
-        pb.use_ik_limit_x,
-        pb.use_ik_limit_y,
-        pb.use_ik_limit_z,
-        pb.ik_min_x,
-        pb.ik_min_y,
-        pb.ik_min_z,
-        pb.ik_max_x,
-        pb.ik_max_y,
-        pb.ik_max_z,
+        connected,
+        None if parent is None else parent.name,
+        None if connected else tuple(pb.location),
+        _POSE_SETTINGS(pb),
     )
+
+
+_LIMB_BONES = attrgetter("upper_bone", "lower_bone", "end_bone")
+_LIMB_SETTINGS = attrgetter("hinge_axis", "use_limits")
 
 
 def rig_for(obj: Any, settings: Any) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed."""
-    names = (settings.upper_bone, settings.lower_bone, settings.end_bone)
+    names = _LIMB_BONES(settings)
     pbs = obj.pose.bones
     try:
+        up = pbs[names[0]]
         sig: tuple[Any, ...] = (
             names,
-            settings.hinge_axis,
+            _LIMB_SETTINGS(settings),
             tuple(settings.hinge_custom),
-            settings.use_limits,
-            *(_bone_signature(pbs[n]) for n in names),
+            _bone_signature(up),
+            _bone_signature(pbs[names[1]]),
+            _bone_signature(pbs[names[2]]),
         )
-        parent = pbs[names[0]].parent
+        parent = up.parent
         if parent is not None:
             sig += (parent.bone.matrix_local.copy(),)
         sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
@@ -514,7 +520,8 @@ def solve_limb_settings(
     request → core → write → status (model errors; :func:`solve_object` measures
     unproven limbs on the depsgraph). ``goal_frame``: a corrected goal; ``reads``: the
     reads (:class:`~.bridge.read.LimbRead`) or the request (:class:`LimbRequest`) of the
-    first solve, so a verification re-solves with the same frame and links."""
+    first solve, so a verification re-solves with the same frame and links (a request
+    without ``goal_frame`` is solved as it is)."""
     t0 = time.perf_counter()
     st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver, frame=frame)
     if settings.goal_type not in SUPPORTED_GOALS:
@@ -531,8 +538,10 @@ def solve_limb_settings(
     else:
         try:
             rig = rig_for(obj, settings)
-            if isinstance(reads, LimbRequest):  # a verification's corrected goal
-                req = requests.with_goal(reads, settings, goal_frame)
+            if isinstance(reads, LimbRequest):  # a verification's corrected goal, or a
+                # bake's request for this frame
+                req = reads if goal_frame is None else requests.with_goal(reads, settings,
+                                                                          goal_frame)
                 rd = None
             else:
                 rd = reads if reads is not None else read.read_limb(

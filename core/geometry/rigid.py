@@ -113,10 +113,24 @@ def affine_inverse(m: ArrayLike) -> FloatArray:
     a = np.asarray(m, dtype=np.float64)
     if _single(a):
         return _affine_inverse_one(a)
+    # The cofactor formula in numpy, term for term the one of _affine_inverse_one (the
+    # same floats as a single matrix gives): no LAPACK call, whose thread pool costs
+    # milliseconds per call on a loaded machine.
+    p, q, r, x = (a[..., 0, j] for j in range(4))
+    u, v, w, y = (a[..., 1, j] for j in range(4))
+    g, h, k, z = (a[..., 2, j] for j in range(4))
+    c00, c01, c02 = v * k - w * h, r * h - q * k, q * w - r * v
+    det = p * c00 + u * c01 + g * c02
+    if not bool(np.all((det != 0.0) & np.isfinite(det))):
+        raise np.linalg.LinAlgError("Singular matrix")
+    s = 1.0 / det
     out = np.zeros(a.shape)
-    inv3 = np.linalg.inv(a[..., :3, :3])
-    out[..., :3, :3] = inv3
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv3, a[..., :3, 3])
+    rows = ((c00, c01, c02), (w * g - u * k, p * k - r * g, r * u - p * w),
+            (u * h - v * g, q * g - p * h, p * v - q * u))
+    for i, (e0, e1, e2) in enumerate(rows):
+        i0, i1, i2 = e0 * s, e1 * s, e2 * s
+        out[..., i, 0], out[..., i, 1], out[..., i, 2] = i0, i1, i2
+        out[..., i, 3] = -(i0 * x + i1 * y + i2 * z)
     out[..., 3, 3] = 1.0
     return out
 
