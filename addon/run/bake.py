@@ -607,28 +607,43 @@ def analytic_statuses(
     obj_name: str, settings: Any, sol: Any, req: Any, notes: list[str], solve_us: float
 ) -> list[LimbStatus]:
     """One status per row of a batched :class:`core.LimbSolution` (the batched bake,
-    proven model): the same fields and messages as :func:`solve.fill_analytic`."""
+    proven model): the same fields and messages as :func:`solve.fill_analytic`. The
+    tolerance test runs on the arrays; the message of a row on target within its limits
+    (the same for all of them) is made once."""
     pos, ori = verify.model_errors(req, sol)
-    reach = np.asarray(sol.reachable, dtype=bool)
+    with verify.held_tolerances() as tol:
+        on_target = (pos <= tol.position) & (ori <= tol.orientation)
+    within = np.asarray(sol.within_limits, dtype=bool)
+    fsw = np.asarray(sol.feasible_swivel, dtype=np.float64)
+    whole = ~np.isnan(fsw).any(axis=(-1, -2))  # rows without padding intervals
     rows = zip(
-        pos.tolist(), ori.tolist(), reach.tolist(),
-        np.asarray(sol.within_limits, dtype=bool).tolist(),
-        np.asarray(sol.swivel, dtype=np.float64).tolist(),
-        np.asarray(sol.feasible_swivel, dtype=np.float64).tolist(),
+        pos.tolist(), ori.tolist(),
+        (np.asarray(sol.reachable, dtype=bool) | on_target).tolist(), within.tolist(),
+        on_target.tolist(), np.asarray(sol.swivel, dtype=np.float64).tolist(),
+        fsw.tolist(), whole.tolist(),
         strict=True,
     )
+    name, solver = settings.name, settings.solver
+    good = LimbStatus(object=obj_name, limb=name, solver=solver, solved=True,
+                      within_limits=True, reached=True, notes=list(notes))
+    good.message = verify.status_message(good)
+    good.solve_us = solve_us
+    template = vars(good)
     out = []
-    with verify.held_tolerances():
-        for p, o, r, w, sw, fs in rows:
-            st = LimbStatus(
-                object=obj_name, limb=settings.name, solver=settings.solver, solved=True,
-                reachable=r or verify.reached(p, o), within_limits=w, position_error=p,
-                orientation_error=o, swivel=sw,
-                feasible_swivel=tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi),
-                solve_us=solve_us,
-            )
-            solve.finish_status(st, list(notes))
-            out.append(st)
+    new = object.__new__
+    for p, o, r, w, hit, sw, fs, full in rows:
+        # a copy of the template with this row's fields (the dataclass __init__ with its
+        # default factories costs more than the rest of the row; the lists are new)
+        st = new(LimbStatus)
+        st.__dict__.update(template)
+        st.notes, st.written, st.effectors, st.reachable = list(notes), {}, [], r
+        st.position_error, st.orientation_error, st.swivel = p, o, sw
+        st.feasible_swivel = (tuple(map(tuple, fs)) if full else
+                              tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi))
+        if not (hit and w):
+            st.reached, st.within_limits = hit, w
+            st.message = verify.status_message(st)
+        out.append(st)
     return out
 
 
