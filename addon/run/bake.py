@@ -674,6 +674,14 @@ def _bake_checked(
     verifies it (:func:`.solve.verify_pending` then measures without another evaluation
     and re-solves only a limb that misses). Needs the limbs' rotations not animated (see
     :func:`_own_rotations_animated`)."""
+    with solve.held_rigs():  # the bones' settings are not animated (_bake_batched)
+        return _checked_frames(obj, scene, frames, reqs, progress)
+
+
+def _checked_frames(
+    obj: Any, scene: Any, frames: list[int], reqs: dict[str, requests.LimbRequest],
+    progress: Callable[[int], None] | None,
+) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]]]:
     data = obj.limber
     samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     statuses: list[list[LimbStatus]] = []

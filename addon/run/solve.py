@@ -28,7 +28,8 @@ written earlier in the same call, the depsgraph is updated once before it is sol
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import Any
@@ -178,8 +179,35 @@ _LIMB_BONES = attrgetter("upper_bone", "lower_bone", "end_bone")
 _LIMB_SETTINGS = attrgetter("hinge_axis", "use_limits")
 
 
+#: Rigs and frame-independent notes looked up inside :func:`held_rigs` (innermost last).
+_HELD_RIGS: list[dict[Any, Any]] = []
+
+
+@contextmanager
+def held_rigs() -> Iterator[None]:
+    """Inside, each limb's rig (:func:`rig_for`) and frame-independent notes
+    (:func:`analytic_notes`) are looked up once: for a bake that solves frame by frame a
+    range over which the bones' settings are known not to change."""
+    _HELD_RIGS.append({})
+    try:
+        yield
+    finally:
+        _HELD_RIGS.pop()
+
+
 def rig_for(obj: Any, settings: Any) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed."""
+    if _HELD_RIGS:
+        held = _HELD_RIGS[-1].get(("rig", obj.name, settings.name))
+        if held is not None:
+            return held  # type: ignore[no-any-return]
+        rig = _rig_for(obj, settings)
+        _HELD_RIGS[-1][("rig", obj.name, settings.name)] = rig
+        return rig
+    return _rig_for(obj, settings)
+
+
+def _rig_for(obj: Any, settings: Any) -> LimbRig:
     names = _LIMB_BONES(settings)
     pbs = obj.pose.bones
     try:
@@ -500,13 +528,19 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
                    ) -> tuple[list[str], bool]:
     """Frame-independent remarks on an analytic limb solve, and whether the model is
     proven equal to Blender's evaluation (no overrides, similarity links)."""
-    msgs = []
-    if settings.swivel_mode == "POLE" and settings.pole is None:
-        msgs.append("no pole object; using the swivel angle")
-    if not rig.limits_exact:
-        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    msgs += hinge_notes(rig)
-    over = overrides(obj, rig)
+    key = ("notes", obj.name, settings.name)
+    held = _HELD_RIGS[-1].get(key) if _HELD_RIGS else None
+    if held is None:
+        msgs = []
+        if settings.swivel_mode == "POLE" and settings.pole is None:
+            msgs.append("no pole object; using the swivel angle")
+        if not rig.limits_exact:
+            msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+        msgs += hinge_notes(rig)
+        held = (msgs, overrides(obj, rig))
+        if _HELD_RIGS:
+            _HELD_RIGS[-1][key] = held
+    msgs, over = list(held[0]), list(held[1])
     if req is not None and not bool(req.linked.all()):
         over.append("a stretched (non-uniformly scaled) segment")
     return msgs + over, not over
