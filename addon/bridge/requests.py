@@ -105,6 +105,8 @@ class LimbRequest:
             non-uniformly scaled on some frame.
         single: one frame (``goal`` and ``kwargs`` unbatched).
         wrist: the held end-bone rotation (POSITION / AIM goals) or None.
+        frame_inverse: ``frame``'s inverse (verifications map evaluated end bones back
+            into the frame with it).
     """
 
     kind: str
@@ -120,6 +122,8 @@ class LimbRequest:
     wrist: FloatArray | None
     frame_scale: FloatArray | None = None
     single: bool = True
+    #: (N, 4, 4) ``affine_inverse(frame)`` (world → frame coordinates).
+    frame_inverse: FloatArray | None = None
 
 
 def _close(x: FloatArray, y: Any, tol: float) -> bool:
@@ -180,6 +184,8 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     refinement of :mod:`.verify`). Raises :class:`VaryingLinks`, ``core.LimberError``.
     """
     frame, inverse, scale, a, b, linked = _frame_parts(rig, read)
+    if inverse is None:
+        inverse = affine_inverse(frame)
     target = orthonormalize_yz(read.target)
     target_goal = goal_in_frame(frame, target, rigid_target=True, inverse=inverse)
     g = target_goal if goal_frame is None else goal_frame
@@ -189,7 +195,7 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
              if kind not in WRIST_GOALS and read.end_basis is not None else None)
     elbow = None
     if read.pole is not None:
-        elbow = transform_points(affine_inverse(frame), read.pole)
+        elbow = transform_points(inverse, read.pole)
     single = len(read) == 1
 
     def pick(x: FloatArray | None) -> FloatArray | None:
@@ -200,7 +206,8 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)
     return LimbRequest(kind=kind, axis=settings.axis, limb=limb, goal=goal, kwargs=kwargs,
                        frame=frame, goal_frame=g, target_goal=target_goal, target=target,
-                       linked=linked, wrist=wrist, frame_scale=scale, single=single)
+                       linked=linked, wrist=wrist, frame_scale=scale, single=single,
+                       frame_inverse=inverse)
 
 
 #: Frames kept per rig by :func:`_frame_parts` (a handful: the parent's pose of the last
@@ -211,7 +218,7 @@ _KEPT_FRAMES = 4
 def _frame_parts(rig: Any, read: LimbRead) -> tuple[
         FloatArray, FloatArray | None, FloatArray | None, FloatArray | None,
         FloatArray | None, NDArray[np.bool_]]:
-    """:func:`frame_and_links` plus the frame's inverse (None: not computed) and uniform
+    """:func:`frame_and_links` plus the frame's inverse (None: not computed yet) and uniform
     scale (None: sheared or non-uniform on some frame). A one-frame read whose frame is
     composed from its parent (``read.pose`` None) depends only on the world matrix, the
     parent's pose and the upper bone's location: the parts are kept on the rig under
@@ -247,7 +254,8 @@ def row(req: LimbRequest, i: int) -> LimbRequest:
                    frame=req.frame[i:i + 1], goal_frame=req.goal_frame[i:i + 1],
                    target_goal=req.target_goal[i:i + 1], target=req.target[i:i + 1],
                    linked=req.linked[i:i + 1], wrist=one(req.wrist),
-                   frame_scale=one(req.frame_scale), single=True)
+                   frame_scale=one(req.frame_scale), single=True,
+                   frame_inverse=one(req.frame_inverse))
 
 
 def with_goal(req: LimbRequest, settings: Any, goal_frame: FloatArray) -> LimbRequest:

@@ -107,7 +107,7 @@ def corrected_goal(req: LimbRequest, end_world: FloatArray) -> FloatArray:
     """The next goal (frame coordinates, (1, 4, 4)) after the end bone was evaluated at
     ``end_world``: the asked goal corrected by what was reached (see the module
     docstring); position-only goals move only their position."""
-    got = goal_in_frame(req.frame, end_world[None])
+    got = goal_in_frame(req.frame, end_world[None], inverse=req.frame_inverse)
     return refine_goal(req.goal_frame, got, req.target_goal, rotation=req.kind == "POSE")
 
 

@@ -674,8 +674,8 @@ def _bake_checked(
     verifies it (:func:`.solve.verify_pending` then measures without another evaluation
     and re-solves only a limb that misses). Needs the limbs' rotations not animated (see
     :func:`_own_rotations_animated`)."""
-    with solve.held_rigs():  # the bones' settings are not animated (_bake_batched)
-        return _checked_frames(obj, scene, frames, reqs, progress)
+    with solve.held_rigs(), verify.held_tolerances():  # settings not animated: see
+        return _checked_frames(obj, scene, frames, reqs, progress)  # _bake_batched
 
 
 def _checked_frames(
