@@ -16,7 +16,11 @@ collected in arrays and written per F-curve with ``keyframe_points.add`` + ``for
 (never one ``keyframe_insert`` per key) where :func:`_destination` says (the action, a
 tweaked strip at its own time, or a new NLA track over strips). Keys outside the frame
 range are kept in every field; keys inside it on the baked channels are replaced; the
-first baked key continues the kept one before it. Then the keys are played back at a few
+first baked key continues the kept one before it. Every frame up to the last kept key
+before the range and from the first kept key after it therefore evaluates as before; the
+segments between those keys and the range (and a side where a channel keeps no key: its
+extrapolation) follow the baked keys, since keeping their old values would need keys
+outside the range on every frame between them. Then the keys are played back at a few
 frames and measured (:func:`_playback_check`); each item's status is its worst frame.
 """
 
