@@ -103,6 +103,39 @@ def test_sub_range_keeps_every_field_outside_and_continues_from_the_kept_key(
     assert st.reached and "worst frame" in st.message and st.frame in range(12, 21)
 
 
+def test_sub_range_euler_keys_continue_the_kept_keys_branch(limber: Any) -> None:
+    """An XYZ-Euler arm whose kept keys sit a full turn away from the principal angles
+    (the same rotations): the first baked keys unwrap onto the kept keys' branch (each
+    angle within π of the kept one before the range), the baked keys are continuous, the
+    kept keys stay as keyed and the baked keys play back on target."""
+    obj = metarig()
+    t = _animated_target(obj, range(-10, 41, 5))
+    add_limb(obj, "arm.L", ARM, target=t)
+    pbs = obj.pose.bones
+    for b in ARM:
+        pbs[b].rotation_mode = "XYZ"
+    turn = 2.0 * math.pi
+    for f in (5, 9, 30):
+        for i, b in enumerate(ARM):
+            pbs[b].rotation_euler = (0.2 + turn, -0.1 * i - turn, 0.3 + 2 * turn)
+            pbs[b].keyframe_insert("rotation_euler", frame=f)
+    before = _keys(_fcurves(limber, obj))
+    assert bpy.ops.limber.bake(armature=obj.name, frame_start=12, frame_end=20) == {"FINISHED"}
+    after = _keys(_fcurves(limber, obj))
+    for b in ARM:
+        path = f'pose.bones["{b}"].rotation_euler'
+        for i in range(3):
+            rows = after[(path, i)]
+            kept = next(r for r in rows if r[0][0] == 9)[0][1]
+            first = next(r for r in rows if r[0][0] == 12)[0][1]
+            assert abs(first - kept) < math.pi, (b, i, kept, first)
+            baked = [r[0][1] for r in rows if 12 <= r[0][0] <= 20]
+            assert np.all(np.abs(np.diff(baked)) < math.pi)
+            outside = [r for r in before[(path, i)] if not 12 <= r[0][0] <= 20]
+            assert [r for r in rows if not 12 <= r[0][0] <= 20] == outside
+    _on_target(obj, t, range(12, 21))
+
+
 def _pose_at(obj: Any, frames: Any) -> dict[int, np.ndarray]:
     """Every pose bone's evaluated world matrix at these frames."""
     scene = bpy.context.scene
