@@ -12,7 +12,8 @@ depsgraph (:mod:`.verify`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -93,7 +94,9 @@ class LimbRequest:
         kind, axis: the goal type and the end-bone axis name (settings' ``goal_type``,
             ``axis``).
         limb: the core limb (the rig's, or one with the evaluated links).
-        goal, kwargs: ``solve_limb(limb, goal, **kwargs)``.
+        goal, kwargs: ``solve_limb(limb, goal, **kwargs)``; ``goal`` is the core goal of
+            ``goal_frame``, made when first asked for (a request whose goal is replaced
+            before it is solved never builds it).
         frame: (N, 4, 4) world frame the upper bone's rotation acts in (may scale/shear).
         goal_frame: (N, 4, 4) the goal asked for, in ``frame`` coordinates (rigid).
         target_goal: (N, 4, 4) the target in ``frame`` coordinates (rigid): what must be
@@ -112,7 +115,6 @@ class LimbRequest:
     kind: str
     axis: str
     limb: Limb
-    goal: Any
     kwargs: dict[str, Any]
     frame: FloatArray
     goal_frame: FloatArray
@@ -124,6 +126,20 @@ class LimbRequest:
     single: bool = True
     #: (N, 4, 4) ``affine_inverse(frame)`` (world → frame coordinates).
     frame_inverse: FloatArray | None = None
+
+    @cached_property
+    def goal(self) -> Any:
+        return limb_goal(self.kind, self.axis,
+                         self.goal_frame[0] if self.single else self.goal_frame)
+
+    def _but(self, **changes: Any) -> LimbRequest:
+        """A copy with some fields changed (the goal made anew), without re-running the
+        dataclass ``__init__``: a per-frame request is copied up to three times."""
+        out = object.__new__(LimbRequest)
+        out.__dict__.update(self.__dict__)
+        out.__dict__.pop("goal", None)
+        out.__dict__.update(changes)
+        return out
 
 
 def _close(x: FloatArray, y: Any, tol: float) -> bool:
@@ -201,10 +217,9 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     def pick(x: FloatArray | None) -> FloatArray | None:
         return x[0] if single and x is not None else x
 
-    goal = limb_goal(kind, settings.axis, pick(g))
     swivel = float(read.swivel[0]) if single else read.swivel
     kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)
-    return LimbRequest(kind=kind, axis=settings.axis, limb=limb, goal=goal, kwargs=kwargs,
+    return LimbRequest(kind=kind, axis=settings.axis, limb=limb, kwargs=kwargs,
                        frame=frame, goal_frame=g, target_goal=target_goal, target=target,
                        linked=linked, wrist=wrist, frame_scale=scale, single=single,
                        frame_inverse=inverse)
@@ -250,17 +265,16 @@ def row(req: LimbRequest, i: int) -> LimbRequest:
 
     kwargs = {k: v if k == "strategy" else (float(v[i]) if k == "swivel" else v[i])
               for k, v in req.kwargs.items()}
-    return replace(req, goal=limb_goal(req.kind, req.axis, req.goal_frame[i]), kwargs=kwargs,
-                   frame=req.frame[i:i + 1], goal_frame=req.goal_frame[i:i + 1],
-                   target_goal=req.target_goal[i:i + 1], target=req.target[i:i + 1],
-                   linked=req.linked[i:i + 1], wrist=one(req.wrist),
-                   frame_scale=one(req.frame_scale), single=True,
-                   frame_inverse=one(req.frame_inverse))
+    return req._but(kwargs=kwargs, frame=req.frame[i:i + 1],
+                    goal_frame=req.goal_frame[i:i + 1],
+                    target_goal=req.target_goal[i:i + 1], target=req.target[i:i + 1],
+                    linked=req.linked[i:i + 1], wrist=one(req.wrist),
+                    frame_scale=one(req.frame_scale), single=True,
+                    frame_inverse=one(req.frame_inverse))
 
 
 def with_goal(req: LimbRequest, settings: Any, goal_frame: FloatArray) -> LimbRequest:
     """The same request asking for another goal (frame coordinates, (N, 4, 4)): the frame,
     links, limb, target and solve options are kept (a warm start or a verification's
     corrected goal)."""
-    goal = limb_goal(req.kind, req.axis, goal_frame[0] if req.single else goal_frame)
-    return replace(req, goal=goal, goal_frame=goal_frame)
+    return req._but(goal_frame=goal_frame)
