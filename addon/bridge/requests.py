@@ -247,9 +247,9 @@ def _frame_parts(rig: Any, read: LimbRead) -> tuple[
             return hit  # type: ignore[no-any-return]
     frame, a, b, linked = frame_and_links(rig, read)
     scale, similar = similarity_scale(frame)
-    parts = (frame, None, scale if bool(similar.all()) else None, a, b, linked)
+    inverse = None if key is None else affine_inverse(frame)
+    parts = (frame, inverse, scale if bool(similar.all()) else None, a, b, linked)
     if key is not None:
-        parts = (frame, affine_inverse(frame), *parts[2:])
         if len(rig.frames) >= _KEPT_FRAMES:
             rig.frames.clear()
         rig.frames[key] = parts

@@ -12,7 +12,20 @@ from benchmarks.__main__ import README_MARKERS, _numbered
 from benchmarks._report import Suite, Target
 from benchmarks._splice import splice, target_rows
 
-RESULTS = """# Limber — evidence (issue 7)
+HEADLINES = """**1. Alpha**
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+**2. Beta**
+
+| old | beta |
+|---|---|
+| 9 | 9 |
+"""
+
+RESULTS = f"""# Limber — evidence (issue 7)
 
 - Date: 2026-11-22 10:00 UTC
 - Run time: 9.0 min (a 1 s, b 2 s)
@@ -29,18 +42,7 @@ RESULTS = """# Limber — evidence (issue 7)
 
 ## Headlines
 
-**1. Alpha**
-
-| a | b |
-|---|---|
-| 1 | 2 |
-
-**2. Beta**
-
-| old | beta |
-|---|---|
-| 9 | 9 |
-
+{HEADLINES}
 ## 1. Alpha
 
 alpha text
@@ -65,18 +67,7 @@ Evidence: [R](R) (run 2026-11-22). **2 of 3 targets met**; misses:
 
 - beta exact (1e-3)
 
-**1. Alpha**
-
-| a | b |
-|---|---|
-| 1 | 2 |
-
-**2. Beta**
-
-| old | beta |
-|---|---|
-| 9 | 9 |
-
+{HEADLINES}
 {README_MARKERS[1]}
 
 ## After
