@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InvalidGoalError, ShapeMismatchError, format_value
-from .geometry.rotations import _single_rotation_ok, check_rotation
+from .geometry.rotations import check_rotation, single_rotation_ok
 
 FloatArray = NDArray[np.float64]
 
@@ -112,7 +112,7 @@ def _unit(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
 
 def _rotation(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
     if (type(value) is np.ndarray and value.shape == (3, 3) and value.dtype == np.float64
-            and _single_rotation_ok(value, ROTATION_TOLERANCE)):
+            and single_rotation_ok(value, ROTATION_TOLERANCE)):
         return value, None  # one float64 rotation, checked on floats (False for NaN/inf)
     r = _array(value, name)
     if r.ndim not in (2, 3) or r.shape[-2:] != (3, 3):

@@ -671,7 +671,7 @@ def check_rotation(
     if m.ndim < 2 or m.shape[-2:] != (3, 3):
         raise error(f"{name} must have shape (..., 3, 3) (rotation matrices), got shape {m.shape}")
     batch = m.shape[:-2]
-    if m.ndim == 2 and _single_rotation_ok(m, tol):
+    if m.ndim == 2 and single_rotation_ok(m, tol):
         return m  # one valid matrix: checked on floats (False for any non-finite entry)
     if m.size == 0:
         return m
@@ -701,7 +701,7 @@ def check_rotation(
     return m
 
 
-def _single_rotation_ok(m: FloatArray, tol: float) -> bool:
+def single_rotation_ok(m: FloatArray, tol: float) -> bool:
     """True when one finite 3×3 matrix passes :func:`check_rotation`'s tests (max
     |RᵀR − I| ≤ tol and det > 0), computed on Python floats. False for any non-finite
     entry (every entry enters the determinant, and a NaN or infinite determinant fails
