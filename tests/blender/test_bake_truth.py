@@ -148,12 +148,17 @@ def _pose_at(obj: Any, frames: Any) -> dict[int, np.ndarray]:
     return out
 
 
-def test_sub_range_bake_keeps_every_frame_up_to_and_from_the_kept_keys(limber: Any) -> None:
+@pytest.mark.parametrize("start, end", [(12, 20), (10, 29)])
+def test_sub_range_bake_keeps_every_frame_up_to_and_from_the_kept_keys(
+    limber: Any, start: int, end: int
+) -> None:
     """Keys on all three arm bones at 1, 5, 9 (BACK / ELASTIC / BOUNCE eased, free
-    handles) and 30, 40; a bake of 12–20. Every frame governed only by kept keys (up to
-    the last kept key before the range and from the first kept key after it, and beyond)
-    evaluates to the same pose for every bone of the armature; only the segments that
-    touch the range (9→12 and 20→30) follow the baked keys (see the bake's docstring)."""
+    handles) and 30, 40; a bake of 12–20 (or 10–29). Every frame governed only by kept
+    keys (up to the last kept key before the range and from the first kept key after it,
+    and beyond) evaluates to the same pose for every bone of the armature; only the
+    segments that touch the range (9→12 and 20→30) follow the baked keys (see the bake's
+    docstring) — a range from the frame after a kept key to the frame before the next
+    leaves every whole frame outside it unchanged."""
     obj = metarig()
     t = _animated_target(obj, range(-10, 61, 5))
     add_limb(obj, "arm.L", ARM, target=t)
@@ -171,16 +176,19 @@ def test_sub_range_bake_keeps_every_frame_up_to_and_from_the_kept_keys(limber: A
             k.back, k.amplitude, k.period = 1.5 + 0.1 * j, 0.5, 2.0 + j
             k.handle_left_type = k.handle_right_type = "FREE"
     outside = [*range(-5, 10), *range(30, 46)]
+    if (start, end) == (10, 29):
+        outside = [f for f in range(-5, 46) if not start <= f <= end]
     before = _pose_at(obj, outside)
     keys = _keys(_fcurves(limber, obj))
-    assert bpy.ops.limber.bake(armature=obj.name, frame_start=12, frame_end=20) == {"FINISHED"}
+    assert bpy.ops.limber.bake(armature=obj.name, frame_start=start,
+                               frame_end=end) == {"FINISHED"}
     after = _pose_at(obj, outside)
     for f in outside:
         assert np.abs(after[f] - before[f]).max() <= 1e-6, f
     now = _keys(_fcurves(limber, obj))
     for key, rows in keys.items():
-        assert [r for r in now[key] if not 12 <= r[0][0] <= 20] == rows, key
-    _on_target(obj, t, range(12, 21))
+        assert [r for r in now[key] if not start <= r[0][0] <= end] == rows, key
+    _on_target(obj, t, range(start, end + 1))
 
 
 def _strip_action(obj: Any, frames: range) -> Any:
