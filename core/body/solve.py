@@ -63,7 +63,7 @@ from scipy.optimize import minimize
 
 from ..chain.loop import StepState, lexicographic_less
 from ..chain.residuals import BlockKind, RowBlock
-from ..chain.settings import Method, SolveSettings
+from ..chain.settings import Method, SolveSettings, StopReason
 from ..chain.skeleton import goal_tuple
 from ..chain.solve import solve
 from ..chain.steps.task_priority import TaskPriorityStep, budget
@@ -360,7 +360,7 @@ def solve_body(
     numeric_rows: dict[int, IntArray] = {}
     # ... and rows where the numeric level did not converge (a conflict it could not
     # settle; strict priority is then TASK_PRIORITY's over every joint)
-    rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != "converged"))
+    rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
     if rows_any.size:
         for pat in np.unique(bad[rows_any], axis=0):
             rows = rows_any[np.all(bad[rows_any] == pat, axis=1)]
@@ -390,9 +390,7 @@ def solve_body(
                 res.q[lower] = np.where(better[:, None], alt, best)
             q[rows] = res.q
             iterations[rows] += res.iterations
-            reasons[rows] = np.where(
-                res.reached, "converged", np.where(res.converged, "stalled", "max_iterations")
-            )
+            reasons[rows] = np.where(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
             for k in range(na):
                 numeric_rows[k] = np.concatenate([numeric_rows.get(k, every[:0]), rows])
         x[:, : free.size] = q[:, free]
@@ -401,6 +399,14 @@ def solve_body(
     reached = gerr <= settings.tolerance
     level = _level_errors(sk, list(goals), q)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
+    all_met = reached.all(axis=1)
+    reasons = np.where(
+        all_met,
+        StopReason.REACHED,
+        np.where(
+            reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
+        ),
+    )
     if batched:
         return BodySolution(
             q, reached, gerr, level, swivel, feasible, limb_ok, within, iterations, reasons
@@ -418,7 +424,7 @@ def solve_body(
         limb_ok[0],
         bool(within[0]),
         int(iterations[0]),
-        str(reasons[0]),
+        reasons[0],
     )
 
 
@@ -686,7 +692,7 @@ def _numeric(
     big = q.shape[0]
     x = x.copy()
     iterations = np.zeros(big, dtype=np.int_)
-    reasons = np.full(big, "converged", dtype=object)
+    reasons = np.full(big, StopReason.REACHED, dtype=object)
     nx = nf + na
     if nx == 0:
         return x, iterations, reasons
@@ -880,13 +886,13 @@ def _numeric(
         small = moved <= settings.step_tolerance
         done_conv = met & (small | (stall[act] >= _SETTLED))
         done_stall = ~met & (small | (stall[act] >= _STALL))
-        reasons[act[done_stall]] = "stalled"
+        reasons[act[done_stall]] = StopReason.STALLED
         keep = ~(done_conv | done_stall)
         act = act[keep]
         if not act.size:
             break
         cur = (cand[0][keep], cand[1][keep], cand[2][keep])
-    reasons[act] = "max_iterations"
+    reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
 
 
