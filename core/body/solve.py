@@ -53,7 +53,9 @@ rows.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -378,7 +380,7 @@ def solve_body(
                 pick = np.isin(np.flatnonzero(again), take)
                 for name in ("q", "iterations", "reached", "converged", "level_reached"):
                     getattr(res, name)[take] = getattr(alt, name)[pick]
-            lower = res.level_reached[:, 0] & ~res.level_reached.all(axis=1)
+            lower = ~res.level_reached.all(axis=1)
             if lower.any():
                 sub_goals = [_goal_rows(g, rows[lower]) for g in goals]
                 best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
@@ -390,7 +392,7 @@ def solve_body(
                 res.q[lower] = np.where(better[:, None], alt, best)
             q[rows] = res.q
             iterations[rows] += res.iterations
-            reasons[rows] = np.where(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
+            reasons[rows] = _reasons(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
             for k in range(na):
                 numeric_rows[k] = np.concatenate([numeric_rows.get(k, every[:0]), rows])
         x[:, : free.size] = q[:, free]
@@ -400,10 +402,10 @@ def solve_body(
     level = _level_errors(sk, list(goals), q)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
     all_met = reached.all(axis=1)
-    reasons = np.where(
+    reasons = _reasons(
         all_met,
         StopReason.REACHED,
-        np.where(
+        _reasons(
             reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
         ),
     )
@@ -433,7 +435,17 @@ def _goal_rows(goal: Goal, rows: IntArray) -> Goal:
     names = _batched(goal)
     if not names:
         return goal
-    return dataclasses.replace(goal, **{n: np.asarray(getattr(goal, n))[rows] for n in names})
+    cut: dict[str, Any] = {n: np.asarray(getattr(goal, n))[rows] for n in names}
+    return dataclasses.replace(goal, **cut)
+
+
+def _reasons(cond: Any, yes: Any, no: Any) -> NDArray[np.object_]:
+    """An object array of StopReason: ``yes`` where ``cond``, else ``no`` (a StopReason or
+    an object array of them)."""
+    out = np.empty(np.shape(cond), dtype=object)
+    out[...] = no
+    out[np.asarray(cond, dtype=bool)] = yes if isinstance(yes, StopReason) else yes[cond]
+    return out
 
 
 def _shoulder_frame(body: Body, an: _Analytic, q: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -512,23 +524,20 @@ def _limb_angles(
 def _lexicographic_polish(
     sk: Any, goals: list[Goal], q: FloatArray, settings: BodySettings
 ) -> FloatArray:
-    """Rows whose priority 0 is met but a lower level is not (a conflict): each lower
-    level minimised in turn (‖e_k‖², SLSQP, scipy) with the levels above as equality
-    constraints and the joint limits as bounds, from ``q`` — the bounded optimum that
-    TASK_PRIORITY's clamping loop does not always reach. Loops over the rows in Python
-    (one SLSQP per row and level); a result that breaks a level above by more than the
-    tolerance is discarded."""
+    """Rows with a level not met: each level minimised in turn (‖e_k‖², SLSQP, scipy)
+    with the levels above as equality constraints and the joint limits as bounds, from
+    ``q`` — the bounded optimum that TASK_PRIORITY's clamping loop does not always reach
+    (a conflicting lower level, or priority 0 left short where limits bind). Loops over
+    the rows in Python (one SLSQP per row and level); a result that breaks a level above
+    by more than the tolerance, or does not lower its own level's error, is discarded."""
     prios = sorted({g.priority for g in goals})
     bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
     out = q.copy()
     for i in range(q.shape[0]):
         row_goals = [_goal_rows(g, np.array([i])) for g in goals]
-        row_goals = [
-            dataclasses.replace(g, **{f: np.asarray(getattr(g, f))[0] for f in _batched(g)})
-            for g in row_goals
-        ]
+        row_goals = [dataclasses.replace(g, **_first_row(g)) for g in row_goals]
         x = out[i]
-        for k in range(1, len(prios)):
+        for k in range(len(prios)):
             above = [g for g in row_goals if g.priority < prios[k]]
             level = [g for g in row_goals if g.priority == prios[k]]
 
@@ -536,26 +545,13 @@ def _lexicographic_polish(
                 e = sk.errors(v, level)
                 return 0.5 * float(e @ e), -sk.jacobian(v, level).T @ e
 
-            res = minimize(
-                fun,
-                x,
-                jac=True,
-                bounds=bounds,
-                constraints=[
-                    {
-                        "type": "eq",
-                        "fun": lambda v, above=above: sk.errors(v, above),
-                        "jac": lambda v, above=above: -sk.jacobian(v, above),
-                    }
-                ],
-                method="SLSQP",
-                options={"maxiter": 200, "ftol": 1e-14},
-            )
+            with warnings.catch_warnings():  # SLSQP's own clip into the bounds
+                warnings.filterwarnings("ignore", message="Values in x were outside bounds")
+                res = _slsqp(sk, fun, x, bounds, above)
             cand = np.clip(res.x, sk.lower, sk.upper) if bounds else res.x
-            if (
-                np.all(sk.goal_errors(cand, above) <= settings.tolerance)
-                and fun(cand)[0] < fun(x)[0]
-            ):
+            if (not above or np.all(sk.goal_errors(cand, above) <= settings.tolerance)) and fun(
+                cand
+            )[0] < fun(x)[0]:
                 x = cand
         out[i] = x
     return out
@@ -569,6 +565,32 @@ def _level_errors(sk: Any, goals: list[Goal], q: FloatArray) -> FloatArray:
         [gerr[:, [i for i, g in enumerate(goals) if g.priority == p]].max(axis=1) for p in prios],
         axis=1,
     )
+
+
+def _slsqp(sk: Any, fun: Any, x: FloatArray, bounds: Any, above: list[Goal]) -> Any:
+    """SLSQP (scipy) on ``fun`` (value and gradient) from ``x`` within ``bounds``, with
+    the goals ``above`` (if any) as equality constraints."""
+    constraints = [
+        {
+            "type": "eq",
+            "fun": lambda v: sk.errors(v, above),
+            "jac": lambda v: -sk.jacobian(v, above),
+        }
+    ]
+    return minimize(
+        fun,
+        x,
+        jac=True,
+        bounds=bounds,
+        constraints=constraints if above else [],
+        method="SLSQP",
+        options={"maxiter": 200, "ftol": 1e-14},
+    )
+
+
+def _first_row(goal: Goal) -> dict[str, Any]:
+    """The batched fields of a one-row goal, unbatched."""
+    return {f: np.asarray(getattr(goal, f))[0] for f in _batched(goal)}
 
 
 def _batched(goal: Goal) -> list[str]:
@@ -698,7 +720,7 @@ def _numeric(
         return x, iterations, reasons
     # the goals evaluated by the skeleton: the numeric goals, then one PositionGoal at each
     # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q)
-    aux = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
+    aux: list[Goal] = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
     eval_goals = tuple([goals[i] for i in numeric] + aux)
     sk_blocks = sk.blocks(eval_goals)
     n_num = len(numeric)
@@ -860,7 +882,7 @@ def _numeric(
             skeleton=reduced,  # type: ignore[arg-type]
             goals=eval_goals,
             settings=st,
-            evaluate=lambda xs, rows=act: evaluate(xs, rows),
+            evaluate=functools.partial(evaluate, rows=act),
         )
         held = np.zeros(xa.shape, dtype=bool)
         for _ in range(3):
