@@ -31,23 +31,28 @@ swivel nearest the numeric φ, CLOSEST), and its joint angles are written back i
 (the Euler family within the Ball limits, angles shifted by 2π into the linear ranges).
 All errors are then measured by forward kinematics of the whole skeleton.
 
-Limits inside the shell (rounds). A goal inside the shell can still be out of the limb's
-reach *within its joint limits* from where the body put the shoulder (§3.2.4: no
-feasible φ — a hand orientation the wrist cannot take from that forearm). The shell
-cannot see that, so the solve runs in rounds (at most :data:`_ROUNDS`): after the
-numeric level, each goaled limb's feasible swivel set is computed (§3.2.4, closed form);
-for a limb without one, a *witness* — the limb solved without limits at the φ (of
-:data:`_SAMPLES` around the circle) least outside its limits, its angles then clamped a
-little inside them — is frozen into ``q``, and the numeric level runs again with that
-limb's goal as an ordinary goal of the frozen limb (same priority and weight): it moves
-the body until the witness meets the goal, from where the analytic limb has a feasible φ
-(the witness is one). The limb is then solved in closed form again from the new shoulder,
-its preferred swivel being the witness's.
+Limits inside the shell. A goal inside the shell can still be out of the limb's reach
+*within its joint limits* from where the body put the shoulder (§3.2.4: no feasible φ —
+a hand orientation the wrist cannot take from that forearm); the shell cannot see that.
+After the numeric level each goaled limb's feasible swivel set is computed (closed form).
+Rows where some limb has none, or where the numeric level did not settle (a conflict it
+could not resolve), are finished by :func:`~core.chain.solve` with TASK_PRIORITY over
+every joint, starting from the numeric result with each limb placed in closed form where
+it has a feasible φ and as a *witness* where it has not (the limb solved without limits at
+the one of :data:`_SAMPLES` swivels least outside its limits, its angles clamped a little
+inside them); where that leaves priority 0 unmet, from the start pose placed likewise. A
+level still unmet there is finished by SLSQP (scipy) with the levels above as equality
+constraints and the limits as bounds (one per row: a Python loop), since the clamping
+loop of TASK_PRIORITY stops short of the bounded optimum. The limbs are then solved in
+closed form again, with the swivel whose elbow is nearest the numeric one (§3.2.2); a
+limb whose closed form does not reach the goal keeps its numeric angles
+(``limb_reached`` False).
 
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
-call. Python loops run over iterations, priority levels, goals and limbs — never over
-rows.
+call, the whole-body pass is one batched TASK_PRIORITY solve per pattern of infeasible
+limbs. Python loops run over iterations, priority levels, goals, limbs and those patterns,
+and over rows only in the SLSQP finish.
 """
 
 from __future__ import annotations
@@ -107,9 +112,6 @@ _WHOLE_BODY_ITERATIONS = 2
 #: feasible φ, so that its closed-form re-solve starts from within the goal.
 _NUMERIC_LIMB_TOLERANCE = 1e-3
 
-
-#: Rounds of witnesses for limbs without a feasible φ (module docstring).
-_ROUNDS = 3
 
 #: Slack (× limb length) of the shell test of :func:`_infeasible`.
 _SHELL_SLACK = 1e-6
