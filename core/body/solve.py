@@ -767,12 +767,13 @@ def _numeric(
     reduced = _Reduced(lower, upper)
     batched_goals = any(g._n is not None for g in goals)
     eye3 = np.eye(3)
+    memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
 
     def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         b = xs.shape[0]
         qf = q[rows]
         qf[:, free] = xs[:, :nf]
-        ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None)
+        ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None, memo=memo)
         assert ev.J is not None
         e = np.zeros((b, m))
         jac = np.zeros((b, m, nx))
