@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from benchmarks._report import limit_blas_threads
 from core import (
     Ball,
     Body,
@@ -103,7 +104,9 @@ def test_body_rejects_what_is_not_a_limb() -> None:
 @pytest.fixture(scope="module")
 def reachable() -> tuple[np.ndarray, list, object]:
     """The acceptance draws: goals made by FK of random in-limit poses, one batched solve
-    from the rest pose."""
+    from the rest pose. BLAS is limited to one thread first: on a busy 2-core machine
+    OpenBLAS's spinning threads make the many small SVDs ~10× slower."""
+    limit_blas_threads(1)
     q_true = random_poses(BODY, DRAWS, np.random.default_rng(2026))
     goals = end_goals(BODY, q_true)
     return q_true, goals, solve_body(BODY, goals, np.zeros(SK.n_dofs))
