@@ -77,7 +77,7 @@ from ..chain.steps.task_priority import TaskPriorityStep, budget
 from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from ..goals import Goal, PoseGoal, PositionGoal
-from ..limb import Limb, feasible_swivel, solve_limb
+from ..limb import Limb, solve_limb
 from ..limb.model import family_violations
 from .model import Body, BodySettings, BodySolution
 
@@ -113,7 +113,7 @@ _WHOLE_BODY_ITERATIONS = 2
 _NUMERIC_LIMB_TOLERANCE = 1e-3
 
 
-#: Slack (× limb length) of the shell test of :func:`_infeasible`.
+#: Slack (× limb length) of the shell test of :func:`_limbs`.
 _SHELL_SLACK = 1e-6
 
 
@@ -358,10 +358,10 @@ def solve_body(
     every = np.arange(big)
     x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
     q[:, free] = x[:, : free.size]
-    # limbs without a feasible φ from where the body put them: solved numerically from a
-    # witness for those rows (grouped by which limbs; module docstring)
-    bad = _infeasible(body, goals, plan, q)
-    numeric_rows: dict[int, IntArray] = {}
+    # each goaled limb in closed form where the body put its shoulder; limbs without a
+    # feasible φ there are solved numerically from a witness for those rows (grouped by
+    # which limbs; module docstring)
+    swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], {}, every)
     # ... and rows where the numeric level did not converge (a conflict it could not
     # settle; strict priority is then TASK_PRIORITY's over every joint)
     rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
@@ -395,10 +395,20 @@ def solve_body(
             q[rows] = res.q
             iterations[rows] += res.iterations
             reasons[rows] = _reasons(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
-            for k in range(na):
-                numeric_rows[k] = np.concatenate([numeric_rows.get(k, every[:0]), rows])
-        x[:, : free.size] = q[:, free]
-    swivel, feasible, limb_ok = _limbs(body, goals, plan, q, x[:, free.size :], numeric_rows)
+        # the limbs of those rows again, in closed form from the whole-body pose with φ
+        # nearest its elbow
+        every_limb = {k: np.arange(rows_any.size) for k in range(na)}
+        sub_q = q[rows_any]
+        sw, fs_any, ok_any, _ = _limbs(
+            body, goals, plan, sub_q, x[rows_any, free.size :], every_limb, rows_any
+        )
+        q[rows_any] = sub_q
+        swivel[rows_any] = sw
+        limb_ok[rows_any] = ok_any
+        feasible = tuple(
+            None if f is None else _scatter_intervals(f, rows_any, g)
+            for f, g in zip(feasible, fs_any, strict=True)
+        )
     gerr = sk.goal_errors(q, goals)
     reached = gerr <= settings.tolerance
     level = _level_errors(sk, list(goals), q)
@@ -430,6 +440,17 @@ def solve_body(
         int(iterations[0]),
         reasons[0],
     )
+
+
+def _scatter_intervals(full: FloatArray, rows: IntArray, part: FloatArray) -> FloatArray:
+    """(B, M, 2) NaN-padded intervals ``full`` with the rows ``rows`` replaced by
+    ``part`` (R, M', 2)."""
+    width = max(full.shape[1], part.shape[1])
+    out = np.full((full.shape[0], width, 2), np.nan)
+    out[:, : full.shape[1]] = full
+    out[rows] = np.nan
+    out[rows, : part.shape[1]] = part
+    return out
 
 
 def _goal_rows(goal: Goal, rows: IntArray) -> Goal:
@@ -477,27 +498,6 @@ def _shoulder_goals(
         rg = np.asarray(goal.rotation)
         return PoseGoal(p_l, frt @ (rg if rg.ndim == 2 else rg[rows]))
     return PositionGoal(p_l)
-
-
-def _infeasible(
-    body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], q: FloatArray
-) -> NDArray[np.bool_]:
-    """(B, K) per row and goaled limb: its goal lies in the limb's shell at ``q`` (a goal
-    beyond it is out of reach, not a matter of limits) but has no φ within the limb's
-    limits (§3.2.4; feasible_swivel's intervals empty)."""
-    analytic: list[_Analytic] = plan["analytic"]
-    out = np.zeros((q.shape[0], len(analytic)), dtype=bool)
-    rows = np.arange(q.shape[0])
-    for k, an in enumerate(analytic):
-        if an.model.limits is None:
-            continue
-        local = _shoulder_goals(body, goals, an, q, rows)
-        d = np.linalg.norm(np.asarray(local.position), axis=-1)
-        slack = _SHELL_SLACK * an.model.length
-        inside = (d >= an.d_min - slack) & (d <= an.d_max + slack)
-        fs = np.asarray(feasible_swivel(an.model, local, wrist=an.wrist))
-        out[:, k] = inside & np.all(np.isnan(fs[..., 0]), axis=-1)
-    return out
 
 
 def _limb_angles(
@@ -928,12 +928,17 @@ def _limbs(
     q: FloatArray,
     swivels: FloatArray,
     numeric_rows: dict[int, IntArray],
-) -> tuple[FloatArray, tuple[Any, ...], NDArray[np.bool_]]:
+    rows: IntArray,
+) -> tuple[FloatArray, tuple[Any, ...], NDArray[np.bool_], NDArray[np.bool_]]:
     """Each goaled limb solved in closed form from the shoulder frame at ``q`` (written
-    into ``q`` in place); returns per limb the swivel (B, K), the feasible intervals and
-    whether its solve reached the goal (B, K). Rows where a limb was solved numerically
-    (``numeric_rows``, per analytic limb) take the closed form with φ nearest the numeric
-    elbow (§3.2.2) where it reaches the goal, else keep the numeric angles."""
+    into ``q`` in place; ``rows``: the rows' indices in the goals' batch); returns per
+    limb the swivel (B, K), the feasible intervals, whether its solve reached the goal
+    (B, K) and, per analytic limb (B, A), whether its goal lies in the limb's shell but
+    has no φ within the limb's limits (§3.2.4: feasible intervals empty; a goal beyond
+    the shell is out of reach, not a matter of limits). Rows where a limb was solved
+    numerically (``numeric_rows``, per analytic limb, positions in ``q``) take the closed
+    form with φ nearest the numeric elbow (§3.2.2) where it reaches the goal, else keep
+    the numeric angles."""
     sk = body.skeleton
     big = q.shape[0]
     n_limbs = len(body.limbs)
@@ -941,7 +946,7 @@ def _limbs(
     ok = np.zeros((big, n_limbs), dtype=bool)
     feasible: list[Any] = [None] * n_limbs
     analytic: list[_Analytic] = plan["analytic"]
-    rows = np.arange(big)
+    bad = np.zeros((big, len(analytic)), dtype=bool)
     for k, an in enumerate(analytic):
         local = _shoulder_goals(body, goals, an, q, rows)
         sol = solve_limb(
@@ -954,6 +959,11 @@ def _limbs(
         angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
         use = np.ones(big, dtype=bool)
         fs = np.asarray(sol.feasible_swivel)
+        if an.model.limits is not None:
+            d = np.linalg.norm(np.asarray(local.position), axis=-1)
+            slack = _SHELL_SLACK * an.model.length
+            inside = (d >= an.d_min - slack) & (d <= an.d_max + slack)
+            bad[:, k] = inside & np.all(np.isnan(fs[..., 0]), axis=-1)
         reach = np.asarray(sol.reachable).copy()
         phi = np.asarray(sol.swivel).copy()
         nr = numeric_rows.get(k)
@@ -962,7 +972,7 @@ def _limbs(
             elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
             sub = solve_limb(
                 an.model,
-                _shoulder_goals(body, goals, an, q[nr], nr),
+                _shoulder_goals(body, goals, an, q[nr], rows[nr]),
                 elbow_target=elbow_at,
                 wrist=an.wrist if isinstance(local, PositionGoal) else None,
             )
@@ -973,15 +983,10 @@ def _limbs(
             use[nr] = got
             reach[nr] = got
             phi[nr] = np.where(got, sub.swivel, np.nan)
-            width = max(fs.shape[1], np.shape(sub.feasible_swivel)[1])
-            pad = np.full((big, width, 2), np.nan)
-            pad[:, : fs.shape[1]] = fs
-            pad[nr] = np.nan
-            pad[nr, : np.shape(sub.feasible_swivel)[1]] = sub.feasible_swivel
-            fs = pad
+            fs = _scatter_intervals(fs, nr, np.asarray(sub.feasible_swivel))
         for j, a in zip((u, lo, e), angles, strict=True):
             q[use, sk.dof_slices[j]] = a[use]
         swivel[:, an.limb] = phi
         ok[:, an.limb] = reach
         feasible[an.limb] = fs
-    return swivel, tuple(feasible), ok
+    return swivel, tuple(feasible), ok, bad
