@@ -154,8 +154,11 @@ class _Analytic:
     wrist: FloatArray | None
     d_min: float
     d_max: float
-    #: the same limb without limits (the witnesses' solves)
-    free: Limb
+
+    @functools.cached_property
+    def free(self) -> Limb:
+        """The same limb without limits (the witnesses' solves; built when first needed)."""
+        return self.model.with_limits(None)
 
 
 def shell(model: Limb, wrist: FloatArray | None = None) -> tuple[float, float]:
@@ -271,7 +274,7 @@ def _plan(
             d_min, d_max = d_min + margin, d_max - margin
         else:
             d_min = d_max = 0.5 * (d_min + d_max)
-        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max, model.with_limits(None)))
+        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max))
         limb_goal[gi] = k
     in_limb = np.zeros(sk.n_dofs, dtype=bool)
     for an in analytic:
@@ -868,6 +871,7 @@ def _numeric(
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
     cur = evaluate(x, act)
+    now = objective(cur[0])
     stall = np.zeros(big, dtype=np.int_)
     for it in range(settings.max_iterations):
         xa = x[act]
@@ -898,14 +902,14 @@ def _numeric(
             if not (out & ~held).any():
                 break
             held |= out
-        now = objective(e)
         xn = reduced._clip(xa + dx) if settings.use_limits else xa + dx
         cand = evaluate(xn, act)
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
         iterations[act] += 1
         met = np.all(cand[2] <= settings.tolerance, axis=1)
-        improved = lexicographic_less(objective(cand[0]), now, 1.0 - _PROGRESS)[0]
+        obj = objective(cand[0])
+        improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
         stall[act] = np.where(improved, 0, stall[act] + 1)
         small = moved <= settings.step_tolerance
         done_conv = met & (small | (stall[act] >= _SETTLED))
@@ -916,6 +920,7 @@ def _numeric(
         if not act.size:
             break
         cur = (cand[0][keep], cand[1][keep], cand[2][keep])
+        now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
 
@@ -963,9 +968,9 @@ def _limbs(
             frt, org = _shoulder_frame(body, an, q)
             elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
             sol = solve_limb(an.model, local, elbow_target=elbow_at, wrist=wrist)
-        elif big > 1 and an.model.limits is not None:
-            # several rows: the feasible sets first, so that rows without a feasible φ
-            # (left to the rescue) skip the closed form's per-row compromise search
+        elif an.model.limits is not None:
+            # the feasible sets first, so that rows without a feasible φ (left to the
+            # rescue) skip the closed form's per-row compromise search
             fs = np.asarray(feasible_swivel(an.model, local, wrist=wrist))
             bad[:, k] = _no_swivel(an, local, fs)
             good = np.flatnonzero(~bad[:, k])
