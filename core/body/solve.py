@@ -411,7 +411,7 @@ def solve_body(
         )
     gerr = sk.goal_errors(q, goals)
     reached = gerr <= settings.tolerance
-    level = _level_errors(sk, list(goals), q)
+    level = _level_errors(sk, list(goals), q, gerr)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
     all_met = reached.all(axis=1)
     reasons = _reasons(
@@ -471,11 +471,13 @@ def _reasons(cond: Any, yes: Any, no: Any) -> NDArray[np.object_]:
     return out
 
 
-def _shoulder_frame(body: Body, an: _Analytic, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _shoulder_frame(
+    body: Body, an: _Analytic, q: FloatArray, kin: Any = None
+) -> tuple[FloatArray, FloatArray]:
     """The transpose of the limb's shoulder-frame rotation (B, 3, 3) and every joint's
-    origin (B, J, 3) at ``q``."""
+    origin (B, J, 3) at ``q`` (``kin``: the skeleton's kinematics at ``q`` if known)."""
     sk = body.skeleton
-    rot, org, _, _ = sk._kinematics(q)
+    rot, org, _, _ = sk._kinematics(q) if kin is None else kin
     u = body.joints[an.limb][0]
     pu = int(sk.parents[u])
     off = np.asarray(sk.joints[u].offset)[:3, :3]
@@ -484,11 +486,17 @@ def _shoulder_frame(body: Body, an: _Analytic, q: FloatArray) -> tuple[FloatArra
 
 
 def _shoulder_goals(
-    body: Body, goals: tuple[Goal, ...], an: _Analytic, q: FloatArray, rows: IntArray
+    body: Body,
+    goals: tuple[Goal, ...],
+    an: _Analytic,
+    q: FloatArray,
+    rows: IntArray,
+    kin: Any = None,
 ) -> PositionGoal | PoseGoal:
     """The limb's goal in its shoulder frame ``G_parent(upper) · offset_upper`` at ``q``
-    (batched over the rows of q; ``rows``: their indices in the goals' batch)."""
-    frt, org = _shoulder_frame(body, an, q)
+    (batched over the rows of q; ``rows``: their indices in the goals' batch; ``kin`` as
+    for :func:`_shoulder_frame`)."""
+    frt, org = _shoulder_frame(body, an, q, kin)
     u = body.joints[an.limb][0]
     goal = goals[an.goal]
     pos = np.asarray(goal.position)  # type: ignore[union-attr]
@@ -559,9 +567,13 @@ def _lexicographic_polish(
     return out
 
 
-def _level_errors(sk: Any, goals: list[Goal], q: FloatArray) -> FloatArray:
-    """(B, L) the largest goal error of each priority level at ``q`` (B, n)."""
-    gerr = sk.goal_errors(q, goals)
+def _level_errors(
+    sk: Any, goals: list[Goal], q: FloatArray, gerr: FloatArray | None = None
+) -> FloatArray:
+    """(B, L) the largest goal error of each priority level at ``q`` (B, n) (``gerr``:
+    the goals' errors there if known)."""
+    if gerr is None:
+        gerr = sk.goal_errors(q, goals)
     prios = sorted({g.priority for g in goals})
     return np.stack(
         [gerr[:, [i for i, g in enumerate(goals) if g.priority == p]].max(axis=1) for p in prios],
@@ -960,12 +972,14 @@ def _limbs(
     feasible: list[Any] = [None] * n_limbs
     analytic: list[_Analytic] = plan["analytic"]
     bad = np.zeros((big, len(analytic)), dtype=bool)
+    # one evaluation for every limb: no goaled limb's joints move another's shoulder
+    kin = sk._kinematics(q)
     for k, an in enumerate(analytic):
-        local = _shoulder_goals(body, goals, an, q, rows)
+        local = _shoulder_goals(body, goals, an, q, rows, kin)
         wrist = an.wrist if isinstance(local, PositionGoal) else None
         u, lo, e = body.joints[an.limb]
         if swivels is None:
-            frt, org = _shoulder_frame(body, an, q)
+            frt, org = _shoulder_frame(body, an, q, kin)
             elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
             sol = solve_limb(an.model, local, elbow_target=elbow_at, wrist=wrist)
         elif an.model.limits is not None:
