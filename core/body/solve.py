@@ -373,7 +373,7 @@ def solve_body(
             rows = rows_any[np.all(bad[rows_any] == pat, axis=1)]
             swiv = x[rows, free.size :]
             # from where the numeric level left the body, then (rows not reached) from
-            # the start's body; the limbs placed as _start_limbs says
+            # the start's body; the limbs placed as _whole_body says
             res = _whole_body(body, goals, plan, q[rows], swiv, pat, rows, settings, True)
             again = ~res.level_reached[:, 0]
             if again.any():
@@ -988,9 +988,9 @@ def _limbs(
             fs = np.asarray(feasible_swivel(an.model, local, wrist=wrist))
             bad[:, k] = _no_swivel(an, local, fs)
             good = np.flatnonzero(~bad[:, k])
-            sol = solve_limb(
-                an.model, _goal_rows(local, good), swivel=swivels[good, k], wrist=wrist
-            )
+            cut = _goal_rows(local, good)
+            assert isinstance(cut, PositionGoal | PoseGoal)
+            sol = solve_limb(an.model, cut, swivel=swivels[good, k], wrist=wrist)
             angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
             for j, a in zip((u, lo, e), angles, strict=True):
                 q[good, sk.dof_slices[j]] = a
