@@ -174,7 +174,7 @@ def _previous_key(fcurves: Any, path: str, width: int, lo: float) -> FloatArray 
 def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | None) -> list[Any]:
     """The limbs to bake as one batch each, or [] when the per-frame path is needed."""
     data = obj.limber
-    if solve.pick_items(data.chains, chains):
+    if solve.pick_items(data.chains, chains) or solve.pick_items(data.bodies, None):
         return []
     items = solve.pick_items(data.limbs, limbs)
     if not items or any(
@@ -684,7 +684,7 @@ def _collect(samples: dict[tuple[str, str], list[tuple[float, ...]]], st: LimbSt
              i: int) -> None:
     """Add a status's written values as frame ``i`` of ``samples`` (a channel unsolved on
     earlier frames holds its first value)."""
-    for bone, (prop, vals) in st.written.items():
+    for bone, (prop, vals) in [*st.written.items(), *st.written_locations.items()]:
         seq = samples.setdefault((f'pose.bones["{bone}"].{prop}', bone), [])
         if len(seq) < i:
             seq.extend([vals] * (i - len(seq)))
@@ -803,8 +803,8 @@ def _playback_check(obj: Any, scene: Any, frames: list[int], worst: list[LimbSta
     of them. Where the keys do not give what was solved (something in the animation
     stack above them, a strip's influence, …) the item's status takes the measured miss."""
     data = obj.limber
-    items = [(st, (data.chains if st.kind == "chain" else data.limbs).get(st.limb))
-             for st in worst if st.solved]
+    kinds = {"chain": data.chains, "body": data.bodies}
+    items = [(st, kinds.get(st.kind, data.limbs).get(st.limb)) for st in worst if st.solved]
     items = [(st, it) for st, it in items if it is not None]
     if not items:
         return

@@ -20,7 +20,8 @@ written — one update per round for all of them — and analytic limbs that mis
 re-solved with a corrected goal (:func:`verify_pending`). Statuses are stored in the
 items' ``status`` properties (:func:`store_statuses`).
 
-Order: chains first, then limbs (a spine chain moves the shoulders the arms hang from).
+Order: bodies first (:mod:`.body`), then chains, then limbs (a spine chain moves the
+shoulders the arms hang from).
 Poses are written without depsgraph evaluation; when an item's base bone hangs below bones
 written earlier in the same call, the depsgraph is updated once before it is solved.
 """
@@ -108,6 +109,8 @@ class LimbStatus:
     total_us: float = float("nan")
     #: {bone name: (rotation property, values)} as written.
     written: dict[str, tuple[str, tuple[float, ...]]] = field(default_factory=dict)
+    #: {bone name: ("location", values)} as written (a body's root).
+    written_locations: dict[str, tuple[str, tuple[float, ...]]] = field(default_factory=dict)
     #: "limb" or "chain".
     kind: str = "limb"
     #: The solver used (the settings' ``solver`` item).
@@ -151,7 +154,8 @@ _OFFSETS: dict[tuple[str, str], Any] = {}
 _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
-def _bone_signature(pb: Any) -> tuple[Any, ...]:
+def bone_signature(pb: Any) -> tuple[Any, ...]:
+    """What of a pose bone a cached rig depends on (rest, hierarchy, mode, IK settings)."""
     b = pb.bone
     return (
         b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
@@ -184,7 +188,7 @@ def rig_for(obj: Any, settings: Any) -> LimbRig:
             settings.hinge_axis,
             tuple(settings.hinge_custom),
             settings.use_limits,
-            *(_bone_signature(pbs[n]) for n in names),
+            *(bone_signature(pbs[n]) for n in names),
         )
         parent = pbs[names[0]].parent
         if parent is not None:
@@ -216,6 +220,9 @@ def rig_for(obj: Any, settings: Any) -> LimbRig:
 
 def clear_caches() -> None:
     """Forget cached rigs and statuses (e.g. after loading a file)."""
+    from . import body
+
+    body.clear_caches()
     _RIGS.clear()
     _CHAINS.clear()
     _OFFSETS.clear()
@@ -363,7 +370,7 @@ def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
     tips = tuple(e.tip_bone for e in settings.effectors)
     bones = mapping.chain_bones(obj, settings.root_bone, tips)
     sig: tuple[Any, ...] = (settings.root_bone, tips, settings.use_limits)
-    sig += tuple(_bone_signature(pb) for pb in bones)
+    sig += tuple(bone_signature(pb) for pb in bones)
     parent = bones[0].parent
     if parent is not None:
         sig += (parent.bone.matrix_local.copy(),)
@@ -584,6 +591,11 @@ def measure_statuses(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]
     ends: dict[int, Any] = {}
     for st, settings in sts:
         st.measured = "depsgraph"
+        if st.kind == "body":
+            from . import body
+
+            body.measure_pins(obj, dg, settings, st)
+            continue
         if st.kind == "chain":
             st.effectors = []
             for e in settings.effectors:
@@ -664,8 +676,13 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
 
 def store_statuses(obj: Any, statuses: Iterable[LimbStatus]) -> None:
     """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties."""
+    from . import body
+
     data = obj.limber
     for st in statuses:
+        if st.kind == "body":
+            body.store(obj, st)
+            continue
         items = data.chains if st.kind == "chain" else data.limbs
         item = items.get(st.limb)
         if item is None:
@@ -697,8 +714,10 @@ def solve_object(
     write: bool = True,
     chains: Iterable[str] | None = None,
     verify_pose: bool = True,
+    bodies: Iterable[str] | None = None,
 ) -> list[LimbStatus]:
-    """Solve the enabled chains and limbs of an armature object at the current frame.
+    """Solve the enabled bodies, chains and limbs of an armature object at the current
+    frame.
 
     Args:
         obj: the armature object (original, not evaluated).
@@ -710,9 +729,12 @@ def solve_object(
         verify_pose: with ``write``, measure items whose model is not proven on the
             evaluated pose (one depsgraph update per round for all of them) and refine
             analytic limbs that miss (:func:`verify_pending`).
+        bodies: only these body names (default: all enabled bodies); a body is solved
+            first and measures its own pins (:func:`.body.solve_body_settings`).
 
-    Returns the statuses, chains first (``kind == "chain"``), then limbs; also cached in
-    :data:`CHAIN_STATUS` / :data:`STATUS` and stored in the items' ``status`` properties.
+    Returns the statuses, bodies first (``kind == "body"``), chains (``"chain"``), then
+    limbs; also cached in :data:`.body.BODY_STATUS` / :data:`CHAIN_STATUS` / :data:`STATUS`
+    and stored in the items' ``status`` properties.
     """
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
@@ -720,9 +742,12 @@ def solve_object(
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
     frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None
+    from .body import solve_body_settings
+
     todo: list[tuple[Any, Any, str]] = [
-        (solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)
+        (solve_body_settings, b, b.root_bone) for b in pick_items(data.bodies, bodies)
     ]
+    todo += [(solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)]
     todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in pick_items(data.limbs, limbs)]
     out = []
     written: set[str] = set()

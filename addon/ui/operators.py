@@ -73,7 +73,7 @@ class _ArmatureOperator(bpy.types.Operator):
         return [lb for lb in obj.limber.limbs if lb.enabled]
 
 
-def _target_empty(context: Any, obj: Any, label: str, bone: str, depsgraph: Any) -> Any:
+def target_empty(context: Any, obj: Any, label: str, bone: str, depsgraph: Any) -> Any:
     """An Empty ``<armature>.<label>.target`` at the bone's current (evaluated) world pose."""
     end = obj.evaluated_get(depsgraph).pose.bones[bone]
     name = f"{obj.name}.{label}.target"
@@ -125,7 +125,7 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
             if d.switch and not limb.switch_bone:
                 solve.take_switch(obj, limb, d.switch)
             if self.create_targets:
-                limb.target = _target_empty(context, obj, limb.name, limb.end_bone, dg)
+                limb.target = target_empty(context, obj, limb.name, limb.end_bone, dg)
                 try:
                     solve.snap_swivel(obj, limb)
                 except MappingError as exc:
@@ -259,7 +259,7 @@ class LIMBER_OT_add_chain(_ArmatureOperator):
         eff.tip_bone = tip
         preferences.apply_chain_defaults(chain, eff, context)
         dg = context.evaluated_depsgraph_get()
-        eff.target = _target_empty(context, obj, chain.name, tip, dg)
+        eff.target = target_empty(context, obj, chain.name, tip, dg)
         return {"FINISHED"}
 
 
@@ -476,6 +476,11 @@ class LIMBER_OT_snap_target(_SnapOperator):
     def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
         solve.snap_target(obj, limb, depsgraph)
         return None
+
+
+#: For operators defined in other modules (the body's).
+ArmatureOperator = _ArmatureOperator
+armature_prop = _armature_prop
 
 
 CLASSES: tuple[type, ...] = (
