@@ -309,22 +309,29 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
         measure_pins(obj, depsgraph, body, st)
         if not st.reached:
             _refine(obj, depsgraph, body, st, finished)
-        conflicts = [p.name for p, ok in zip(pins, sol.reached, strict=True)
-                     if not ok and any(q.priority < p.priority for q in pins)]
-        if conflicts:
-            notes.append(f"{', '.join(conflicts)} yield to higher-priority pins")
+        yielding = [p.name for p, e in zip(pins, st.effectors, strict=True)
+                    if not e[2] and yields(p, pins)]
+        if yielding:
+            notes.append(f"{', '.join(yielding)} yield to higher-priority pins")
     st.notes = notes
     st.message = verify.status_message(st)
 
 
-def pin_message(st: LimbStatus, pos: float, ori: float, ok: bool) -> str:
+def yields(pin: Any, pins: list[Any]) -> bool:
+    """Whether a goal pin has a more important (lower-numbered) goal pin above it."""
+    return any(q.priority < pin.priority for q in pins)
+
+
+def pin_message(st: LimbStatus, pin: Any, pins: list[Any], pos: float, ori: float,
+                ok: bool) -> str:
     """A pin's status message (measured on the evaluated pose)."""
     if not st.solved:
         return st.message
     if ok:
         return "ok" if st.within_limits else "reached; outside the joint limits"
-    return (f"target not reached (position error {pos:.4g} m, orientation error {ori:.4g} "
-            "rad, measured on the evaluated pose)")
+    why = " (it yields to higher-priority pins)" if yields(pin, pins) else ""
+    return (f"target not reached{why} (position error {pos:.4g} m, orientation error "
+            f"{ori:.4g} rad, measured on the evaluated pose)")
 
 
 def store(obj: Any, st: LimbStatus) -> None:
@@ -347,5 +354,5 @@ def store(obj: Any, st: LimbStatus) -> None:
         p.status.reached, p.status.within_limits = ok, st.within_limits
         p.status.measured = st.measured == "depsgraph"
         p.status.frame = st.frame or 0
-        p.status.message = pin_message(st, pos, ori, ok)
+        p.status.message = pin_message(st, p, pins, pos, ori, ok)
 
