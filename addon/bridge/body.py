@@ -108,7 +108,7 @@ def build_body(
     pb = pbs.get(root)
     if pb is None:
         raise MappingError(f"root bone {root!r} not found in armature {obj.name!r}")
-    dofs: dict[str, Dofs] = {root: Free(order=mapping.rotation_order(pb))}  # type: ignore[dict-item]
+    dofs: dict[str, Dofs] = {root: Free(order=mapping.rotation_order(pb))}
     for name in bend:
         if name not in pbs:
             raise MappingError(f"bone {name!r} not found in armature {obj.name!r}")

@@ -429,7 +429,7 @@ def read_limb_pose(obj: Any, rig: LimbRig) -> tuple[FloatArray, float, FloatArra
 # General chains (numeric solvers): bones → core.Skeleton
 # --------------------------------------------------------------------------------------
 
-Dofs = Ball | Hinge | Fixed
+Dofs = Ball | Hinge | Fixed | Free
 
 
 def bone_dofs(pose_bone: Any, use_limits: bool = True) -> Dofs:

@@ -230,11 +230,15 @@ class LIMBER_PT_body(bpy.types.Panel):
                 and context.mode in ("POSE", "OBJECT"))
 
     def draw(self, context: Any) -> None:
-        obj = context.object
-        op = self.layout.operator("limber.add_body", icon="ADD")
-        op.armature = obj.name
-        for body in obj.limber.bodies:
-            draw_body(self.layout.box(), obj, body)
+        draw_bodies(self.layout, context.object)
+
+
+def draw_bodies(layout: Any, obj: Any) -> None:
+    """The Add Body button and every body of the armature."""
+    op = layout.operator("limber.add_body", icon="ADD")
+    op.armature = obj.name
+    for body in obj.limber.bodies:
+        draw_body(layout.box(), obj, body)
 
 
 CLASSES: tuple[type, ...] = (LIMBER_OT_add_body, LIMBER_OT_remove_body, LIMBER_PT_body)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from types import SimpleNamespace
 from typing import Any
 
 import bpy
@@ -17,6 +18,7 @@ from mathutils import Matrix, Vector
 
 from tests.blender.limber_rigs import evaluate, metarig, rotation_angle, world_pose
 from tests.blender.test_rigify_generated import generated_rig
+from tests.blender.test_ui import assert_layout_clean, real_layout
 
 #: 0.01 mm and 0.01°.
 POS_TOL = 1e-5
@@ -205,7 +207,22 @@ def test_remove_body_restores_the_switches_and_undo(limber: Any) -> None:
         bpy.ops.limber.remove_body(armature=rig.name, index=3)
 
 
-def test_body_panel_draws_and_registration_runs_twice(limber: Any) -> None:
+def test_body_panel_draws_against_a_real_layout(
+    limber: Any, capfd: pytest.CaptureFixture[str]
+) -> None:
+    obj = metarig()
+    body = _add_body(obj)
+    ui = limber.sub("addon.ui.body")
+    with real_layout(obj) as (layout, context):  # before any solve, then after one
+        assert ui.LIMBER_PT_body.poll(context)
+        ui.LIMBER_PT_body.draw(SimpleNamespace(layout=layout), context)
+        _solve(limber, obj)
+        ui.LIMBER_PT_body.draw(SimpleNamespace(layout=layout), context)
+    assert_layout_clean(capfd)
+    assert body.pins["head"].status.message == "ok"
+
+
+def test_registration_runs_twice_and_keeps_the_body(limber: Any) -> None:
     obj = metarig()
     _add_body(obj)
     _solve(limber, obj)
