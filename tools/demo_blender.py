@@ -879,6 +879,8 @@ BODY_FRAMES = 24
 #: the hips shift.
 BODY_REACH = 1.6
 BODY_DIRECTION = (0.35, -1.0, -0.9)
+#: How far each spine, neck and head bone may turn about each axis (degrees).
+BODY_BEND_DEG = 20.0
 FOOT_COLOUR = (0.15, 0.35, 0.9, 1.0)
 
 
@@ -905,8 +907,9 @@ def clear_scene(bpy: Any, keep: Sequence[str] = ("Camera", "Floor", "Sun")) -> N
 
 def build_body_scene(bpy: Any, module: str, frames: Sequence[int]) -> tuple[Scene, str]:
     """The meta-rig (human limb limits) with a Limber body added by ``limber.add_body``:
-    feet and hips pinned where they stand, the left hand reaching for a target that moves
-    forward and down to :data:`BODY_REACH` arm lengths, the head looking at it."""
+    feet pinned where they stand, the hips pinned at a low priority, spine bones within
+    ±:data:`BODY_BEND_DEG`, the left hand reaching for a target that moves forward and
+    down to :data:`BODY_REACH` arm lengths, the head looking at it."""
     clear_scene(bpy)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = frames[0], frames[-1]
@@ -917,6 +920,7 @@ def build_body_scene(bpy: Any, module: str, frames: Sequence[int]) -> tuple[Scen
     set_joint_limits(rig, True)
     assert bpy.ops.limber.add_body(armature=rig.name) == {"FINISHED"}
     body = rig.limber.bodies[0]
+    body.bend_range = math.radians(BODY_BEND_DEG)
     hand = body.pins["hand.L"]
     hand.goal_type = "POSITION"
     pbs = rig.pose.bones
@@ -931,9 +935,9 @@ def build_body_scene(bpy: Any, module: str, frames: Sequence[int]) -> tuple[Scen
     head = body.pins.get("head")
     if head is not None:
         key_object(bpy, head.target, frames, path)
-    add_marker(bpy, hand.target, "marker.hand", 0.03, TARGET_COLOUR)
+    add_marker(bpy, hand.target, "marker.hand", 0.045, TARGET_COLOUR)
     for name in ("foot.L", "foot.R"):
-        add_marker(bpy, body.pins[name].target, f"marker.{name}", 0.025, FOOT_COLOUR)
+        add_marker(bpy, body.pins[name].target, f"marker.{name}", 0.04, FOOT_COLOUR)
     add_mannequin(bpy, rig)
     targets = {p.name: p.target for p in body.pins if p.kind in ("HAND", "FOOT")}
     fps = scene.render.fps / scene.render.fps_base
@@ -1243,9 +1247,11 @@ def body_report(body: dict[str, Any] | None) -> list[str]:
         "",
         "A second scene: the meta-rig with a Limber **body** (`limber.add_body`: the pelvis "
         "moves and turns, spine, neck and head bend, the four limbs are solved analytically). "
-        "The feet are pinned where they stand (priority 0), the hips at priority 3; the left "
-        f"hand (priority 1) reaches for a target that moves forward and down to {BODY_REACH} "
-        "arm lengths from the shoulder, and the head looks at it (priority 2). Baked with "
+        "The feet are pinned where they stand (priority 0), the hips too, at the lowest "
+        f"priority (3); spine, neck and head bones turn at most {BODY_BEND_DEG:g}° about each "
+        "axis. The left hand (priority 1) reaches for a target that moves forward and down "
+        f"to {BODY_REACH} arm lengths from the shoulder, and the head looks at it (priority "
+        "2). Baked with "
         f"`limber.bake` ({body['frames']} frames, {body['bake_s']:.2f} s, "
         f"{body['bake_ms_per_frame']:.0f} ms per frame), then played back with the body "
         "disabled and measured on the evaluated pose:",
