@@ -276,3 +276,17 @@ def test_matrix_world_of_the_armature_is_honoured(limber: Any) -> None:
     for name in ("foot.L", "foot.R", "hand.L"):
         pos, rot = _target_error(obj, body.pins[name])
         assert pos <= 1.5 * POS_TOL and rot <= ROT_TOL, (name, pos, rot)
+
+
+def test_body_benchmark_quick_run_has_every_row(limber: Any, tmp_path: Any) -> None:
+    """Smoke test of benchmarks/body_blender.py: rows and targets exist (timings are never
+    asserted)."""
+    from benchmarks import body_blender
+
+    suite = body_blender.run(True, tmp_path, log=lambda _msg: None)
+    text = suite.markdown
+    for row in ("Limber per frame", "Limber core solve_body per frame",
+                "Blender's IK constraints per frame", "Limber bake", "Blender bake",
+                "bake speed ratio", "worst foot position error"):
+        assert f"| {row}" in text, row
+    assert len(suite.targets) == 2 and all(t.detail for t in suite.targets)
