@@ -439,26 +439,19 @@ PIN_KINDS = [
 ]
 
 
-class LIMBER_PG_pin(bpy.types.PropertyGroup):
-    """One pin of a body: an effector bone (foot, hand, head, hips) and its target."""
+class LIMBER_PG_pin(LIMBER_PG_effector):
+    """One pin of a body: an effector (its tip bone a foot, hand, head or the hips) with
+    its target, goal, priority and weight (as a chain's effector), and for feet and hands
+    the limb's other two bones."""
 
     if TYPE_CHECKING:
-        name: str
         enabled: bool
         kind: str
-        bone: str
         upper_bone: str
         lower_bone: str
-        target: bpy.types.Object | None
-        target_bone: str
-        goal_type: str
-        axis: str
-        priority: int
-        weight: float
         switch_bone: str
         switch_restore: float
         switch_keyed: bool
-        status: LIMBER_PG_status
 
     enabled: BoolProperty(  # type: ignore[valid-type,no-redef]
         name="Enabled",
@@ -472,11 +465,6 @@ class LIMBER_PG_pin(bpy.types.PropertyGroup):
         items=PIN_KINDS,
         default="HAND",
     )
-    bone: StringProperty(  # type: ignore[valid-type,no-redef]
-        name="Bone",
-        description="Name of the effector bone (a limb's end bone, the head or the root)",
-        default="",
-    )
     upper_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="Upper Bone",
         description="Feet and hands: the limb's upper bone (thigh / upper arm)",
@@ -487,45 +475,6 @@ class LIMBER_PG_pin(bpy.types.PropertyGroup):
         description="Feet and hands: the limb's lower bone (shin / forearm), which bends "
         "about the hinge axis Limber finds as for limbs",
         default="",
-    )
-    target: PointerProperty(  # type: ignore[valid-type,no-redef]
-        name="Target",
-        description="Object whose world frame the effector bone should reach (none: no goal)",
-        type=bpy.types.Object,
-    )
-    target_bone: StringProperty(  # type: ignore[valid-type,no-redef]
-        name="Target Bone",
-        description="Optional pose bone of the target armature whose frame is the goal",
-        default="",
-    )
-    goal_type: EnumProperty(  # type: ignore[valid-type,no-redef]
-        name="Goal",
-        description="What of the target the effector bone must match",
-        items=GOAL_TYPES,
-        default="POSE",
-    )
-    axis: EnumProperty(  # type: ignore[valid-type,no-redef]
-        name="Axis",
-        description="Effector-bone axis used by Partial and Aim goals (the head looks along "
-        "it)",
-        items=AXES,
-        default="Y",
-    )
-    priority: IntProperty(  # type: ignore[valid-type,no-redef]
-        name="Priority",
-        description="0 is most important: a reachable goal is met whatever goals with a "
-        "higher number ask (0 to 16)",
-        default=0,
-        min=0,
-        max=16,
-    )
-    weight: FloatProperty(  # type: ignore[valid-type,no-redef]
-        name="Weight",
-        description="Relative weight among the goals of the same priority, 0 to 1000 "
-        "(unitless)",
-        default=1.0,
-        min=0.0,
-        max=1000.0,
     )
     switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="IK/FK Switch Bone",
@@ -545,12 +494,6 @@ class LIMBER_PG_pin(bpy.types.PropertyGroup):
         description="The switch's F-curve was created by Limber (removed with the body)",
         default=False,
         options={"HIDDEN"},
-    )
-    status: PointerProperty(  # type: ignore[valid-type,no-redef]
-        name="Status",
-        description="Outcome of the last solve or bake for this pin, measured on the "
-        "evaluated pose (read-only)",
-        type=LIMBER_PG_status,
     )
 
 

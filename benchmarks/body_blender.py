@@ -126,7 +126,7 @@ def measure_limber(bpy: Any, module: str, frames: int) -> tuple[dict[str, Any], 
     body = obj.limber.bodies[0]
     hand = body.pins["hand.L"]
     hand.goal_type = "POSITION"
-    path = hand_path(obj, hand.upper_bone, hand.lower_bone, hand.bone, frames)
+    path = hand_path(obj, hand.upper_bone, hand.lower_bone, hand.tip_bone, frames)
     key_path(hand.target, path)
     scene.limber.live_playback = False
     per_frame, solve_us = [], []
@@ -144,19 +144,19 @@ def measure_limber(bpy: Any, module: str, frames: int) -> tuple[dict[str, Any], 
         "FINISHED"}
     bake_s = time.perf_counter() - t0
     body.enabled = False
-    targets = {body.pins[n].bone: body.pins[n].target for n in FEET}
-    targets[hand.bone] = hand.target
+    targets = {body.pins[n].tip_bone: body.pins[n].target for n in FEET}
+    targets[hand.tip_bone] = hand.target
     errs = errors(bpy, obj, targets, frames)
     mw = np.array(obj.matrix_world)
     pbs = obj.pose.bones
     shoulder = mw[:3, :3] @ np.array(pbs[hand.upper_bone].bone.head_local) + mw[:3, 3]
     length = sum((pbs[b].bone.head_local - pbs[a].bone.head_local).length
-                 for a, b in ((hand.upper_bone, hand.lower_bone), (hand.lower_bone, hand.bone)))
+                 for a, b in ((hand.upper_bone, hand.lower_bone), (hand.lower_bone, hand.tip_bone)))
     gaps = np.linalg.norm(path - shoulder, axis=1) - length
-    spec = {"feet": {n: (body.pins[n].upper_bone, body.pins[n].lower_bone, body.pins[n].bone,
+    spec = {"feet": {n: (body.pins[n].upper_bone, body.pins[n].lower_bone, body.pins[n].tip_bone,
                          body.pins[n].target) for n in FEET},
-            "hand": (hand.lower_bone, hand.bone, hand.target), "gaps": gaps}
-    end = hand.bone
+            "hand": (hand.lower_bone, hand.tip_bone, hand.target), "gaps": gaps}
+    end = hand.tip_bone
     out = {
         "per_frame": per_frame, "solve_us": solve_us, "bake_s": bake_s,
         "feet": max(float(errs[b].max()) for b in targets if b != end),

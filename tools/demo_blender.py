@@ -926,8 +926,8 @@ def build_body_scene(bpy: Any, module: str, frames: Sequence[int]) -> tuple[Scen
     pbs = rig.pose.bones
     shoulder = np.array(pbs[hand.upper_bone].head)
     reach = (pbs[hand.lower_bone].head - pbs[hand.upper_bone].head).length + (
-        pbs[hand.bone].head - pbs[hand.lower_bone].head).length
-    start = np.array(pbs[hand.bone].head)
+        pbs[hand.tip_bone].head - pbs[hand.lower_bone].head).length
+    start = np.array(pbs[hand.tip_bone].head)
     end = shoulder + unit(np.array(BODY_DIRECTION)) * reach * BODY_REACH
     s = np.linspace(0.0, 1.0, len(frames))[:, None]
     path = start + (end - start) * (3 * s**2 - 2 * s**3)  # ease in and out
@@ -963,7 +963,7 @@ def bake_body(bpy: Any, sc: Scene, name: str, frames: Sequence[int]) -> BodyRun:
     pbs = rig.pose.bones
     shoulder = np.array(pbs[hand.upper_bone].bone.head_local)
     reach = (pbs[hand.lower_bone].bone.head_local - pbs[hand.upper_bone].bone.head_local
-             ).length + (pbs[hand.bone].bone.head_local - pbs[hand.lower_bone].bone.head_local
+             ).length + (pbs[hand.tip_bone].bone.head_local - pbs[hand.lower_bone].bone.head_local
                          ).length
     root_rest = np.array(pbs[body.root_bone].bone.head_local)
     clavicle = pbs[hand.upper_bone].parent.name  # turns with the chest
@@ -982,12 +982,12 @@ def bake_body(bpy: Any, sc: Scene, name: str, frames: Sequence[int]) -> BodyRun:
         feet = []
         for foot in ("foot.L", "foot.R"):
             pin = body.pins[foot]
-            got, want = world(pin.bone), np.array(pin.target.evaluated_get(dg).matrix_world)
+            got, want = world(pin.tip_bone), np.array(pin.target.evaluated_get(dg).matrix_world)
             want[:3, :3] /= np.linalg.norm(want[:3, :3], axis=0)
             feet.append((float(np.linalg.norm(got[:3, 3] - want[:3, 3])),
                          float(rotation_angle_between(got[:3, :3], want[:3, :3]))))
         p = np.array(hand.target.evaluated_get(dg).matrix_world)[:3, 3]
-        hand_err = float(np.linalg.norm(world(hand.bone)[:3, 3] - p))
+        hand_err = float(np.linalg.norm(world(hand.tip_bone)[:3, 3] - p))
         gap = max(float(np.linalg.norm(p - (mw[:3, :3] @ shoulder + mw[:3, 3]))) - reach, 0.0)
         shift = float(np.linalg.norm(world(body.root_bone)[:3, 3]
                                      - (mw[:3, :3] @ root_rest + mw[:3, 3])))

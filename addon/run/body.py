@@ -98,26 +98,26 @@ def clear_caches() -> None:
 def limb_pins(body: Any) -> list[Any]:
     """The body's foot and hand pins (each names a limb's three bones)."""
     return [p for p in body.pins if p.kind in LIMB_KINDS and p.upper_bone and p.lower_bone
-            and p.bone]
+            and p.tip_bone]
 
 
 def goal_pins(body: Any) -> list[Any]:
     """The pins that are goals this frame: enabled, with a target."""
-    return [p for p in body.pins if p.enabled and p.target is not None and p.bone]
+    return [p for p in body.pins if p.enabled and p.target is not None and p.tip_bone]
 
 
 def body_rig_for(obj: Any, body: Any) -> tuple[BodyRig, Body]:
     """The (cached) :class:`~..bridge.body.BodyRig` and :class:`core.Body` of a body's
     settings; rebuilt when its bones or settings changed."""
     pins = limb_pins(body)
-    head = [p.bone for p in body.pins if p.kind == "HEAD" and p.bone]
+    head = [p.tip_bone for p in body.pins if p.kind == "HEAD" and p.tip_bone]
     bend = [b.name for b in body.bend_bones]
-    tips = [p.bone for p in pins] + head + bend
+    tips = [p.tip_bone for p in pins] + head + bend
     try:
         bones = mapping.chain_bones(obj, body.root_bone, tips)
         sig: tuple[Any, ...] = (body.root_bone, tuple(bend), tuple(head), body.use_limits,
                                 body.bend_range, obj.as_pointer(),
-                                tuple((p.upper_bone, p.lower_bone, p.bone) for p in pins))
+                                tuple((p.upper_bone, p.lower_bone, p.tip_bone) for p in pins))
         sig += tuple(bone_signature(pb) for pb in bones)
     except MappingError:
         sig = ()
@@ -127,7 +127,7 @@ def body_rig_for(obj: Any, body: Any) -> tuple[BodyRig, Body]:
         return hit[1], hit[2]
     limbs: dict[str, LimbRig] = {}
     for p in pins:
-        limbs[p.name] = mapping.build_rig(obj, (p.upper_bone, p.lower_bone, p.bone),
+        limbs[p.name] = mapping.build_rig(obj, (p.upper_bone, p.lower_bone, p.tip_bone),
                                           use_limits=body.use_limits)
     rig = body_map.build_body(obj, body.root_bone, bend, limbs, head,
                               bend_range=float(body.bend_range), use_limits=body.use_limits)
@@ -149,9 +149,9 @@ def _goals(obj: Any, rig: BodyRig, pins: list[Any], frame: Any, depsgraph: Any
         axis = np.array(AXES[p.axis])
         if p.goal_type == "AIM" and p.kind in LIMB_KINDS:
             # the limb holds its end bone's rotation: aim with the held axis
-            axis = mapping.read_rotation(obj.pose.bones[p.bone]) @ axis
+            axis = mapping.read_rotation(obj.pose.bones[p.tip_bone]) @ axis
         g, _, _ = effector_goal(p.goal_type, goal_in_frame(frame, t), axis,
-                                rig.chain.joint(p.bone), float(p.weight), int(p.priority))
+                                rig.chain.joint(p.tip_bone), float(p.weight), int(p.priority))
         goals.append(g)
     return goals
 
@@ -189,7 +189,7 @@ def _head_chain(obj: Any, rig: BodyRig, bone: str) -> ChainRig:
 def _finish_head(obj: Any, obj_eval: Any, rig: BodyRig, pin: Any, depsgraph: Any
                  ) -> dict[str, tuple[str, tuple[float, ...]]]:
     """The head pin's goal solved for the head bone alone from its evaluated frame."""
-    chain = _head_chain(obj, rig, pin.bone)
+    chain = _head_chain(obj, rig, pin.tip_bone)
     t = read.target_world(pin.target.evaluated_get(depsgraph), pin.target_bone)
     goal, _, _ = effector_goal(pin.goal_type, goal_in_frame(mapping.root_frame(obj_eval, chain),
                                                             t), np.array(AXES[pin.axis]), 0)
@@ -205,8 +205,7 @@ def measure_pins(obj: Any, depsgraph: Any, body: Any, st: LimbStatus) -> None:
     obj_eval = obj.evaluated_get(depsgraph)
     st.effectors = []
     for p in goal_pins(body):
-        t = read.target_world(p.target.evaluated_get(depsgraph), p.target_bone)
-        pos, ori, _ = verify.measured_errors(obj_eval, p.bone, p.goal_type, p.axis, t)
+        pos, ori = verify.effector_errors(obj_eval, p, depsgraph)
         st.effectors.append((pos, ori, verify.reached(pos, ori)))
     st.position_error = max((e[0] for e in st.effectors), default=0.0)
     st.orientation_error = max((e[1] for e in st.effectors), default=0.0)

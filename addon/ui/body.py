@@ -70,21 +70,21 @@ def fill_body(context: Any, obj: Any, body: Any, found: DetectedBody) -> list[st
         kind, stem = LIMB_PINS[d.name.split(".")[0]]
         pin = body.pins.add()
         pin.name = f"{stem}.{d.name.split('.', 1)[1]}"
-        pin.kind, pin.priority = kind, PIN_PRIORITY[kind]
-        pin.upper_bone, pin.lower_bone, pin.bone = d.upper, d.lower, d.end
+        pin.kind, pin.priority, pin.goal_type = kind, PIN_PRIORITY[kind], "POSE"
+        pin.upper_bone, pin.lower_bone, pin.tip_bone = d.upper, d.lower, d.end
         pin.target = target_empty(context, obj, f"{label}.{pin.name}", d.end, dg)
         if d.switch and not pin.switch_bone:
             solve.take_switch(obj, pin, d.switch)
     if found.head:
         pin = body.pins.add()
-        pin.name, pin.kind, pin.bone = "head", "HEAD", found.head
+        pin.name, pin.kind, pin.tip_bone = "head", "HEAD", found.head
         pin.priority, pin.goal_type = PIN_PRIORITY["HEAD"], "AIM"
         pin.target, pin.axis = _aim_target(context, obj, f"{label}.head", found.head, dg)
     pin = body.pins.add()
-    pin.name, pin.kind, pin.bone = "hips", "HIPS", found.root
-    pin.priority = PIN_PRIORITY["HIPS"]
+    pin.name, pin.kind, pin.tip_bone = "hips", "HIPS", found.root
+    pin.priority, pin.goal_type = PIN_PRIORITY["HIPS"], "POSE"
     pin.target = target_empty(context, obj, f"{label}.hips", found.root, dg)
-    driven = {b for p in body.pins for b in (p.upper_bone, p.lower_bone, p.bone) if b}
+    driven = {b for p in body.pins for b in (p.upper_bone, p.lower_bone, p.tip_bone) if b}
     off = []
     for lb in obj.limber.limbs:
         if lb.enabled and {lb.upper_bone, lb.lower_bone, lb.end_bone} & driven:
@@ -166,7 +166,7 @@ def draw_pin(layout: Any, obj: Any, pin: Any) -> None:
     box = layout.box()
     row = box.row(align=True)
     row.prop(pin, "enabled", text="")
-    row.label(text=f"{pin.name} ({pin.bone})", icon="PINNED" if pin.enabled else "UNPINNED")
+    row.label(text=f"{pin.name} ({pin.tip_bone})", icon="PINNED" if pin.enabled else "UNPINNED")
     col = box.column(align=True)
     col.active = pin.enabled
     col.prop(pin, "target")

@@ -37,7 +37,7 @@ def _add_body(obj: Any) -> Any:
 
 def _target_error(obj: Any, pin: Any) -> tuple[float, float]:
     """Evaluated effector bone against its pin's target: (position, rotation angle)."""
-    got = world_pose(obj, pin.bone)
+    got = world_pose(obj, pin.tip_bone)
     want = np.array(pin.target.matrix_world, dtype=np.float64)
     return float(np.linalg.norm(got[:3, 3] - want[:3, 3])), rotation_angle(got, want)
 
@@ -59,7 +59,7 @@ def _arm(obj: Any, pin: Any) -> tuple[np.ndarray, float]:
     pbs = obj.pose.bones
     shoulder = world_pose(obj, pin.upper_bone)[:3, 3]
     length = sum((pbs[b].bone.head_local - pbs[c].bone.head_local).length
-                 for b, c in ((pin.lower_bone, pin.upper_bone), (pin.bone, pin.lower_bone)))
+                 for b, c in ((pin.lower_bone, pin.upper_bone), (pin.tip_bone, pin.lower_bone)))
     return shoulder, float(length)
 
 
@@ -71,9 +71,9 @@ def test_add_body_on_the_meta_rig_finds_the_body_and_moves_nothing(limber: Any) 
     assert [b.name for b in body.bend_bones] == [f"spine.00{i}" for i in range(1, 7)]
     assert {p.name for p in body.pins} == PINS
     pins = body.pins
-    assert (pins["foot.L"].upper_bone, pins["foot.L"].lower_bone, pins["foot.L"].bone) == (
+    assert (pins["foot.L"].upper_bone, pins["foot.L"].lower_bone, pins["foot.L"].tip_bone) == (
         "thigh.L", "shin.L", "foot.L")
-    assert pins["head"].bone == "spine.006" and pins["head"].goal_type == "AIM"
+    assert pins["head"].tip_bone == "spine.006" and pins["head"].goal_type == "AIM"
     assert [pins[n].priority for n in ("foot.L", "hand.L", "head", "hips")] == [0, 1, 2, 3]
     for p in pins:
         assert p.target is not None
@@ -103,13 +103,13 @@ def test_pinned_feet_stay_put_while_a_hand_is_dragged(limber: Any, kind: str) ->
     body = _add_body(obj)
     if kind == "generated":
         assert body.root_bone == "torso"
-        assert body.pins["hand.L"].bone == "hand_fk.L"
+        assert body.pins["hand.L"].tip_bone == "hand_fk.L"
         assert obj.pose.bones["upper_arm_parent.L"]["IK_FK"] == 1.0
     pins = body.pins
     hand = pins["hand.L"]
     hand.goal_type = "POSITION"
     shoulder, length = _arm(obj, hand)
-    start = world_pose(obj, hand.bone)[:3, 3]
+    start = world_pose(obj, hand.tip_bone)[:3, 3]
     ahead = np.array(obj.matrix_world.to_3x3() @ Vector((0.0, -1.0, -0.4))).ravel()
     ahead /= np.linalg.norm(ahead)
     path = [start + (0.0, -0.1, 0.05), start + (-0.15, -0.25, -0.2),
@@ -124,7 +124,7 @@ def test_pinned_feet_stay_put_while_a_hand_is_dragged(limber: Any, kind: str) ->
             pos, rot = _target_error(obj, pins[foot])
             assert pos <= POS_TOL and rot <= ROT_TOL, (kind, i, foot, pos, rot)
             assert pins[foot].status.reached, pins[foot].status.message
-        got = world_pose(obj, hand.bone)[:3, 3]
+        got = world_pose(obj, hand.tip_bone)[:3, 3]
         err = float(np.linalg.norm(got - p))
         assert abs(err - hand.status.position_error) <= 1e-6
         if i < 2:
@@ -145,7 +145,7 @@ def test_bake_keys_the_body_and_plays_back_on_target(limber: Any) -> None:
     hand = pins["hand.R"]
     hand.goal_type = "POSITION"
     shoulder, length = _arm(obj, hand)
-    start = world_pose(obj, hand.bone)[:3, 3]
+    start = world_pose(obj, hand.tip_bone)[:3, 3]
     far = shoulder + np.array((0.0, -1.0, -0.3)) / np.linalg.norm((0.0, -1.0, -0.3)) * length * 1.2
     for f, p in ((1, start), (8, far)):
         _move(hand.target, p)
@@ -164,7 +164,7 @@ def test_bake_keys_the_body_and_plays_back_on_target(limber: Any) -> None:
                  for fc in fcurves if "f_index" in fc.data_path}
     assert bpy.ops.limber.bake(armature=obj.name, frame_start=1, frame_end=8) == {"FINISHED"}
     driven = {body.root_bone, *(b.name for b in body.bend_bones)} | {
-        b for p in pins for b in (p.upper_bone, p.lower_bone, p.bone) if b}
+        b for p in pins for b in (p.upper_bone, p.lower_bone, p.tip_bone) if b}
     for fc in fcurves:
         bone = fc.data_path.split('"')[1]
         assert bone in driven or (fc.data_path, fc.array_index) in untouched, fc.data_path
