@@ -31,6 +31,19 @@ swivel nearest the numeric φ, CLOSEST), and its joint angles are written back i
 (the Euler family within the Ball limits, angles shifted by 2π into the linear ranges).
 All errors are then measured by forward kinematics of the whole skeleton.
 
+Limits inside the shell (rounds). A goal inside the shell can still be out of the limb's
+reach *within its joint limits* from where the body put the shoulder (§3.2.4: no
+feasible φ — a hand orientation the wrist cannot take from that forearm). The shell
+cannot see that, so the solve runs in rounds (at most :data:`_ROUNDS`): after the
+numeric level, each goaled limb's feasible swivel set is computed (§3.2.4, closed form);
+for a limb without one, a *witness* — the limb solved without limits at the φ (of
+:data:`_SAMPLES` around the circle) least outside its limits, its angles then clamped a
+little inside them — is frozen into ``q``, and the numeric level runs again with that
+limb's goal as an ordinary goal of the frozen limb (same priority and weight): it moves
+the body until the witness meets the goal, from where the analytic limb has a feasible φ
+(the witness is one). The limb is then solved in closed form again from the new shoulder,
+its preferred swivel being the witness's.
+
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
 call. Python loops run over iterations, priority levels, goals and limbs — never over
@@ -39,6 +52,7 @@ rows.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -48,13 +62,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..chain.loop import StepState, lexicographic_less
 from ..chain.residuals import BlockKind, RowBlock
-from ..chain.settings import SolveSettings
+from ..chain.settings import Method, SolveSettings
 from ..chain.skeleton import goal_tuple
-from ..chain.steps.task_priority import TaskPriorityStep
+from ..chain.solve import solve
+from ..chain.steps.task_priority import TaskPriorityStep, budget
 from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from ..goals import Goal, PoseGoal, PositionGoal
-from ..limb import Limb, SwivelStrategy, solve_limb
+from ..limb import Limb, feasible_swivel, solve_limb
 from ..limb.model import family_violations
 from .model import Body, BodySettings, BodySolution
 
@@ -74,8 +89,30 @@ _BAND = 1e-3
 #: Weight of the preferred-distance rows relative to ``rest_weight`` (m against rad).
 _DIST_WEIGHT = 100.0
 
+#: Relative decrease of the objective that counts as progress.
+_PROGRESS = 1e-6
+
+#: Iterations without improvement after which a row whose goals are all met has
+#: converged (the rest term at its optimum in the goals' null space).
+_SETTLED = 3
+
+#: Tolerance (× ``BodySettings.tolerance``) of the numeric solve of a limb without a
+#: feasible φ, so that its closed-form re-solve starts from within the goal.
+_NUMERIC_LIMB_TOLERANCE = 1e-3
+
 #: Halvings of a step that makes the levels lexicographically worse.
 _HALVINGS = 4
+
+
+#: Rounds of witnesses for limbs without a feasible φ (module docstring).
+_ROUNDS = 3
+
+#: Swivel samples of a witness search.
+_SAMPLES = 24
+
+#: How far inside its limits a witness's clamped angle is put (rad; at most a quarter of
+#: the range).
+_WITNESS_INSET = 0.02
 
 #: Slack (rad / m) of :attr:`BodySolution.within_limits`.
 LIMIT_SLACK = 1e-9
@@ -109,6 +146,8 @@ class _Analytic:
     d_min: float
     d_max: float
     d_pref: float
+    #: the same limb without limits (the witnesses' solves)
+    free: Limb
 
 
 def shell(
@@ -178,8 +217,14 @@ def _euler_in_limits(rot: FloatArray, model_limits: Any, order: str) -> FloatArr
     return out
 
 
-def _plan(body: Body, goals: tuple[Goal, ...], settings: BodySettings) -> dict[str, Any]:
-    """Which limbs are solved analytically, the numeric unknowns and the row layout."""
+def _plan(
+    body: Body,
+    goals: tuple[Goal, ...],
+    settings: BodySettings,
+    numeric_limbs: frozenset[int] = frozenset(),
+) -> dict[str, Any]:
+    """Which limbs are solved analytically (not those in ``numeric_limbs``), the numeric
+    unknowns and the preferred configuration."""
     sk = body.skeleton
     gj = [sk._goal_joint(g, i) for i, g in enumerate(goals)]
     anc = sk.ancestors
@@ -189,7 +234,12 @@ def _plan(body: Body, goals: tuple[Goal, ...], settings: BodySettings) -> dict[s
     for k, (u, lo, e) in enumerate(body.joints):
         on_end = [i for i, j in enumerate(gj) if j == e]
         inside = [i for i, j in enumerate(gj) if anc[u, j] and j != e]
-        if len(on_end) != 1 or inside or not isinstance(goals[on_end[0]], PositionGoal | PoseGoal):
+        if (
+            k in numeric_limbs
+            or len(on_end) != 1
+            or inside
+            or not isinstance(goals[on_end[0]], PositionGoal | PoseGoal)
+        ):
             continue
         gi = on_end[0]
         goal = goals[gi]
@@ -223,7 +273,9 @@ def _plan(body: Body, goals: tuple[Goal, ...], settings: BodySettings) -> dict[s
         else:
             d_min = d_max = 0.5 * (d_min + d_max)
         d_pref = min(max(d_pref, d_min), d_max)
-        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max, d_pref))
+        analytic.append(
+            _Analytic(k, gi, model, wrist, d_min, d_max, d_pref, model.with_limits(None))
+        )
         limb_goal[gi] = k
     in_limb = np.zeros(sk.n_dofs, dtype=bool)
     for an in analytic:
@@ -273,8 +325,8 @@ def solve_body(
         returned ``q``.
 
     Raises:
-        InvalidSkeletonError: ``body`` not a Body. InvalidGoalError: malformed goals, a
-        goal on an unknown joint. InvalidInputError: bad ``q0`` or settings.
+        InvalidInputError: ``body`` not a Body, bad ``q0`` or settings.
+        InvalidGoalError: malformed goals, a goal on an unknown joint.
         ShapeMismatchError: batch sizes that disagree.
     """
     if not isinstance(body, Body):
@@ -300,10 +352,48 @@ def solve_body(
         batched = True
     plan = _plan(body, goals, settings)
     q = sk._clip(q_in) if settings.use_limits else q_in.copy()
-    x, iterations, reasons = _numeric(body, goals, plan, q, settings)
-    q[:, plan["free"]] = x[:, : plan["free"].size]
-    swivel, feasible, limb_ok = _limbs(body, goals, plan, q, x[:, plan["free"].size :])
-    gerr = sk.goal_errors(q, goals) if sizes else sk.goal_errors(q, goals)
+    big = q.shape[0]
+    free: IntArray = plan["free"]
+    analytic: list[_Analytic] = plan["analytic"]
+    na = len(analytic)
+    pref = np.array([(settings.swivel or {}).get(body.limbs[an.limb].name, 0.0) for an in analytic])
+    x = np.concatenate([q[:, free], np.broadcast_to(pref, (big, na))], axis=1)
+    every = np.arange(big)
+    x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
+    q[:, free] = x[:, : free.size]
+    # limbs without a feasible φ from where the body put them: solved numerically from a
+    # witness for those rows (grouped by which limbs; module docstring)
+    bad = _infeasible(body, goals, plan, q)
+    numeric_rows: dict[int, IntArray] = {}
+    rows_any = np.flatnonzero(bad.any(axis=1))
+    if rows_any.size:
+        for pat in np.unique(bad[rows_any], axis=0):
+            rows = rows_any[np.all(bad[rows_any] == pat, axis=1)]
+            ks = np.flatnonzero(pat)
+            qr = q[rows]
+            for k in ks:
+                qr = _witness(body, goals, analytic[k], qr, rows)
+            res = solve(
+                sk,
+                [_goal_rows(g, rows) for g in goals],
+                qr,
+                Method.TASK_PRIORITY,
+                SolveSettings(
+                    tolerance=_NUMERIC_LIMB_TOLERANCE * settings.tolerance,
+                    use_limits=settings.use_limits,
+                    max_iterations=settings.max_iterations,
+                ),
+            )
+            q[rows] = res.q
+            iterations[rows] += res.iterations
+            reasons[rows] = np.where(
+                res.reached, "converged", np.where(res.converged, "stalled", "max_iterations")
+            )
+            for k in ks:
+                numeric_rows[k] = np.concatenate([numeric_rows.get(k, every[:0]), rows])
+        x[:, : free.size] = q[:, free]
+    swivel, feasible, limb_ok = _limbs(body, goals, plan, q, x[:, free.size :], numeric_rows)
+    gerr = sk.goal_errors(q, goals)
     reached = gerr <= settings.tolerance
     prios = sorted({g.priority for g in goals})
     level = np.stack(
@@ -332,40 +422,162 @@ def solve_body(
     )
 
 
+def _goal_rows(goal: Goal, rows: IntArray) -> Goal:
+    """``goal`` with its batched targets cut to ``rows`` (shared ones as they are)."""
+    if goal._n is None:
+        return goal
+    changes = {}
+    for f in dataclasses.fields(goal):
+        if f.init and f.name not in ("joint", "weight", "priority"):
+            v = np.asarray(getattr(goal, f.name))
+            if v.ndim in (2, 3) and v.shape[0] == goal._n:
+                changes[f.name] = v[rows]
+    return dataclasses.replace(goal, **changes)
+
+
+def _shoulder_frame(body: Body, an: _Analytic, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The transpose of the limb's shoulder-frame rotation (B, 3, 3) and every joint's
+    origin (B, J, 3) at ``q``."""
+    sk = body.skeleton
+    rot, org, _, _ = sk._kinematics(q)
+    u = body.joints[an.limb][0]
+    pu = int(sk.parents[u])
+    off = np.asarray(sk.joints[u].offset)[:3, :3]
+    frt = np.swapaxes((rot[:, pu] if pu >= 0 else np.eye(3)) @ off, -1, -2)
+    return frt, org
+
+
+def _shoulder_goals(
+    body: Body, goals: tuple[Goal, ...], an: _Analytic, q: FloatArray, rows: IntArray
+) -> PositionGoal | PoseGoal:
+    """The limb's goal in its shoulder frame ``G_parent(upper) · offset_upper`` at ``q``
+    (batched over the rows of q; ``rows``: their indices in the goals' batch)."""
+    frt, org = _shoulder_frame(body, an, q)
+    u = body.joints[an.limb][0]
+    goal = goals[an.goal]
+    pos = np.asarray(goal.position)  # type: ignore[union-attr]
+    pos = pos if pos.ndim == 1 else pos[rows]
+    p_l = (frt @ (pos - org[:, u])[..., None])[..., 0]
+    if isinstance(goal, PoseGoal):
+        rg = np.asarray(goal.rotation)
+        return PoseGoal(p_l, frt @ (rg if rg.ndim == 2 else rg[rows]))
+    return PositionGoal(p_l)
+
+
+def _infeasible(
+    body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], q: FloatArray
+) -> NDArray[np.bool_]:
+    """(B, K) per row and goaled limb: its goal, in the shoulder frame at ``q``, has no
+    φ within the limb's limits (§3.2.4; feasible_swivel's intervals empty)."""
+    analytic: list[_Analytic] = plan["analytic"]
+    out = np.zeros((q.shape[0], len(analytic)), dtype=bool)
+    rows = np.arange(q.shape[0])
+    for k, an in enumerate(analytic):
+        if an.model.limits is None:
+            continue
+        fs = np.asarray(
+            feasible_swivel(an.model, _shoulder_goals(body, goals, an, q, rows), wrist=an.wrist)
+        )
+        out[:, k] = np.all(np.isnan(fs[..., 0]), axis=-1)
+    return out
+
+
+def _limb_angles(
+    body: Body, an: _Analytic, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The skeleton's q entries (B, 3), (B, 1), (B, 3) of a limb's R1, θ4, R2: the Euler
+    family least outside each Ball's limits, shifted by 2π into the linear ranges."""
+    sk = body.skeleton
+    u, lo, e = body.joints[an.limb]
+    lim = an.model.limits
+    s_u, s_l, s_e = sk.dof_slices[u], sk.dof_slices[lo], sk.dof_slices[e]
+    a_u = _into_range(
+        _euler_in_limits(shoulder, None if lim is None else lim.shoulder, sk.joints[u].dofs.order),  # type: ignore[union-attr]
+        sk.lower[s_u],
+        sk.upper[s_u],
+    )
+    a_l = _into_range(np.asarray(elbow)[:, None], sk.lower[s_l], sk.upper[s_l])
+    a_e = _into_range(
+        _euler_in_limits(wrist, None if lim is None else lim.wrist, sk.joints[e].dofs.order),  # type: ignore[union-attr]
+        sk.lower[s_e],
+        sk.upper[s_e],
+    )
+    return a_u, a_l, a_e
+
+
+def _witness(
+    body: Body, goals: tuple[Goal, ...], an: _Analytic, q: FloatArray, rows: IntArray
+) -> FloatArray:
+    """A within-limits configuration of the limb near its goal (module docstring): q with
+    the limb's joints set to it. Batched over the rows of q, one batched limb
+    solve over rows × :data:`_SAMPLES` swivels."""
+    sk = body.skeleton
+    b = q.shape[0]
+    local = _shoulder_goals(body, goals, an, q, rows)
+    phis = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
+    rep = np.repeat(np.asarray(local.position), _SAMPLES, axis=0)
+    if isinstance(local, PoseGoal):
+        many: PositionGoal | PoseGoal = PoseGoal(
+            rep, np.repeat(np.asarray(local.rotation), _SAMPLES, axis=0)
+        )
+    else:
+        many = PositionGoal(rep)
+    sol = solve_limb(an.free, many, swivel=np.tile(phis, b), wrist=an.wrist)
+    a_u, a_l, a_e = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+    u, lo, e = body.joints[an.limb]
+    slices = [sk.dof_slices[j] for j in (u, lo, e)]
+    angles = (a_u, a_l, a_e)
+    outside = sum(
+        (np.maximum(sk.lower[s] - a, 0.0) + np.maximum(a - sk.upper[s], 0.0)).sum(axis=1)
+        for s, a in zip(slices, angles, strict=True)
+    ).reshape(b, _SAMPLES)
+    pick = np.arange(b) * _SAMPLES + np.argmin(outside, axis=1)
+    out = q.copy()
+    for s, a in zip(slices, angles, strict=True):
+        lo_s, hi_s = sk.lower[s], sk.upper[s]
+        inset = np.minimum(_WITNESS_INSET, 0.25 * (hi_s - lo_s))
+        out[:, s] = np.clip(a[pick], lo_s + inset, hi_s - inset)
+    return out
+
+
 def _numeric(
     body: Body,
     goals: tuple[Goal, ...],
     plan: dict[str, Any],
     q: FloatArray,
+    x: FloatArray,
+    row_ids: IntArray,
     settings: BodySettings,
 ) -> tuple[FloatArray, NDArray[np.int_], NDArray[np.object_]]:
-    """The numeric level (module docstring): returns x (B, nf + K), iterations, reasons."""
+    """The numeric level (module docstring) for the rows of ``q`` / ``x`` (``row_ids``:
+    their indices in the goals' batch). Returns x, iterations, reasons."""
     sk = body.skeleton
     free: IntArray = plan["free"]
     analytic: list[_Analytic] = plan["analytic"]
     numeric: list[int] = plan["numeric"]
     nf, na = free.size, len(analytic)
     big = q.shape[0]
-    pref = np.array([(settings.swivel or {}).get(body.limbs[an.limb].name, 0.0) for an in analytic])
-    x = np.concatenate([q[:, free], np.broadcast_to(pref, (big, na))], axis=1)
+    x = x.copy()
     iterations = np.zeros(big, dtype=np.int_)
     reasons = np.full(big, "converged", dtype=object)
     nx = nf + na
     if nx == 0:
         return x, iterations, reasons
-    # the goals evaluated by the skeleton: the numeric goals, then one PositionGoal at
-    # each goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q)
+    # the goals evaluated by the skeleton: the numeric goals, then one PositionGoal at each
+    # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q)
     aux = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
     eval_goals = tuple([goals[i] for i in numeric] + aux)
     sk_blocks = sk.blocks(eval_goals)
-    m_num = 3 * sum(1 for blk in sk_blocks if blk.goal < len(numeric))
+    n_num = len(numeric)
+    m_num = 3 * sum(1 for blk in sk_blocks if blk.goal < n_num)
+    m_aux = m_num + 3 * na
     blocks: list[RowBlock] = [
         RowBlock(numeric[blk.goal], blk.priority, blk.rows, blk.kind, blk.weight)
         for blk in sk_blocks
-        if blk.goal < len(numeric)
+        if blk.goal < n_num
     ]
     row = m_num
-    for an in analytic:
+    for an in analytic:  # per limb 3 rows: its shell constraint
         g = goals[an.goal]
         blocks.append(
             RowBlock(an.goal, g.priority, slice(row, row + 3), BlockKind.POSITION, g.weight)
@@ -377,10 +589,11 @@ def _numeric(
     low = max(g.priority for g in goals) + 1
     for i in range(n_rest // 3):
         blocks.append(
-            RowBlock(len(goals) + i, low, slice(row, row + 3), BlockKind.POSITION, rest_w)
+            RowBlock(len(goals) + i, low + 1, slice(row, row + 3), BlockKind.POSITION, rest_w)
         )
         row += 3
-    # the preferred elbow angles, as preferred shoulder–goal distances (same level)
+    # the preferred elbow angles, as preferred shoulder–goal distances (a level between
+    # the goals and the rest pose)
     m_dist = row
     if rest_w > 0.0:
         for i in range(na):
@@ -395,16 +608,16 @@ def _numeric(
             )
             row += 3
     m = row
-    d_pref = np.array([an.d_pref for an in analytic])
-    sdw = math.sqrt(_DIST_WEIGHT * rest_w)
     sqw = [math.sqrt(goals[an.goal].weight) for an in analytic]
     d_lo = np.array([an.d_min for an in analytic])
     d_hi = np.array([an.d_max for an in analytic])
+    d_pref = np.array([an.d_pref for an in analytic])
     band = _BAND * np.array([an.model.length for an in analytic])
+    sdw = math.sqrt(_DIST_WEIGHT * rest_w)
     q_rest = plan["q_rest"]
-    x_rest = np.concatenate([q_rest[free], pref])
+    pref = x[:, nf:]
     srw = math.sqrt(rest_w)
-    targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]
+    targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]  # type: ignore[union-attr]
     lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
     upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
     if not settings.use_limits:
@@ -414,26 +627,24 @@ def _numeric(
     batched_goals = any(g._n is not None for g in goals)
     eye3 = np.eye(3)
 
-    def evaluate(
-        xs: FloatArray, rows: IntArray, memo: dict[str, Any]
-    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         b = xs.shape[0]
         qf = q[rows]
         qf[:, free] = xs[:, :nf]
-        ev = sk.evaluate(qf, eval_goals, rows=rows if batched_goals else None, memo=memo)
+        ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None)
         assert ev.J is not None
         e = np.zeros((b, m))
         jac = np.zeros((b, m, nx))
         e[:, :m_num] = ev.e[:, :m_num]
         jac[:, :m_num, :nf] = ev.J[:, :m_num][:, :, free]
-        gerr = np.zeros((b, len(numeric) + na))
-        gerr[:, : len(numeric)] = ev.goal_error[:, : len(numeric)]
+        gerr = np.zeros((b, n_num + na))
+        gerr[:, :n_num] = ev.goal_error[:, :n_num]
         if na:
-            s = -ev.e[:, m_num:].reshape(b, na, 3)
-            js = ev.J[:, m_num:][:, :, free].reshape(b, na, 3, nf)
-            tg = np.stack([t if t.ndim == 1 else t[rows] for t in targets], axis=-2) * np.ones(
-                (b, 1, 1)
-            )
+            s = -ev.e[:, m_num:m_aux].reshape(b, na, 3)
+            js = ev.J[:, m_num:m_aux][:, :, free].reshape(b, na, 3, nf)
+            tg = np.stack(
+                [t if t.ndim == 1 else t[row_ids[rows]] for t in targets], axis=-2
+            ) * np.ones((b, 1, 1))
             v = tg - s
             d = np.sqrt(np.sum(v * v, axis=-1))
             c = np.clip(d, d_lo, d_hi)
@@ -443,7 +654,7 @@ def _numeric(
             err = (d - c)[..., None] * u
             # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
             # boundary); inside, within ``band`` of it, u uᵀ too: the distance is held
-            # (an active inequality), deeper inside the constraint is inactive (0)
+            # (an active inequality); deeper inside the constraint is inactive (0)
             tang = eye3 - u[..., :, None] * u[..., None, :]
             dd = eye3 - (c / safe)[..., None, None] * tang
             dd = np.where(near[..., None, None], dd, 0.0)
@@ -451,6 +662,7 @@ def _numeric(
             # the preferred distance: the same residual with c = d_pref, always active
             ep = (d - d_pref)[..., None] * u
             jp = (eye3 - (d_pref / safe)[..., None, None] * tang) @ js
+            gerr[:, n_num:] = np.abs(d - c)
             for k in range(na):
                 r0 = m_num + 3 * k
                 e[:, r0 : r0 + 3] = sqw[k] * err[:, k]
@@ -459,9 +671,8 @@ def _numeric(
                     r1 = m_dist + 3 * k
                     e[:, r1 : r1 + 3] = sdw * ep[:, k]
                     jac[:, r1 : r1 + 3, :nf] = sdw * jp[:, k]
-            gerr[:, len(numeric) :] = np.abs(d - c)
         if n_rest:
-            diff = x_rest - xs
+            diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)
             diff[:, nf:] = np.remainder(diff[:, nf:] + math.pi, TAU) - math.pi
             e[:, m_goal : m_goal + nx] = srw * diff
             idx = np.arange(nx)
@@ -475,8 +686,10 @@ def _numeric(
         priority_damping=settings.priority_damping,
     )
     step = TaskPriorityStep()
-    blocks_t = tuple(blocks)
+    step.tolerance = settings.tolerance
+    blocks_t = tuple(blk for blk in blocks if blk.priority <= low)  # the cascade's
     goal_blocks = tuple(blk for blk in blocks_t if blk.priority < low)
+    dist_rows = slice(m_dist, m)
     tol2 = settings.tolerance**2
     goal_levels = (
         [
@@ -488,8 +701,7 @@ def _numeric(
         if n_rest
         else []
     )
-    step.tolerance = settings.tolerance
-    rest_rows = slice(m_goal, m)
+    rest_rows = slice(m_goal, m_dist)
 
     def objective(e: FloatArray) -> FloatArray:
         """(b, L + 1): per goal level 0 when met else ‖e_k‖² (TaskPriorityStep's), then
@@ -497,16 +709,43 @@ def _numeric(
         og = step.objective(e[:, :m_goal], goal_blocks)
         if og.ndim == 1:  # one goal level: TaskPriorityStep gives ‖e‖², 0 when met here
             met = np.all(
-                [np.sum(e[:, b.rows] ** 2, axis=1) <= tol2 * b.weight for b in goal_blocks], axis=0
+                [np.sum(e[:, b.rows] ** 2, axis=1) <= tol2 * b.weight for b in goal_blocks],
+                axis=0,
             )
             og = np.where(met, 0.0, og)[:, None]
+        dist = np.sum(e[:, dist_rows] ** 2, axis=1)[:, None]
         rest = np.sum(e[:, rest_rows] ** 2, axis=1)[:, None]
-        return np.concatenate([og, rest], axis=1)
+        return np.concatenate([og, dist, rest], axis=1)
+
+    x_rest_all = np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1)
+
+    def cascade(
+        state: StepState, j_all: FloatArray, xa: FloatArray, held: NDArray[np.bool_]
+    ) -> FloatArray:
+        """Δx: the goal levels and the preferred distances by TaskPriorityStep's cascade,
+        then the rest pose by the exact projection onto their null space (its rows are
+        √w·I: the least-squares step of that last level is P (x_rest − x − Δx))."""
+        dq, _, inverses = step._cascade(
+            state, j_all, np.zeros_like(xa), None, kappa_all[state.rows]
+        )
+        if not n_rest:
+            return dq
+        proj = np.broadcast_to(np.eye(nx), (xa.shape[0], nx, nx)).copy()
+        for _, _, gain, vt in inverses:
+            vk = vt * (gain > 0.0)[:, :, None]
+            proj -= np.swapaxes(vk, -1, -2) @ vk
+        proj *= ~held[:, None, :]
+        proj *= ~held[:, :, None]
+        r = x_rest_all[state.rows] - xa - dq
+        r[:, nf:] = np.remainder(r[:, nf:] + math.pi, TAU) - math.pi
+        delta = (proj @ r[..., None])[..., 0]
+        out: FloatArray = dq + budget(dq, delta, settings.max_step)[:, None] * delta
+        return out
 
     x = reduced._clip(x)
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
-    cur = evaluate(x, act, {})
+    cur = evaluate(x, act)
     stall = np.zeros(big, dtype=np.int_)
     for it in range(settings.max_iterations):
         xa = x[act]
@@ -523,22 +762,22 @@ def _numeric(
             skeleton=reduced,  # type: ignore[arg-type]
             goals=eval_goals,
             settings=st,
-            evaluate=lambda xs, rows=act: evaluate(xs, rows, {}),
+            evaluate=lambda xs, rows=act: evaluate(xs, rows),
         )
-        kappa = kappa_all[act]
-        zero = np.zeros_like(xa)
-        dx = step._cascade(state, jac, zero, None, kappa)[0]
-        if reduced.has_limits and settings.use_limits:
+        held = np.zeros(xa.shape, dtype=bool)
+        for _ in range(3):
+            dx = cascade(state, jac * ~held[:, None, :], xa, held)
+            if not (reduced.has_limits and settings.use_limits):
+                break
             # a DOF at a limit that the step pushes outward is held, the rest re-solved
-            for _ in range(3):
-                held = ((xa + dx < lower - 1e-12) & (xa <= lower + 1e-12)) | (
-                    (xa + dx > upper + 1e-12) & (xa >= upper - 1e-12)
-                )
-                if not held.any():
-                    break
-                dx = step._cascade(state, jac * ~held[:, None, :], zero, None, kappa)[0]
+            out = ((xa + dx < lower - 1e-12) & (xa <= lower + 1e-12)) | (
+                (xa + dx > upper + 1e-12) & (xa >= upper - 1e-12)
+            )
+            if not (out & ~held).any():
+                break
+            held |= out
         if goal_levels:
-            # strict priority: the goal levels restored at q + Δx (TaskPriorityStep's
+            # strict priority: the goal levels restored at x + Δx (TaskPriorityStep's
             # feasibility restoration), so lower levels never leave them off
             dx = step._restore(state, dx, goal_levels)[0]
         now = objective(e)
@@ -546,7 +785,7 @@ def _numeric(
         # (at most _HALVINGS times; the last is taken anyway)
         for attempt in range(_HALVINGS + 1):
             xn = reduced._clip(xa + dx) if settings.use_limits else xa + dx
-            cand = evaluate(xn, act, {})
+            cand = evaluate(xn, act)
             worse = lexicographic_less(now, objective(cand[0]), 1.0)[1]
             if attempt == _HALVINGS or not worse.any():
                 break
@@ -555,10 +794,10 @@ def _numeric(
         x[act] = xn
         iterations[act] += 1
         met = np.all(cand[2] <= settings.tolerance, axis=1)
-        improved = lexicographic_less(objective(cand[0]), now, 1.0 - 1e-9)[0]
+        improved = lexicographic_less(objective(cand[0]), now, 1.0 - _PROGRESS)[0]
         stall[act] = np.where(improved, 0, stall[act] + 1)
         small = moved <= settings.step_tolerance
-        done_conv = met & small
+        done_conv = met & (small | (stall[act] >= _SETTLED))
         done_stall = ~met & (small | (stall[act] >= _STALL))
         reasons[act[done_stall]] = "stalled"
         keep = ~(done_conv | done_stall)
@@ -576,10 +815,13 @@ def _limbs(
     plan: dict[str, Any],
     q: FloatArray,
     swivels: FloatArray,
+    numeric_rows: dict[int, IntArray],
 ) -> tuple[FloatArray, tuple[Any, ...], NDArray[np.bool_]]:
     """Each goaled limb solved in closed form from the shoulder frame at ``q`` (written
     into ``q`` in place); returns per limb the swivel (B, K), the feasible intervals and
-    whether its solve reached the goal (B, K)."""
+    whether its solve reached the goal (B, K). Rows where a limb was solved numerically
+    (``numeric_rows``, per analytic limb) take the closed form with φ nearest the numeric
+    elbow (§3.2.2) where it reaches the goal, else keep the numeric angles."""
     sk = body.skeleton
     big = q.shape[0]
     n_limbs = len(body.limbs)
@@ -587,45 +829,47 @@ def _limbs(
     ok = np.zeros((big, n_limbs), dtype=bool)
     feasible: list[Any] = [None] * n_limbs
     analytic: list[_Analytic] = plan["analytic"]
-    if not analytic:
-        return swivel, tuple(feasible), ok
-    rot, org, _, _ = sk._kinematics(q)
+    rows = np.arange(big)
     for k, an in enumerate(analytic):
+        local = _shoulder_goals(body, goals, an, q, rows)
+        sol = solve_limb(
+            an.model,
+            local,
+            swivel=swivels[:, k],
+            wrist=an.wrist if isinstance(local, PositionGoal) else None,
+        )
         u, lo, e = body.joints[an.limb]
-        pu = int(sk.parents[u])
-        off = np.asarray(sk.joints[u].offset)[:3, :3]
-        fr = (rot[:, pu] if pu >= 0 else np.eye(3)) @ off  # (B, 3, 3) shoulder frame
-        ft = org[:, u]
-        goal = goals[an.goal]
-        frt = np.swapaxes(fr, -1, -2)
-        p_l = (frt @ (np.asarray(goal.position) - ft)[..., None])[..., 0]  # type: ignore[union-attr]
-        if isinstance(goal, PoseGoal):
-            local: PositionGoal | PoseGoal = PoseGoal(p_l, frt @ np.asarray(goal.rotation))
-            sol = solve_limb(an.model, local, swivel=swivels[:, k])
-        else:
-            local = PositionGoal(p_l)
-            sol = solve_limb(
+        angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+        use = np.ones(big, dtype=bool)
+        fs = np.asarray(sol.feasible_swivel)
+        reach = np.asarray(sol.reachable).copy()
+        phi = np.asarray(sol.swivel).copy()
+        nr = numeric_rows.get(k)
+        if nr is not None and nr.size:
+            frt, org = _shoulder_frame(body, an, q[nr])
+            elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
+            sub = solve_limb(
                 an.model,
-                local,
-                swivel=swivels[:, k],
-                wrist=an.wrist,
-                strategy=SwivelStrategy.CLOSEST,
+                _shoulder_goals(body, goals, an, q[nr], nr),
+                elbow_target=elbow_at,
+                wrist=an.wrist if isinstance(local, PositionGoal) else None,
             )
-        lim = an.model.limits
-        ball_u, ball_e = sk.joints[u].dofs, sk.joints[e].dofs
-        s_u, s_l, s_e = sk.dof_slices[u], sk.dof_slices[lo], sk.dof_slices[e]
-        q[:, s_u] = _into_range(
-            _euler_in_limits(sol.shoulder, None if lim is None else lim.shoulder, ball_u.order),  # type: ignore[union-attr]
-            sk.lower[s_u],
-            sk.upper[s_u],
-        )
-        q[:, s_l] = _into_range(np.asarray(sol.elbow)[:, None], sk.lower[s_l], sk.upper[s_l])
-        q[:, s_e] = _into_range(
-            _euler_in_limits(sol.wrist, None if lim is None else lim.wrist, ball_e.order),  # type: ignore[union-attr]
-            sk.lower[s_e],
-            sk.upper[s_e],
-        )
-        swivel[:, an.limb] = sol.swivel
-        ok[:, an.limb] = sol.reachable
-        feasible[an.limb] = sol.feasible_swivel
+            got = np.asarray(sub.reachable)
+            sub_angles = _limb_angles(body, an, sub.shoulder, np.asarray(sub.elbow), sub.wrist)
+            for a, sa in zip(angles, sub_angles, strict=True):
+                a[nr] = sa
+            use[nr] = got
+            reach[nr] = got
+            phi[nr] = np.where(got, sub.swivel, np.nan)
+            width = max(fs.shape[1], np.shape(sub.feasible_swivel)[1])
+            pad = np.full((big, width, 2), np.nan)
+            pad[:, : fs.shape[1]] = fs
+            pad[nr] = np.nan
+            pad[nr, : np.shape(sub.feasible_swivel)[1]] = sub.feasible_swivel
+            fs = pad
+        for j, a in zip((u, lo, e), angles, strict=True):
+            q[use, sk.dof_slices[j]] = a[use]
+        swivel[:, an.limb] = phi
+        ok[:, an.limb] = reach
+        feasible[an.limb] = fs
     return swivel, tuple(feasible), ok
