@@ -189,7 +189,7 @@ def test_bake_keys_the_body_and_plays_back_on_target(limber: Any) -> None:
     assert pins["foot.L"].status.reached and pins["foot.R"].status.reached
 
 
-def test_remove_body_restores_the_switches_and_undo(limber: Any) -> None:
+def test_remove_body_restores_the_switches(limber: Any) -> None:
     rig = generated_rig()
     before = rig.pose.bones["thigh_parent.L"]["IK_FK"]
     _add_body(rig)
