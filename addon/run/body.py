@@ -90,6 +90,7 @@ class PinLimb:
 
 
 def clear_caches() -> None:
+    """Forget cached body rigs and statuses (with :func:`.solve.clear_caches`)."""
     _RIGS.clear()
     _HEADS.clear()
     BODY_STATUS.clear()
