@@ -258,9 +258,10 @@ class BodySolution:
             for a limb without a goal).
         within_limits: bool: every DOF within its limits (± 1e-9).
         iterations: numeric iterations taken.
-        reason: why the numeric level stopped: ``"converged"`` (goal levels met, step
-            below ``step_tolerance``), ``"stalled"`` (no progress: some goal level
-            unreachable, at its constrained optimum) or ``"max_iterations"``.
+        reason: :class:`~core.chain.StopReason` (batched: an object array of them):
+            REACHED when every goal is reached; otherwise STALLED (the solve settled: some
+            goal out of reach, or a conflicting level at its constrained optimum) or
+            MAX_ITERATIONS (a budget ran out first).
     """
 
     q: FloatArray

@@ -59,10 +59,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import minimize
 
 from ..chain.loop import StepState, lexicographic_less
 from ..chain.residuals import BlockKind, RowBlock
-from ..chain.settings import Method, SolveSettings
+from ..chain.settings import Method, SolveSettings, StopReason
 from ..chain.skeleton import goal_tuple
 from ..chain.solve import solve
 from ..chain.steps.task_priority import TaskPriorityStep, budget
@@ -87,7 +88,7 @@ _STALL = 10
 _BAND = 1e-3
 
 #: Weight of the preferred-distance rows relative to ``rest_weight`` (m against rad).
-_DIST_WEIGHT = 100.0
+
 
 #: Relative decrease of the objective that counts as progress.
 _PROGRESS = 1e-6
@@ -96,16 +97,21 @@ _PROGRESS = 1e-6
 #: converged (the rest term at its optimum in the goals' null space).
 _SETTLED = 3
 
+#: Iteration budget (× ``BodySettings.max_iterations``) of the whole-body TASK_PRIORITY
+#: solve (a conflicting lower level converges linearly there).
+_WHOLE_BODY_ITERATIONS = 2
+
 #: Tolerance (× ``BodySettings.tolerance``) of the numeric solve of a limb without a
 #: feasible φ, so that its closed-form re-solve starts from within the goal.
 _NUMERIC_LIMB_TOLERANCE = 1e-3
 
-#: Halvings of a step that makes the levels lexicographically worse.
-_HALVINGS = 4
-
 
 #: Rounds of witnesses for limbs without a feasible φ (module docstring).
 _ROUNDS = 3
+
+#: Slack (× limb length) of the shell test of :func:`_infeasible`.
+_SHELL_SLACK = 1e-6
+
 
 #: Swivel samples of a witness search.
 _SAMPLES = 24
@@ -136,8 +142,7 @@ class _Reduced:
 @dataclass
 class _Analytic:
     """One goaled limb: its index in ``Body.limbs``, the goal's index, the limb model
-    (effector = the goal's point), the wrist held for position goals, the shell and the
-    preferred distance (the preferred elbow angle's)."""
+    (effector = the goal's point), the wrist held for position goals, the shell."""
 
     limb: int
     goal: int
@@ -145,19 +150,14 @@ class _Analytic:
     wrist: FloatArray | None
     d_min: float
     d_max: float
-    d_pref: float
     #: the same limb without limits (the witnesses' solves)
     free: Limb
 
 
-def shell(
-    model: Limb, wrist: FloatArray | None = None, elbow: float | None = None
-) -> tuple[float, float, float]:
-    """(d_min, d_max, d): the distances from the shoulder at which the limb can put its
+def shell(model: Limb, wrist: FloatArray | None = None) -> tuple[float, float]:
+    """(d_min, d_max): the distances from the shoulder at which the limb can put its
     wrist centre (``wrist`` None) or, with R2 = ``wrist``, its effector point, over the
-    elbow angles within the elbow limits (Tolani Eq. 5: |tA + RA Rθ t|² = C + 2 r cos(θ − δ)),
-    and the distance at the elbow angle ``elbow`` (rad; default the limits' middle, 0
-    without limits)."""
+    elbow angles within the elbow limits (Tolani Eq. 5: |tA + RA Rθ t|² = C + 2 r cos(θ − δ))."""
     a = np.asarray(model.a)
     b = np.asarray(model.b)
     e = np.asarray(model.effector)
@@ -173,9 +173,6 @@ def shell(
     const = float(ta @ ta + t @ t) + 2.0 * kta * ktb
     limits = model.limits
     hi_c, lo_c = 1.0, -1.0
-    if elbow is None:
-        elbow = 0.0 if limits is None or limits.elbow is None else 0.5 * sum(limits.elbow)
-    at = math.sqrt(max(const + 2.0 * r * math.cos(elbow - delta), 0.0))
     if limits is not None and limits.elbow is not None:
         lo, hi = limits.elbow
         ends = [math.cos(lo - delta), math.cos(hi - delta)]
@@ -188,7 +185,6 @@ def shell(
     return (
         math.sqrt(max(const + 2.0 * r * lo_c, 0.0)),
         math.sqrt(max(const + 2.0 * r * hi_c, 0.0)),
-        at,
     )
 
 
@@ -231,7 +227,7 @@ def _plan(
     analytic: list[_Analytic] = []
     limb_goal: dict[int, int] = {}
     q_rest = _rest(body, settings)
-    for k, (u, lo, e) in enumerate(body.joints):
+    for k, (u, _, e) in enumerate(body.joints):
         on_end = [i for i, j in enumerate(gj) if j == e]
         inside = [i for i, j in enumerate(gj) if anc[u, j] and j != e]
         if (
@@ -265,17 +261,13 @@ def _plan(
                     model.limits,
                     model.swivel_reference,
                 )
-        elbow = None if settings.q_rest is None else float(q_rest[sk.dof_slices[lo]][0])
-        d_min, d_max, d_pref = shell(model, wrist, elbow)
+        d_min, d_max = shell(model, wrist)
         margin = settings.shell_margin * model.length
         if d_max - d_min > 2.0 * margin:
             d_min, d_max = d_min + margin, d_max - margin
         else:
             d_min = d_max = 0.5 * (d_min + d_max)
-        d_pref = min(max(d_pref, d_min), d_max)
-        analytic.append(
-            _Analytic(k, gi, model, wrist, d_min, d_max, d_pref, model.with_limits(None))
-        )
+        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max, model.with_limits(None)))
         limb_goal[gi] = k
     in_limb = np.zeros(sk.n_dofs, dtype=bool)
     for an in analytic:
@@ -352,6 +344,7 @@ def solve_body(
         batched = True
     plan = _plan(body, goals, settings)
     q = sk._clip(q_in) if settings.use_limits else q_in.copy()
+    q_start = q.copy()
     big = q.shape[0]
     free: IntArray = plan["free"]
     analytic: list[_Analytic] = plan["analytic"]
@@ -365,42 +358,55 @@ def solve_body(
     # witness for those rows (grouped by which limbs; module docstring)
     bad = _infeasible(body, goals, plan, q)
     numeric_rows: dict[int, IntArray] = {}
-    rows_any = np.flatnonzero(bad.any(axis=1))
+    # ... and rows where the numeric level did not converge (a conflict it could not
+    # settle; strict priority is then TASK_PRIORITY's over every joint)
+    rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
     if rows_any.size:
         for pat in np.unique(bad[rows_any], axis=0):
             rows = rows_any[np.all(bad[rows_any] == pat, axis=1)]
-            ks = np.flatnonzero(pat)
-            qr = q[rows]
-            for k in ks:
-                qr = _witness(body, goals, analytic[k], qr, rows)
-            res = solve(
-                sk,
-                [_goal_rows(g, rows) for g in goals],
-                qr,
-                Method.TASK_PRIORITY,
-                SolveSettings(
-                    tolerance=_NUMERIC_LIMB_TOLERANCE * settings.tolerance,
-                    use_limits=settings.use_limits,
-                    max_iterations=settings.max_iterations,
-                ),
-            )
+            swiv = x[rows, free.size :]
+            # from where the numeric level left the body, then (rows not reached) from
+            # the start's body; the limbs placed as _start_limbs says
+            res = _whole_body(body, goals, plan, q[rows], swiv, pat, rows, settings)
+            again = ~res.level_reached[:, 0]
+            if again.any():
+                sub = rows[again]
+                alt = _whole_body(body, goals, plan, q_start[sub], swiv[again], pat, sub, settings)
+                take = np.flatnonzero(again)[
+                    lexicographic_less(alt.level_error, res.level_error[again], 1.0)[1]
+                ]
+                pick = np.isin(np.flatnonzero(again), take)
+                for name in ("q", "iterations", "reached", "converged", "level_reached"):
+                    getattr(res, name)[take] = getattr(alt, name)[pick]
+            lower = res.level_reached[:, 0] & ~res.level_reached.all(axis=1)
+            if lower.any():
+                sub_goals = [_goal_rows(g, rows[lower]) for g in goals]
+                best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
+                # from the start too (the conflict may have another basin there)
+                alt = _lexicographic_polish(sk, sub_goals, q_start[rows[lower]], settings)
+                better = lexicographic_less(
+                    _level_errors(sk, sub_goals, alt), _level_errors(sk, sub_goals, best), 1.0
+                )[1]
+                res.q[lower] = np.where(better[:, None], alt, best)
             q[rows] = res.q
             iterations[rows] += res.iterations
-            reasons[rows] = np.where(
-                res.reached, "converged", np.where(res.converged, "stalled", "max_iterations")
-            )
-            for k in ks:
+            reasons[rows] = np.where(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
+            for k in range(na):
                 numeric_rows[k] = np.concatenate([numeric_rows.get(k, every[:0]), rows])
         x[:, : free.size] = q[:, free]
     swivel, feasible, limb_ok = _limbs(body, goals, plan, q, x[:, free.size :], numeric_rows)
     gerr = sk.goal_errors(q, goals)
     reached = gerr <= settings.tolerance
-    prios = sorted({g.priority for g in goals})
-    level = np.stack(
-        [gerr[:, [i for i, g in enumerate(goals) if g.priority == p]].max(axis=1) for p in prios],
-        axis=1,
-    )
+    level = _level_errors(sk, list(goals), q)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
+    all_met = reached.all(axis=1)
+    reasons = np.where(
+        all_met,
+        StopReason.REACHED,
+        np.where(
+            reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
+        ),
+    )
     if batched:
         return BodySolution(
             q, reached, gerr, level, swivel, feasible, limb_ok, within, iterations, reasons
@@ -418,21 +424,16 @@ def solve_body(
         limb_ok[0],
         bool(within[0]),
         int(iterations[0]),
-        str(reasons[0]),
+        reasons[0],
     )
 
 
 def _goal_rows(goal: Goal, rows: IntArray) -> Goal:
     """``goal`` with its batched targets cut to ``rows`` (shared ones as they are)."""
-    if goal._n is None:
+    names = _batched(goal)
+    if not names:
         return goal
-    changes = {}
-    for f in dataclasses.fields(goal):
-        if f.init and f.name not in ("joint", "weight", "priority"):
-            v = np.asarray(getattr(goal, f.name))
-            if v.ndim in (2, 3) and v.shape[0] == goal._n:
-                changes[f.name] = v[rows]
-    return dataclasses.replace(goal, **changes)
+    return dataclasses.replace(goal, **{n: np.asarray(getattr(goal, n))[rows] for n in names})
 
 
 def _shoulder_frame(body: Body, an: _Analytic, q: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -467,18 +468,21 @@ def _shoulder_goals(
 def _infeasible(
     body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], q: FloatArray
 ) -> NDArray[np.bool_]:
-    """(B, K) per row and goaled limb: its goal, in the shoulder frame at ``q``, has no
-    φ within the limb's limits (§3.2.4; feasible_swivel's intervals empty)."""
+    """(B, K) per row and goaled limb: its goal lies in the limb's shell at ``q`` (a goal
+    beyond it is out of reach, not a matter of limits) but has no φ within the limb's
+    limits (§3.2.4; feasible_swivel's intervals empty)."""
     analytic: list[_Analytic] = plan["analytic"]
     out = np.zeros((q.shape[0], len(analytic)), dtype=bool)
     rows = np.arange(q.shape[0])
     for k, an in enumerate(analytic):
         if an.model.limits is None:
             continue
-        fs = np.asarray(
-            feasible_swivel(an.model, _shoulder_goals(body, goals, an, q, rows), wrist=an.wrist)
-        )
-        out[:, k] = np.all(np.isnan(fs[..., 0]), axis=-1)
+        local = _shoulder_goals(body, goals, an, q, rows)
+        d = np.linalg.norm(np.asarray(local.position), axis=-1)
+        slack = _SHELL_SLACK * an.model.length
+        inside = (d >= an.d_min - slack) & (d <= an.d_max + slack)
+        fs = np.asarray(feasible_swivel(an.model, local, wrist=an.wrist))
+        out[:, k] = inside & np.all(np.isnan(fs[..., 0]), axis=-1)
     return out
 
 
@@ -503,6 +507,135 @@ def _limb_angles(
         sk.upper[s_e],
     )
     return a_u, a_l, a_e
+
+
+def _lexicographic_polish(
+    sk: Any, goals: list[Goal], q: FloatArray, settings: BodySettings
+) -> FloatArray:
+    """Rows whose priority 0 is met but a lower level is not (a conflict): each lower
+    level minimised in turn (‖e_k‖², SLSQP, scipy) with the levels above as equality
+    constraints and the joint limits as bounds, from ``q`` — the bounded optimum that
+    TASK_PRIORITY's clamping loop does not always reach. Loops over the rows in Python
+    (one SLSQP per row and level); a result that breaks a level above by more than the
+    tolerance is discarded."""
+    prios = sorted({g.priority for g in goals})
+    bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
+    out = q.copy()
+    for i in range(q.shape[0]):
+        row_goals = [_goal_rows(g, np.array([i])) for g in goals]
+        row_goals = [
+            dataclasses.replace(g, **{f: np.asarray(getattr(g, f))[0] for f in _batched(g)})
+            for g in row_goals
+        ]
+        x = out[i]
+        for k in range(1, len(prios)):
+            above = [g for g in row_goals if g.priority < prios[k]]
+            level = [g for g in row_goals if g.priority == prios[k]]
+
+            def fun(v: FloatArray, level: list[Goal] = level) -> tuple[float, FloatArray]:
+                e = sk.errors(v, level)
+                return 0.5 * float(e @ e), -sk.jacobian(v, level).T @ e
+
+            res = minimize(
+                fun,
+                x,
+                jac=True,
+                bounds=bounds,
+                constraints=[
+                    {
+                        "type": "eq",
+                        "fun": lambda v, above=above: sk.errors(v, above),
+                        "jac": lambda v, above=above: -sk.jacobian(v, above),
+                    }
+                ],
+                method="SLSQP",
+                options={"maxiter": 200, "ftol": 1e-14},
+            )
+            cand = np.clip(res.x, sk.lower, sk.upper) if bounds else res.x
+            if (
+                np.all(sk.goal_errors(cand, above) <= settings.tolerance)
+                and fun(cand)[0] < fun(x)[0]
+            ):
+                x = cand
+        out[i] = x
+    return out
+
+
+def _level_errors(sk: Any, goals: list[Goal], q: FloatArray) -> FloatArray:
+    """(B, L) the largest goal error of each priority level at ``q`` (B, n)."""
+    gerr = sk.goal_errors(q, goals)
+    prios = sorted({g.priority for g in goals})
+    return np.stack(
+        [gerr[:, [i for i, g in enumerate(goals) if g.priority == p]].max(axis=1) for p in prios],
+        axis=1,
+    )
+
+
+def _batched(goal: Goal) -> list[str]:
+    """The names of a goal's batched array fields."""
+    if goal._n is None:
+        return []
+    return [
+        f.name
+        for f in dataclasses.fields(goal)
+        if f.init
+        and f.name not in ("joint", "weight", "priority")
+        and np.ndim(getattr(goal, f.name)) in (2, 3)
+        and np.shape(getattr(goal, f.name))[0] == goal._n
+    ]
+
+
+def _whole_body(
+    body: Body,
+    goals: tuple[Goal, ...],
+    plan: dict[str, Any],
+    q: FloatArray,
+    swivel: FloatArray,
+    bad: NDArray[np.bool_],
+    rows: IntArray,
+    settings: BodySettings,
+) -> Any:
+    """TASK_PRIORITY over every joint (:func:`~core.chain.solve`) for the rows ``rows``,
+    from ``q`` with each goaled limb placed at its shoulder frame there: in closed form
+    (swivel ``swivel``) where it has a feasible φ, as a witness where not (``bad``, per
+    limb), so that the start does not depend on the limbs' own joints."""
+    qr = q.copy()
+    for k, an in enumerate(plan["analytic"]):
+        if bad[k]:
+            qr = _witness(body, goals, an, qr, rows)
+        else:
+            _place(body, goals, an, qr, swivel[:, k], rows)
+    return solve(
+        body.skeleton,
+        [_goal_rows(g, rows) for g in goals],
+        qr,
+        Method.TASK_PRIORITY,
+        SolveSettings(
+            tolerance=_NUMERIC_LIMB_TOLERANCE * settings.tolerance,
+            use_limits=settings.use_limits,
+            max_iterations=_WHOLE_BODY_ITERATIONS * settings.max_iterations,
+        ),
+    )
+
+
+def _place(
+    body: Body,
+    goals: tuple[Goal, ...],
+    an: _Analytic,
+    q: FloatArray,
+    swivel: FloatArray,
+    rows: IntArray,
+) -> None:
+    """Write the limb's closed-form solution (swivel ``swivel``) at the shoulder frames of
+    ``q`` into ``q`` (rows: their indices in the goals' batch)."""
+    sk = body.skeleton
+    local = _shoulder_goals(body, goals, an, q, rows)
+    sol = solve_limb(
+        an.model, local, swivel=swivel, wrist=an.wrist if isinstance(local, PositionGoal) else None
+    )
+    angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+    for j, a in zip(body.joints[an.limb], angles, strict=True):
+        q[:, sk.dof_slices[j]] = a
 
 
 def _witness(
@@ -559,7 +692,7 @@ def _numeric(
     big = q.shape[0]
     x = x.copy()
     iterations = np.zeros(big, dtype=np.int_)
-    reasons = np.full(big, "converged", dtype=object)
+    reasons = np.full(big, StopReason.REACHED, dtype=object)
     nx = nf + na
     if nx == 0:
         return x, iterations, reasons
@@ -589,31 +722,15 @@ def _numeric(
     low = max(g.priority for g in goals) + 1
     for i in range(n_rest // 3):
         blocks.append(
-            RowBlock(len(goals) + i, low + 1, slice(row, row + 3), BlockKind.POSITION, rest_w)
+            RowBlock(len(goals) + i, low, slice(row, row + 3), BlockKind.POSITION, rest_w)
         )
         row += 3
-    # the preferred elbow angles, as preferred shoulder–goal distances (a level between
-    # the goals and the rest pose)
-    m_dist = row
-    if rest_w > 0.0:
-        for i in range(na):
-            blocks.append(
-                RowBlock(
-                    len(goals) + n_rest // 3 + i,
-                    low,
-                    slice(row, row + 3),
-                    BlockKind.POSITION,
-                    _DIST_WEIGHT * rest_w,
-                )
-            )
-            row += 3
     m = row
+    m_rest = row
     sqw = [math.sqrt(goals[an.goal].weight) for an in analytic]
     d_lo = np.array([an.d_min for an in analytic])
     d_hi = np.array([an.d_max for an in analytic])
-    d_pref = np.array([an.d_pref for an in analytic])
     band = _BAND * np.array([an.model.length for an in analytic])
-    sdw = math.sqrt(_DIST_WEIGHT * rest_w)
     q_rest = plan["q_rest"]
     pref = x[:, nf:]
     srw = math.sqrt(rest_w)
@@ -659,18 +776,11 @@ def _numeric(
             dd = eye3 - (c / safe)[..., None, None] * tang
             dd = np.where(near[..., None, None], dd, 0.0)
             jl = dd @ js  # (b, na, 3, nf)
-            # the preferred distance: the same residual with c = d_pref, always active
-            ep = (d - d_pref)[..., None] * u
-            jp = (eye3 - (d_pref / safe)[..., None, None] * tang) @ js
             gerr[:, n_num:] = np.abs(d - c)
             for k in range(na):
                 r0 = m_num + 3 * k
                 e[:, r0 : r0 + 3] = sqw[k] * err[:, k]
                 jac[:, r0 : r0 + 3, :nf] = sqw[k] * jl[:, k]
-                if rest_w > 0.0:
-                    r1 = m_dist + 3 * k
-                    e[:, r1 : r1 + 3] = sdw * ep[:, k]
-                    jac[:, r1 : r1 + 3, :nf] = sdw * jp[:, k]
         if n_rest:
             diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)
             diff[:, nf:] = np.remainder(diff[:, nf:] + math.pi, TAU) - math.pi
@@ -687,21 +797,10 @@ def _numeric(
     )
     step = TaskPriorityStep()
     step.tolerance = settings.tolerance
-    blocks_t = tuple(blk for blk in blocks if blk.priority <= low)  # the cascade's
+    blocks_t = tuple(blk for blk in blocks if blk.priority < low)  # the cascade's
     goal_blocks = tuple(blk for blk in blocks_t if blk.priority < low)
-    dist_rows = slice(m_dist, m)
     tol2 = settings.tolerance**2
-    goal_levels = (
-        [
-            np.concatenate(
-                [np.arange(b.rows.start, b.rows.stop) for b in goal_blocks if b.priority == p]
-            )
-            for p in sorted({b.priority for b in goal_blocks})
-        ]
-        if n_rest
-        else []
-    )
-    rest_rows = slice(m_goal, m_dist)
+    rest_rows = slice(m_goal, m_rest)
 
     def objective(e: FloatArray) -> FloatArray:
         """(b, L + 1): per goal level 0 when met else ‖e_k‖² (TaskPriorityStep's), then
@@ -713,18 +812,17 @@ def _numeric(
                 axis=0,
             )
             og = np.where(met, 0.0, og)[:, None]
-        dist = np.sum(e[:, dist_rows] ** 2, axis=1)[:, None]
         rest = np.sum(e[:, rest_rows] ** 2, axis=1)[:, None]
-        return np.concatenate([og, dist, rest], axis=1)
+        return np.concatenate([og, rest], axis=1)
 
     x_rest_all = np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1)
 
     def cascade(
         state: StepState, j_all: FloatArray, xa: FloatArray, held: NDArray[np.bool_]
     ) -> FloatArray:
-        """Δx: the goal levels and the preferred distances by TaskPriorityStep's cascade,
-        then the rest pose by the exact projection onto their null space (its rows are
-        √w·I: the least-squares step of that last level is P (x_rest − x − Δx))."""
+        """Δx: the goal levels by TaskPriorityStep's cascade, then the rest pose by the
+        exact projection onto their null space (its rows are √w·I: the least-squares step
+        of that last level is P (x_rest − x − Δx))"""
         dq, _, inverses = step._cascade(
             state, j_all, np.zeros_like(xa), None, kappa_all[state.rows]
         )
@@ -776,20 +874,9 @@ def _numeric(
             if not (out & ~held).any():
                 break
             held |= out
-        if goal_levels:
-            # strict priority: the goal levels restored at x + Δx (TaskPriorityStep's
-            # feasibility restoration), so lower levels never leave them off
-            dx = step._restore(state, dx, goal_levels)[0]
         now = objective(e)
-        # backtracking: a step that makes the levels lexicographically worse is halved
-        # (at most _HALVINGS times; the last is taken anyway)
-        for attempt in range(_HALVINGS + 1):
-            xn = reduced._clip(xa + dx) if settings.use_limits else xa + dx
-            cand = evaluate(xn, act)
-            worse = lexicographic_less(now, objective(cand[0]), 1.0)[1]
-            if attempt == _HALVINGS or not worse.any():
-                break
-            dx = np.where(worse[:, None], 0.5 * dx, dx)
+        xn = reduced._clip(xa + dx) if settings.use_limits else xa + dx
+        cand = evaluate(xn, act)
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
         iterations[act] += 1
@@ -799,13 +886,13 @@ def _numeric(
         small = moved <= settings.step_tolerance
         done_conv = met & (small | (stall[act] >= _SETTLED))
         done_stall = ~met & (small | (stall[act] >= _STALL))
-        reasons[act[done_stall]] = "stalled"
+        reasons[act[done_stall]] = StopReason.STALLED
         keep = ~(done_conv | done_stall)
         act = act[keep]
         if not act.size:
             break
         cur = (cand[0][keep], cand[1][keep], cand[2][keep])
-    reasons[act] = "max_iterations"
+    reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
 
 

@@ -70,6 +70,23 @@ def _position_terms(ei: FloatArray, c: FloatArray, w: FloatArray) -> tuple[Float
     return 2.0 * (np.sum(c * c, -1) + np.sum(ei * cross_rows(c, w), -1)), 2.0 * np.sum(ei * c, -1)
 
 
+def _translation_sweep(
+    state: StepState, f: FloatArray, lo: FloatArray, hi: FloatArray
+) -> FloatArray:
+    """The sweep's change ``f`` with a Free joint's translations (visited last: they are
+    root DOFs) replaced by their exact coordinate-block step: the residual is linear in
+    them, so the least-squares Δt of their Jacobian columns at q + f (one evaluation),
+    clipped to [lo, hi] (the sweeps treat every DOF as a rotation)."""
+    pr = state.skeleton._kin.prismatic
+    f = f.copy()
+    f[:, pr] = 0.0
+    e, jac, _ = state.evaluate(state.q + f)
+    dt = matvec(np.linalg.pinv(jac[:, :, pr]), e)
+    qp = state.q[:, pr]
+    f[:, pr] = np.clip(qp + dt, lo[:, pr], hi[:, pr]) - qp
+    return f
+
+
 @lru_cache(maxsize=64)
 def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
     """Per DOF j: the DOFs i < j of the same joint whose world axis turns with DOF j (the
@@ -135,6 +152,8 @@ class CCDStep(IKSolver):
             f = self._fast_sweep(state, active, gj, lo, hi)
         else:
             f = self._general_sweep(state, gj, lo, hi)
+        if sk._kin.prismatic.size:
+            f = _translation_sweep(state, f, lo, hi)
         if self._hist is None or self.DEPTH == 0:  # step_once: one plain sweep
             return f
         return self._accelerate(state, f)
