@@ -277,7 +277,7 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
     st.solve_us = (time.perf_counter() - t1) * 1e6
     st.solved = True
     st.iterations = int(sol.iterations)
-    st.stop_reason = str(sol.reason)
+    st.stop_reason = str(getattr(sol.reason, "name", sol.reason))
     st.within_limits = bool(sol.within_limits)
     st.effector_errors = tuple(float(x) for x in np.atleast_1d(sol.goal_error))
     st.reachable = bool(np.all(sol.reached))
