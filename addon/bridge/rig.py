@@ -538,7 +538,7 @@ def chain_bones(obj: Any, root: str, tips: Sequence[str]) -> list[Any]:
     return [pbs[n] for n in names]
 
 
-def _family_limits(d: Dofs) -> EulerLimits | None:
+def _family_limits(d: object) -> EulerLimits | None:
     if not isinstance(d, Ball):
         return None
     lo = np.where(d.locked, 0.0, np.asarray(d.lower))

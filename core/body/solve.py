@@ -31,29 +31,36 @@ swivel nearest the numeric φ, CLOSEST), and its joint angles are written back i
 (the Euler family within the Ball limits, angles shifted by 2π into the linear ranges).
 All errors are then measured by forward kinematics of the whole skeleton.
 
-Limits inside the shell (rounds). A goal inside the shell can still be out of the limb's
-reach *within its joint limits* from where the body put the shoulder (§3.2.4: no
-feasible φ — a hand orientation the wrist cannot take from that forearm). The shell
-cannot see that, so the solve runs in rounds (at most :data:`_ROUNDS`): after the
-numeric level, each goaled limb's feasible swivel set is computed (§3.2.4, closed form);
-for a limb without one, a *witness* — the limb solved without limits at the φ (of
-:data:`_SAMPLES` around the circle) least outside its limits, its angles then clamped a
-little inside them — is frozen into ``q``, and the numeric level runs again with that
-limb's goal as an ordinary goal of the frozen limb (same priority and weight): it moves
-the body until the witness meets the goal, from where the analytic limb has a feasible φ
-(the witness is one). The limb is then solved in closed form again from the new shoulder,
-its preferred swivel being the witness's.
+Limits inside the shell. A goal inside the shell can still be out of the limb's reach
+*within its joint limits* from where the body put the shoulder (§3.2.4: no feasible φ —
+a hand orientation the wrist cannot take from that forearm); the shell cannot see that.
+After the numeric level each goaled limb's feasible swivel set is computed (closed form).
+Rows where some limb has none, or where the numeric level did not settle (a conflict it
+could not resolve), are finished by :func:`~core.chain.solve` with TASK_PRIORITY over
+every joint, starting from the numeric result with each limb placed in closed form where
+it has a feasible φ and as a *witness* where it has not (the limb solved without limits at
+the one of :data:`_SAMPLES` swivels least outside its limits, its angles clamped a little
+inside them); where that leaves priority 0 unmet, from the start pose placed likewise. A
+level still unmet there is finished by SLSQP (scipy) with the levels above as equality
+constraints and the limits as bounds (one per row: a Python loop), since the clamping
+loop of TASK_PRIORITY stops short of the bounded optimum. The limbs are then solved in
+closed form again, with the swivel whose elbow is nearest the numeric one (§3.2.2); a
+limb whose closed form does not reach the goal keeps its numeric angles
+(``limb_reached`` False).
 
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
-call. Python loops run over iterations, priority levels, goals and limbs — never over
-rows.
+call, the whole-body pass is one batched TASK_PRIORITY solve per pattern of infeasible
+limbs. Python loops run over iterations, priority levels, goals, limbs and those patterns,
+and over rows only in the SLSQP finish.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,9 +112,6 @@ _WHOLE_BODY_ITERATIONS = 2
 #: feasible φ, so that its closed-form re-solve starts from within the goal.
 _NUMERIC_LIMB_TOLERANCE = 1e-3
 
-
-#: Rounds of witnesses for limbs without a feasible φ (module docstring).
-_ROUNDS = 3
 
 #: Slack (× limb length) of the shell test of :func:`_infeasible`.
 _SHELL_SLACK = 1e-6
@@ -378,7 +382,7 @@ def solve_body(
                 pick = np.isin(np.flatnonzero(again), take)
                 for name in ("q", "iterations", "reached", "converged", "level_reached"):
                     getattr(res, name)[take] = getattr(alt, name)[pick]
-            lower = res.level_reached[:, 0] & ~res.level_reached.all(axis=1)
+            lower = ~res.level_reached.all(axis=1)
             if lower.any():
                 sub_goals = [_goal_rows(g, rows[lower]) for g in goals]
                 best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
@@ -390,7 +394,7 @@ def solve_body(
                 res.q[lower] = np.where(better[:, None], alt, best)
             q[rows] = res.q
             iterations[rows] += res.iterations
-            reasons[rows] = np.where(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
+            reasons[rows] = _reasons(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
             for k in range(na):
                 numeric_rows[k] = np.concatenate([numeric_rows.get(k, every[:0]), rows])
         x[:, : free.size] = q[:, free]
@@ -400,10 +404,10 @@ def solve_body(
     level = _level_errors(sk, list(goals), q)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
     all_met = reached.all(axis=1)
-    reasons = np.where(
+    reasons = _reasons(
         all_met,
         StopReason.REACHED,
-        np.where(
+        _reasons(
             reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
         ),
     )
@@ -433,7 +437,17 @@ def _goal_rows(goal: Goal, rows: IntArray) -> Goal:
     names = _batched(goal)
     if not names:
         return goal
-    return dataclasses.replace(goal, **{n: np.asarray(getattr(goal, n))[rows] for n in names})
+    cut: dict[str, Any] = {n: np.asarray(getattr(goal, n))[rows] for n in names}
+    return dataclasses.replace(goal, **cut)
+
+
+def _reasons(cond: Any, yes: Any, no: Any) -> NDArray[np.object_]:
+    """An object array of StopReason: ``yes`` where ``cond``, else ``no`` (a StopReason or
+    an object array of them)."""
+    out = np.empty(np.shape(cond), dtype=object)
+    out[...] = no
+    out[np.asarray(cond, dtype=bool)] = yes if isinstance(yes, StopReason) else yes[cond]
+    return out
 
 
 def _shoulder_frame(body: Body, an: _Analytic, q: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -512,23 +526,20 @@ def _limb_angles(
 def _lexicographic_polish(
     sk: Any, goals: list[Goal], q: FloatArray, settings: BodySettings
 ) -> FloatArray:
-    """Rows whose priority 0 is met but a lower level is not (a conflict): each lower
-    level minimised in turn (‖e_k‖², SLSQP, scipy) with the levels above as equality
-    constraints and the joint limits as bounds, from ``q`` — the bounded optimum that
-    TASK_PRIORITY's clamping loop does not always reach. Loops over the rows in Python
-    (one SLSQP per row and level); a result that breaks a level above by more than the
-    tolerance is discarded."""
+    """Rows with a level not met: each level minimised in turn (‖e_k‖², SLSQP, scipy)
+    with the levels above as equality constraints and the joint limits as bounds, from
+    ``q`` — the bounded optimum that TASK_PRIORITY's clamping loop does not always reach
+    (a conflicting lower level, or priority 0 left short where limits bind). Loops over
+    the rows in Python (one SLSQP per row and level); a result that breaks a level above
+    by more than the tolerance, or does not lower its own level's error, is discarded."""
     prios = sorted({g.priority for g in goals})
     bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
     out = q.copy()
     for i in range(q.shape[0]):
         row_goals = [_goal_rows(g, np.array([i])) for g in goals]
-        row_goals = [
-            dataclasses.replace(g, **{f: np.asarray(getattr(g, f))[0] for f in _batched(g)})
-            for g in row_goals
-        ]
+        row_goals = [dataclasses.replace(g, **_first_row(g)) for g in row_goals]
         x = out[i]
-        for k in range(1, len(prios)):
+        for k in range(len(prios)):
             above = [g for g in row_goals if g.priority < prios[k]]
             level = [g for g in row_goals if g.priority == prios[k]]
 
@@ -536,26 +547,13 @@ def _lexicographic_polish(
                 e = sk.errors(v, level)
                 return 0.5 * float(e @ e), -sk.jacobian(v, level).T @ e
 
-            res = minimize(
-                fun,
-                x,
-                jac=True,
-                bounds=bounds,
-                constraints=[
-                    {
-                        "type": "eq",
-                        "fun": lambda v, above=above: sk.errors(v, above),
-                        "jac": lambda v, above=above: -sk.jacobian(v, above),
-                    }
-                ],
-                method="SLSQP",
-                options={"maxiter": 200, "ftol": 1e-14},
-            )
+            with warnings.catch_warnings():  # SLSQP's own clip into the bounds
+                warnings.filterwarnings("ignore", message="Values in x were outside bounds")
+                res = _slsqp(sk, fun, x, bounds, above)
             cand = np.clip(res.x, sk.lower, sk.upper) if bounds else res.x
-            if (
-                np.all(sk.goal_errors(cand, above) <= settings.tolerance)
-                and fun(cand)[0] < fun(x)[0]
-            ):
+            if (not above or np.all(sk.goal_errors(cand, above) <= settings.tolerance)) and fun(
+                cand
+            )[0] < fun(x)[0]:
                 x = cand
         out[i] = x
     return out
@@ -569,6 +567,32 @@ def _level_errors(sk: Any, goals: list[Goal], q: FloatArray) -> FloatArray:
         [gerr[:, [i for i, g in enumerate(goals) if g.priority == p]].max(axis=1) for p in prios],
         axis=1,
     )
+
+
+def _slsqp(sk: Any, fun: Any, x: FloatArray, bounds: Any, above: list[Goal]) -> Any:
+    """SLSQP (scipy) on ``fun`` (value and gradient) from ``x`` within ``bounds``, with
+    the goals ``above`` (if any) as equality constraints."""
+    constraints = [
+        {
+            "type": "eq",
+            "fun": lambda v: sk.errors(v, above),
+            "jac": lambda v: -sk.jacobian(v, above),
+        }
+    ]
+    return minimize(
+        fun,
+        x,
+        jac=True,
+        bounds=bounds,
+        constraints=constraints if above else [],
+        method="SLSQP",
+        options={"maxiter": 200, "ftol": 1e-14},
+    )
+
+
+def _first_row(goal: Goal) -> dict[str, Any]:
+    """The batched fields of a one-row goal, unbatched."""
+    return {f: np.asarray(getattr(goal, f))[0] for f in _batched(goal)}
 
 
 def _batched(goal: Goal) -> list[str]:
@@ -698,7 +722,7 @@ def _numeric(
         return x, iterations, reasons
     # the goals evaluated by the skeleton: the numeric goals, then one PositionGoal at each
     # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q)
-    aux = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
+    aux: list[Goal] = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
     eval_goals = tuple([goals[i] for i in numeric] + aux)
     sk_blocks = sk.blocks(eval_goals)
     n_num = len(numeric)
@@ -743,12 +767,13 @@ def _numeric(
     reduced = _Reduced(lower, upper)
     batched_goals = any(g._n is not None for g in goals)
     eye3 = np.eye(3)
+    memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
 
     def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         b = xs.shape[0]
         qf = q[rows]
         qf[:, free] = xs[:, :nf]
-        ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None)
+        ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None, memo=memo)
         assert ev.J is not None
         e = np.zeros((b, m))
         jac = np.zeros((b, m, nx))
@@ -860,7 +885,7 @@ def _numeric(
             skeleton=reduced,  # type: ignore[arg-type]
             goals=eval_goals,
             settings=st,
-            evaluate=lambda xs, rows=act: evaluate(xs, rows),
+            evaluate=functools.partial(evaluate, rows=act),
         )
         held = np.zeros(xa.shape, dtype=bool)
         for _ in range(3):

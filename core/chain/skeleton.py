@@ -230,8 +230,8 @@ class Skeleton:
                 lo.append(float(d.lower))  # type: ignore[arg-type]
                 hi.append(float(d.upper))  # type: ignore[arg-type]
             elif isinstance(d, Free):
-                lo += np.concatenate([d.translation_lower, d.lower]).tolist()  # type: ignore[list-item]
-                hi += np.concatenate([d.translation_upper, d.upper]).tolist()  # type: ignore[list-item]
+                lo += np.concatenate([d.translation_lower, d.lower]).tolist()
+                hi += np.concatenate([d.translation_upper, d.upper]).tolist()
             start += k
         arrays: dict[str, NDArray[Any]] = {
             "parents": np.array([jt.parent for jt in joints], dtype=np.intp),
