@@ -161,8 +161,8 @@ def write_chain(obj: Any, rig: ChainRig, q: FloatArray,
             else:
                 r = euler_to_matrix(angles, d.order)
                 vals = rotation_values(pb, r, rig.family_limits[j])
-        else:  # a Hinge (chain rigs have no Free joints)
-            axis = np.asarray(d.axis, dtype=np.float64)  # type: ignore[union-attr]
+        else:  # a Hinge
+            axis = np.asarray(d.axis, dtype=np.float64)
             i = int(np.argmax(np.abs(axis)))
             if mode in EULER_ORDERS and abs(abs(axis[i]) - 1.0) < 1e-12:
                 e = [0.0, 0.0, 0.0]
