@@ -861,7 +861,8 @@ def _switch_samples(obj: Any, limbs: Sequence[str] | None, n: int
     out: dict[tuple[str, str], FloatArray] = {}
     ad = obj.animation_data
     fcurves = compat.assigned_fcurves(ad) if ad is not None else None
-    for lb in solve.pick_items(obj.limber.limbs, limbs):
+    pins = [p for b in solve.pick_items(obj.limber.bodies, None) for p in b.pins]
+    for lb in [*solve.pick_items(obj.limber.limbs, limbs), *pins]:  # limbs and body pins
         if lb.switch_bone and lb.switch_bone in obj.pose.bones:
             path = obj.pose.bones[lb.switch_bone].path_from_id(f'["{RIGIFY_SWITCH}"]')
             out[(path, lb.switch_bone)] = np.full((n, 1), RIGIFY_FK_VALUE)

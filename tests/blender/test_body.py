@@ -194,8 +194,14 @@ def test_remove_body_restores_the_switches(limber: Any) -> None:
     before = rig.pose.bones["thigh_parent.L"]["IK_FK"]
     _add_body(rig)
     assert rig.pose.bones["thigh_parent.L"]["IK_FK"] == 1.0
+    assert bpy.ops.limber.bake(armature=rig.name, frame_start=1, frame_end=2) == {"FINISHED"}
+    compat = importlib.import_module(limber.module + ".addon.compat")
+    path = 'pose.bones["thigh_parent.L"]["IK_FK"]'
+    fc = compat.assigned_fcurves(rig.animation_data).find(path)
+    assert fc is not None and all(k.co[1] == 1.0 for k in fc.keyframe_points)  # keyed at FK
     assert bpy.ops.limber.remove_body(armature=rig.name) == {"FINISHED"}
     assert rig.pose.bones["thigh_parent.L"]["IK_FK"] == before
+    assert compat.assigned_fcurves(rig.animation_data).find(path) is None  # Limber's own
     assert not len(rig.limber.bodies)
     ui = limber.sub("addon.ui.body")
     for cls in ui.CLASSES[:2]:
