@@ -340,7 +340,7 @@ class LIMBER_OT_bake(_ArmatureOperator):
     )
     disable_limbs: BoolProperty(  # type: ignore[valid-type]
         name="Disable Limbs",
-        description="Disable the baked limbs and chains afterwards, so the keys play back "
+        description="Disable the baked limbs, chains and bodies afterwards, so the keys play back "
         "unchanged",
         default=False,
     )
@@ -386,7 +386,9 @@ class LIMBER_OT_bake(_ArmatureOperator):
                         rpt_("Limber: nothing baked on {!r} (0 keys)").format(obj.name))
             return {"CANCELLED"}
         if self.disable_limbs:
-            for items, done in ((obj.limber.limbs, names), (obj.limber.chains, chains)):
+            bodies = [b.name for b in obj.limber.bodies if b.enabled]  # baked with the rest
+            for items, done in ((obj.limber.limbs, names), (obj.limber.chains, chains),
+                                (obj.limber.bodies, bodies)):
                 for it in items:
                     if it.name in done:
                         it.enabled = False
