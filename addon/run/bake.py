@@ -42,7 +42,7 @@ from ...core import (
     solve_limb,
 )
 from .. import compat
-from ..bridge import read, requests, verify, write
+from ..bridge import read, requests, rigify, verify, write
 from ..bridge.read import LimbRead, ReadError
 from ..bridge.requests import VaryingLinks
 from ..bridge.rig import MappingError
@@ -179,6 +179,7 @@ def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | N
     items = solve.pick_items(data.limbs, limbs)
     if not items or any(
         lb.solver != "ANALYTIC" or lb.goal_type not in requests.SUPPORTED_GOALS or lb.target is None
+        or rigify.ik_chain(obj, lb) is not None  # Rigify IK controls: placed frame by frame
         for lb in items
     ):
         return []
@@ -684,7 +685,8 @@ def _collect(samples: dict[tuple[str, str], list[tuple[float, ...]]], st: LimbSt
              i: int) -> None:
     """Add a status's written values as frame ``i`` of ``samples`` (a channel unsolved on
     earlier frames holds its first value)."""
-    for bone, (prop, vals) in [*st.written.items(), *st.written_locations.items()]:
+    for key, (prop, vals) in [*st.written.items(), *st.written_locations.items()]:
+        bone = rigify.bone_of(key)
         seq = samples.setdefault((f'pose.bones["{bone}"].{prop}', bone), [])
         if len(seq) < i:
             seq.extend([vals] * (i - len(seq)))
@@ -854,18 +856,20 @@ def _worst(statuses: list[list[LimbStatus]], frames: list[int]) -> list[LimbStat
 
 def _switch_samples(obj: Any, limbs: Sequence[str] | None, n: int
                     ) -> dict[tuple[str, str], FloatArray]:
-    """The IK/FK switches Limber drives (generated Rigify rigs), at FK on every baked
-    frame: the baked FK pose plays back whatever the switch was keyed to before."""
+    """The IK/FK switches Limber drives (generated Rigify rigs), at the limb's mode on
+    every baked frame: the baked pose plays back whatever the switch was keyed to before."""
     from ..detect import RIGIFY_FK_VALUE, RIGIFY_SWITCH
 
     out: dict[tuple[str, str], FloatArray] = {}
     ad = obj.animation_data
     fcurves = compat.assigned_fcurves(ad) if ad is not None else None
-    pins = [p for b in solve.pick_items(obj.limber.bodies, None) for p in b.pins]
-    for lb in [*solve.pick_items(obj.limber.limbs, limbs), *pins]:  # limbs and body pins
+    items = [(lb, rigify.switch_value(lb)) for lb in solve.pick_items(obj.limber.limbs, limbs)]
+    items += [(p, RIGIFY_FK_VALUE) for b in solve.pick_items(obj.limber.bodies, None)
+              for p in b.pins]  # a body drives the FK controls
+    for lb, value in items:
         if lb.switch_bone and lb.switch_bone in obj.pose.bones:
             path = obj.pose.bones[lb.switch_bone].path_from_id(f'["{RIGIFY_SWITCH}"]')
-            out[(path, lb.switch_bone)] = np.full((n, 1), RIGIFY_FK_VALUE)
+            out[(path, lb.switch_bone)] = np.full((n, 1), value)
             if fcurves is None or fcurves.find(path) is None:
                 lb.switch_keyed = True  # Limber's own F-curve: removed with the limb
     return out

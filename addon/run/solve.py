@@ -56,7 +56,7 @@ from ...core import (
     solve,
     solve_limb,
 )
-from ..bridge import read, requests, verify
+from ..bridge import read, requests, rigify, verify
 from ..bridge import rig as mapping
 from ..bridge.read import ReadError
 from ..bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
@@ -507,10 +507,26 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
     if not rig.limits_exact:
         msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
     msgs += hinge_notes(rig)
-    over = overrides(obj, rig)
+    # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
+    ik = rigify.ik_chain(obj, settings)
+    over = overrides(obj, rig) if ik is None else []
     if req is not None and not bool(req.linked.all()):
         over.append("a stretched (non-uniformly scaled) segment")
-    return msgs + over, not over
+    return msgs + over, not over and ik is None
+
+
+def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol: Any,
+                    depsgraph: Any) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """Write an analytic solution: the limb's bones, or on a generated Rigify limb in IK
+    mode its IK controls (:mod:`.bridge.rigify`); a Rigify limb's switch set to its mode."""
+    ik = rigify.ik_chain(obj, settings)
+    if ik is None:
+        rigify.set_switch(obj, settings)
+        return write_limb(obj, rig, sol.shoulder, float(sol.elbow),
+                          sol.wrist if settings.goal_type in WRIST_GOALS else None)
+    poses, pole, reach = rigify.solved_poses(req, sol)
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    return rigify.write_ik(obj, settings, ik, poses, pole, dg, reach)
 
 
 def solve_limb_settings(
@@ -530,6 +546,10 @@ def solve_limb_settings(
         st.message = f"skipped: solver {settings.solver} is not supported for limbs yet"
     elif settings.target is None:
         st.message = "skipped: no target"
+    elif settings.solver != "ANALYTIC" and rigify.ik_chain(obj, settings) is not None:
+        st.message = (f"skipped: Rigify's IK controls are placed from the Analytic solution "
+                      f"only (solver {settings.solver}): set Solver to Analytic or Rigify "
+                      f"Controls to FK")
     elif settings.solver != "ANALYTIC":
         try:
             _solve_limb_numeric(obj, obj_eval, settings, depsgraph, st, write)
@@ -545,6 +565,8 @@ def solve_limb_settings(
                 rd = reads if reads is not None else read.read_limb(
                     obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers))
                 req = requests.limb_request(settings, rig, rd, goal_frame)
+                if rigify.ik_chain(obj, settings) is not None:
+                    req = rigify.ik_request(req, rig)
             notes, proven = analytic_notes(obj, rig, settings, req)
             offsets = _OFFSETS.get((obj.name, settings.name))
             if goal_frame is None and not proven and offsets:
@@ -560,10 +582,7 @@ def solve_limb_settings(
             st.message = f"skipped: {exc}"
         else:
             if write:
-                st.written = write_limb(
-                    obj, rig, sol.shoulder, float(sol.elbow),
-                    sol.wrist if settings.goal_type in WRIST_GOALS else None,
-                )
+                st.written = _write_analytic(obj, settings, rig, req, sol, depsgraph)
             fill_analytic(st, sol, req, notes, proven)
             st.pending = (req, rd)
     st.total_us = (time.perf_counter() - t0) * 1e6
@@ -608,7 +627,7 @@ def measure_statuses(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]
                 st.orientation_error = max(x[1] for x in st.effectors)
         else:
             target = read.target_world(settings.target.evaluated_get(dg), settings.target_bone)
-            p, o, end = verify.measured_errors(obj_eval, settings.end_bone,
+            p, o, end = verify.measured_errors(obj_eval, rigify.measured_end(obj, settings),
                                                settings.goal_type, settings.axis,
                                                orthonormalize_yz(target))
             st.position_error, st.orientation_error = p, o
@@ -654,7 +673,7 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
         err, written, pending = best[id(st)]
         if not st.reached and st.position_error + st.orientation_error > err:
             for bone, (path, vals) in written.items():
-                setattr(pbs[bone], path, vals)
+                setattr(pbs[rigify.bone_of(bone)], path, vals)
             st.written = written
             ends.update(measure_statuses(obj, dg, [(st, _settings)]))
         key = (st.object, st.limb)
@@ -833,11 +852,14 @@ def snap_fk(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
     rig = rig_for(obj, settings)
     world = read.mat4(obj_eval.matrix_world)
     pbs = obj_eval.pose.bones
-    end = world @ read.mat4(pbs[rig.end].matrix)
-    fk_elbow = (world @ np.append(np.array(pbs[rig.lower].head, dtype=np.float64), 1.0))[:3]
+    _, lower, end_bone = rigify.shown_bones(obj, settings) or rig.bones
+    end = world @ read.mat4(pbs[end_bone].matrix)
+    fk_elbow = (world @ np.append(np.array(pbs[lower].head, dtype=np.float64), 1.0))[:3]
     base = read.read_limb(obj_eval, settings, rig.bones, dg, True)
     req = requests.limb_request(settings, rig, replace(base, target=end[None],
                                                        pole=fk_elbow[None]))
+    if rigify.ik_chain(obj, settings) is not None:
+        req = rigify.ik_request(req, rig)
     tg = req.target_goal[0]
     elbow_target = req.kwargs["elbow_target"]
     limb = req.limb
@@ -845,14 +867,7 @@ def snap_fk(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
                      elbow_target=elbow_target)
     frame = req.frame[0]
     elbow_local = limb.elbow_position(sol.shoulder)
-    wrist_local = limb.wrist_position(sol.shoulder, sol.elbow)
-    # The pole: out from the circle's centre (the elbow projected on the shoulder-wrist
-    # line, shoulder at the frame origin) through the elbow.
-    w = wrist_local / max(float(np.linalg.norm(wrist_local)), 1e-12)
-    out = elbow_local - w * float(np.dot(elbow_local, w))
-    n = float(np.linalg.norm(out))
-    reach = float(np.linalg.norm(np.asarray(limb.a)[:3, 3]))
-    pole_local = elbow_local + (out / n * reach if n > 1e-9 else 0.0)
+    pole_local = limb.pole_position(sol.shoulder, sol.elbow)
 
     def to_world(p: FloatArray) -> FloatArray:
         return (frame @ np.append(p, 1.0))[:3]  # type: ignore[no-any-return]
@@ -884,16 +899,21 @@ def snap_pole(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
     return snap
 
 
-def take_switch(obj: Any, settings: Any, bone: str) -> None:
-    """Set the limb's IK/FK switch (``bone``'s ``IK_FK`` property, generated Rigify rigs)
-    to FK, remembering its value for :func:`release_switch`."""
-    from ..detect import RIGIFY_FK_VALUE, RIGIFY_SWITCH
+def take_switch(obj: Any, settings: Any, bone: str, depsgraph: Any | None = None) -> None:
+    """Take the limb's IK/FK switch (``bone``'s ``IK_FK`` property, generated Rigify rigs)
+    for its mode (:func:`.bridge.rigify.switch_value`), remembering its value for
+    :func:`release_switch`. Switching an IK limb to FK first gives the FK controls the
+    pose the rig shows (its ORG- bones), so taking the switch moves nothing."""
+    from ..detect import RIGIFY_SWITCH
 
     pb = obj.pose.bones[bone]
     settings.switch_restore = float(pb[RIGIFY_SWITCH])
     settings.switch_bone = bone
-    pb[RIGIFY_SWITCH] = RIGIFY_FK_VALUE
-    obj.update_tag()
+    if settings.switch_restore != rigify.switch_value(settings) and settings.rigify_mode == "FK":
+        dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+        rigify.snap_fk_to_shown(obj, [(settings, (settings.upper_bone, settings.lower_bone,
+                                                  settings.end_bone))], dg)
+    rigify.set_switch(obj, settings)
 
 
 def release_switch(obj: Any, settings: Any) -> None:

@@ -74,7 +74,7 @@ def fill_body(context: Any, obj: Any, body: Any, found: DetectedBody) -> list[st
         pin.upper_bone, pin.lower_bone, pin.tip_bone = d.upper, d.lower, d.end
         pin.target = target_empty(context, obj, f"{label}.{pin.name}", d.end, dg)
         if d.switch and not pin.switch_bone:
-            solve.take_switch(obj, pin, d.switch)
+            solve.take_switch(obj, pin, d.switch, dg)
     if found.head:
         pin = body.pins.add()
         pin.name, pin.kind, pin.tip_bone = "head", "HEAD", found.head

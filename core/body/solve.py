@@ -113,7 +113,7 @@ _WHOLE_BODY_ITERATIONS = 2
 _NUMERIC_LIMB_TOLERANCE = 1e-3
 
 
-#: Slack (× limb length) of the shell test of :func:`_infeasible`.
+#: Slack (× limb length) of the shell test of :func:`_limbs`.
 _SHELL_SLACK = 1e-6
 
 
@@ -358,10 +358,10 @@ def solve_body(
     every = np.arange(big)
     x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
     q[:, free] = x[:, : free.size]
-    # limbs without a feasible φ from where the body put them: solved numerically from a
-    # witness for those rows (grouped by which limbs; module docstring)
-    bad = _infeasible(body, goals, plan, q)
-    numeric_rows: dict[int, IntArray] = {}
+    # each goaled limb in closed form where the body put its shoulder; limbs without a
+    # feasible φ there are solved numerically from a witness for those rows (grouped by
+    # which limbs; module docstring)
+    swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], every)
     # ... and rows where the numeric level did not converge (a conflict it could not
     # settle; strict priority is then TASK_PRIORITY's over every joint)
     rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
@@ -371,7 +371,7 @@ def solve_body(
             swiv = x[rows, free.size :]
             # from where the numeric level left the body, then (rows not reached) from
             # the start's body; the limbs placed as _start_limbs says
-            res = _whole_body(body, goals, plan, q[rows], swiv, pat, rows, settings)
+            res = _whole_body(body, goals, plan, q[rows], swiv, pat, rows, settings, True)
             again = ~res.level_reached[:, 0]
             if again.any():
                 sub = rows[again]
@@ -395,10 +395,17 @@ def solve_body(
             q[rows] = res.q
             iterations[rows] += res.iterations
             reasons[rows] = _reasons(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
-            for k in range(na):
-                numeric_rows[k] = np.concatenate([numeric_rows.get(k, every[:0]), rows])
-        x[:, : free.size] = q[:, free]
-    swivel, feasible, limb_ok = _limbs(body, goals, plan, q, x[:, free.size :], numeric_rows)
+        # the limbs of those rows again, in closed form from the whole-body pose with φ
+        # nearest its elbow
+        sub_q = q[rows_any]
+        sw, fs_any, ok_any, _ = _limbs(body, goals, plan, sub_q, None, rows_any)
+        q[rows_any] = sub_q
+        swivel[rows_any] = sw
+        limb_ok[rows_any] = ok_any
+        feasible = tuple(
+            None if f is None else _scatter_intervals(f, rows_any, g)
+            for f, g in zip(feasible, fs_any, strict=True)
+        )
     gerr = sk.goal_errors(q, goals)
     reached = gerr <= settings.tolerance
     level = _level_errors(sk, list(goals), q)
@@ -430,6 +437,17 @@ def solve_body(
         int(iterations[0]),
         reasons[0],
     )
+
+
+def _scatter_intervals(full: FloatArray, rows: IntArray, part: FloatArray) -> FloatArray:
+    """(B, M, 2) NaN-padded intervals ``full`` with the rows ``rows`` replaced by
+    ``part`` (R, M', 2)."""
+    width = max(full.shape[1], part.shape[1])
+    out = np.full((full.shape[0], width, 2), np.nan)
+    out[:, : full.shape[1]] = full
+    out[rows] = np.nan
+    out[rows, : part.shape[1]] = part
+    return out
 
 
 def _goal_rows(goal: Goal, rows: IntArray) -> Goal:
@@ -477,27 +495,6 @@ def _shoulder_goals(
         rg = np.asarray(goal.rotation)
         return PoseGoal(p_l, frt @ (rg if rg.ndim == 2 else rg[rows]))
     return PositionGoal(p_l)
-
-
-def _infeasible(
-    body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], q: FloatArray
-) -> NDArray[np.bool_]:
-    """(B, K) per row and goaled limb: its goal lies in the limb's shell at ``q`` (a goal
-    beyond it is out of reach, not a matter of limits) but has no φ within the limb's
-    limits (§3.2.4; feasible_swivel's intervals empty)."""
-    analytic: list[_Analytic] = plan["analytic"]
-    out = np.zeros((q.shape[0], len(analytic)), dtype=bool)
-    rows = np.arange(q.shape[0])
-    for k, an in enumerate(analytic):
-        if an.model.limits is None:
-            continue
-        local = _shoulder_goals(body, goals, an, q, rows)
-        d = np.linalg.norm(np.asarray(local.position), axis=-1)
-        slack = _SHELL_SLACK * an.model.length
-        inside = (d >= an.d_min - slack) & (d <= an.d_max + slack)
-        fs = np.asarray(feasible_swivel(an.model, local, wrist=an.wrist))
-        out[:, k] = inside & np.all(np.isnan(fs[..., 0]), axis=-1)
-    return out
 
 
 def _limb_angles(
@@ -618,16 +615,18 @@ def _whole_body(
     bad: NDArray[np.bool_],
     rows: IntArray,
     settings: BodySettings,
+    placed: bool = False,
 ) -> Any:
     """TASK_PRIORITY over every joint (:func:`~core.chain.solve`) for the rows ``rows``,
     from ``q`` with each goaled limb placed at its shoulder frame there: in closed form
     (swivel ``swivel``) where it has a feasible φ, as a witness where not (``bad``, per
-    limb), so that the start does not depend on the limbs' own joints."""
+    limb), so that the start does not depend on the limbs' own joints (``placed``: ``q``
+    holds the closed forms already)."""
     qr = q.copy()
     for k, an in enumerate(plan["analytic"]):
         if bad[k]:
             qr = _witness(body, goals, an, qr, rows)
-        else:
+        elif not placed:
             _place(body, goals, an, qr, swivel[:, k], rows)
     return solve(
         body.skeleton,
@@ -921,19 +920,33 @@ def _numeric(
     return x, iterations, reasons
 
 
+def _no_swivel(an: _Analytic, local: PositionGoal | PoseGoal, fs: FloatArray) -> NDArray[np.bool_]:
+    """(B,) the limb's local goal lies in its shell but its feasible intervals ``fs``
+    (B, M, 2) are empty."""
+    d = np.linalg.norm(np.asarray(local.position), axis=-1)
+    slack = _SHELL_SLACK * an.model.length
+    inside = (d >= an.d_min - slack) & (d <= an.d_max + slack)
+    out: NDArray[np.bool_] = inside & np.all(np.isnan(fs[..., 0]), axis=-1)
+    return out
+
+
 def _limbs(
     body: Body,
     goals: tuple[Goal, ...],
     plan: dict[str, Any],
     q: FloatArray,
-    swivels: FloatArray,
-    numeric_rows: dict[int, IntArray],
-) -> tuple[FloatArray, tuple[Any, ...], NDArray[np.bool_]]:
+    swivels: FloatArray | None,
+    rows: IntArray,
+) -> tuple[FloatArray, tuple[Any, ...], NDArray[np.bool_], NDArray[np.bool_]]:
     """Each goaled limb solved in closed form from the shoulder frame at ``q`` (written
-    into ``q`` in place); returns per limb the swivel (B, K), the feasible intervals and
-    whether its solve reached the goal (B, K). Rows where a limb was solved numerically
-    (``numeric_rows``, per analytic limb) take the closed form with φ nearest the numeric
-    elbow (§3.2.2) where it reaches the goal, else keep the numeric angles."""
+    into ``q`` in place; ``rows``: the rows' indices in the goals' batch) with the
+    swivels ``swivels`` (B, A); returns per limb the swivel (B, K), the feasible
+    intervals, whether its solve reached the goal (B, K) and, per analytic limb (B, A),
+    whether its goal lies in the limb's shell but has no φ within the limb's limits
+    (§3.2.4: feasible intervals empty; a goal beyond the shell is out of reach, not a
+    matter of limits). ``swivels`` None: the limbs were solved numerically; each takes
+    the closed form with φ nearest its numeric elbow (§3.2.2) where that reaches the
+    goal, else keeps its numeric angles (swivel NaN)."""
     sk = body.skeleton
     big = q.shape[0]
     n_limbs = len(body.limbs)
@@ -941,47 +954,42 @@ def _limbs(
     ok = np.zeros((big, n_limbs), dtype=bool)
     feasible: list[Any] = [None] * n_limbs
     analytic: list[_Analytic] = plan["analytic"]
-    rows = np.arange(big)
+    bad = np.zeros((big, len(analytic)), dtype=bool)
     for k, an in enumerate(analytic):
         local = _shoulder_goals(body, goals, an, q, rows)
-        sol = solve_limb(
-            an.model,
-            local,
-            swivel=swivels[:, k],
-            wrist=an.wrist if isinstance(local, PositionGoal) else None,
-        )
+        wrist = an.wrist if isinstance(local, PositionGoal) else None
         u, lo, e = body.joints[an.limb]
-        angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
-        use = np.ones(big, dtype=bool)
-        fs = np.asarray(sol.feasible_swivel)
-        reach = np.asarray(sol.reachable).copy()
-        phi = np.asarray(sol.swivel).copy()
-        nr = numeric_rows.get(k)
-        if nr is not None and nr.size:
-            frt, org = _shoulder_frame(body, an, q[nr])
+        if swivels is None:
+            frt, org = _shoulder_frame(body, an, q)
             elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
-            sub = solve_limb(
-                an.model,
-                _shoulder_goals(body, goals, an, q[nr], nr),
-                elbow_target=elbow_at,
-                wrist=an.wrist if isinstance(local, PositionGoal) else None,
+            sol = solve_limb(an.model, local, elbow_target=elbow_at, wrist=wrist)
+        elif big > 1 and an.model.limits is not None:
+            # several rows: the feasible sets first, so that rows without a feasible φ
+            # (left to the rescue) skip the closed form's per-row compromise search
+            fs = np.asarray(feasible_swivel(an.model, local, wrist=wrist))
+            bad[:, k] = _no_swivel(an, local, fs)
+            good = np.flatnonzero(~bad[:, k])
+            sol = solve_limb(
+                an.model, _goal_rows(local, good), swivel=swivels[good, k], wrist=wrist
             )
-            got = np.asarray(sub.reachable)
-            sub_angles = _limb_angles(body, an, sub.shoulder, np.asarray(sub.elbow), sub.wrist)
-            for a, sa in zip(angles, sub_angles, strict=True):
-                a[nr] = sa
-            use[nr] = got
-            reach[nr] = got
-            phi[nr] = np.where(got, sub.swivel, np.nan)
-            width = max(fs.shape[1], np.shape(sub.feasible_swivel)[1])
-            pad = np.full((big, width, 2), np.nan)
-            pad[:, : fs.shape[1]] = fs
-            pad[nr] = np.nan
-            pad[nr, : np.shape(sub.feasible_swivel)[1]] = sub.feasible_swivel
-            fs = pad
+            angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+            for j, a in zip((u, lo, e), angles, strict=True):
+                q[good, sk.dof_slices[j]] = a
+            swivel[good, an.limb] = sol.swivel
+            ok[good, an.limb] = sol.reachable
+            feasible[an.limb] = fs
+            continue
+        else:
+            sol = solve_limb(an.model, local, swivel=swivels[:, k], wrist=wrist)
+        angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+        fs = np.asarray(sol.feasible_swivel)
+        if an.model.limits is not None:
+            bad[:, k] = _no_swivel(an, local, fs)
+        reach = np.asarray(sol.reachable)
+        use = np.ones(big, dtype=bool) if swivels is not None else reach
         for j, a in zip((u, lo, e), angles, strict=True):
             q[use, sk.dof_slices[j]] = a[use]
-        swivel[:, an.limb] = phi
+        swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
         ok[:, an.limb] = reach
         feasible[an.limb] = fs
-    return swivel, tuple(feasible), ok
+    return swivel, tuple(feasible), ok, bad

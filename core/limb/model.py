@@ -548,6 +548,53 @@ class Limb:
             ) from exc
         return out
 
+    def frames(self, shoulder: ArrayLike, elbow: ArrayLike, wrist: ArrayLike) -> FloatArray:
+        """The three joint frames (…, 3, 4, 4) in the shoulder frame: T1, T1·A·T_k(θ4),
+        T1·A·T_k(θ4)·B·T2 (upper, lower and end bone; Eq. 3 without the effector E).
+
+        Args: as :meth:`forward` (leading axes broadcast).
+        """
+        r1 = _public_array(shoulder, "shoulder", (3, 3))
+        r2 = _public_array(wrist, "wrist", (3, 3))
+        th = _public_array(elbow, "elbow", ())
+        try:
+            shape = np.broadcast_shapes(r1.shape[:-2], th.shape, r2.shape[:-2])
+        except ValueError as exc:
+            raise ShapeMismatchError(
+                f"shoulder {r1.shape}, elbow {th.shape} and wrist {r2.shape} do not broadcast"
+            ) from exc
+        t1 = np.zeros(shape + (4, 4))
+        t1[..., :3, :3] = r1
+        t1[..., 3, 3] = 1.0
+        tk = np.zeros(shape + (4, 4))
+        tk[..., :3, :3] = rodrigues(np.asarray(self.elbow_axis, dtype=np.float64), th)
+        tk[..., 3, 3] = 1.0
+        t2 = np.zeros(shape + (4, 4))
+        t2[..., :3, :3] = r2
+        t2[..., 3, 3] = 1.0
+        lower = t1 @ np.asarray(self.a) @ tk
+        end = lower @ np.asarray(self.b) @ t2
+        out: FloatArray = np.stack([t1, lower, end], axis=-3)
+        return out
+
+    def pole_position(self, shoulder: ArrayLike, elbow: ArrayLike,
+                      distance: float | None = None) -> FloatArray:
+        """A pole point (…, 3) in the shoulder frame for the pose (R1, θ4): out from the
+        swivel circle's centre (the elbow projected on the shoulder–wrist line) through
+        the elbow, ``distance`` beyond it (default: the upper segment's length, |tA|). On
+        a straight limb (the elbow on that line) the elbow itself. A pole there names the
+        pose's swivel in any pole convention that turns the elbow toward the pole."""
+        e = self.elbow_position(shoulder)
+        w = self.wrist_position(shoulder, elbow)
+        e, w = np.broadcast_arrays(e, w)
+        d = float(np.linalg.norm(np.asarray(self.a)[:3, 3])) if distance is None else distance
+        wn = w / np.maximum(np.linalg.norm(w, axis=-1, keepdims=True), 1e-300)
+        out_dir = e - wn * np.sum(e * wn, axis=-1, keepdims=True)
+        n = np.linalg.norm(out_dir, axis=-1, keepdims=True)
+        step = np.where(n > 1e-9 * self.length, out_dir / np.maximum(n, 1e-300) * d, 0.0)
+        result: FloatArray = e + step
+        return result
+
 
 LimbGoal = PositionGoal | PoseGoal
 
