@@ -275,6 +275,9 @@ class LimbRig:
     posed_limbs: dict[Any, Limb] = field(default_factory=dict)
     #: Where the hinge axis came from (a key of :data:`HINGE_SOURCES`).
     hinge_source: str = "CHOSEN"
+    #: One-frame request parts by what they depend on (see
+    #: :func:`addon.bridge.requests.limb_request`).
+    frames: dict[bytes, Any] = field(default_factory=dict)
 
     @property
     def bones(self) -> tuple[str, str, str]:

@@ -29,8 +29,10 @@ written earlier in the same call, the depsgraph is updated once before it is sol
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any
 
 import bpy
@@ -154,43 +156,75 @@ _OFFSETS: dict[tuple[str, str], Any] = {}
 _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
+#: The pose-bone settings a :class:`LimbRig` is built from (read in one C call per bone:
+#: the signature is checked on every solve).
+_POSE_SETTINGS = attrgetter(
+    "rotation_mode", "lock_ik_x", "lock_ik_y", "lock_ik_z", "use_ik_limit_x",
+    "use_ik_limit_y", "use_ik_limit_z", "ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x",
+    "ik_max_y", "ik_max_z",
+)
+
+
 def bone_signature(pb: Any) -> tuple[Any, ...]:
     """What of a pose bone a cached rig depends on (rest, hierarchy, mode, IK settings)."""
     b = pb.bone
+    parent = pb.parent
+    connected = b.use_connect
     return (
         b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
-        b.use_connect,
-        None if pb.parent is None else pb.parent.name,
-        None if b.use_connect else tuple(pb.location),
-        pb.rotation_mode,
-        pb.lock_ik_x,
-        pb.lock_ik_y,
-        pb.lock_ik_z,
-        pb.use_ik_limit_x,
-        pb.use_ik_limit_y,
-        pb.use_ik_limit_z,
-        pb.ik_min_x,
-        pb.ik_min_y,
-        pb.ik_min_z,
-        pb.ik_max_x,
-        pb.ik_max_y,
-        pb.ik_max_z,
+        connected,
+        None if parent is None else parent.name,
+        None if connected else tuple(pb.location),
+        _POSE_SETTINGS(pb),
     )
+
+
+_LIMB_BONES = attrgetter("upper_bone", "lower_bone", "end_bone")
+_LIMB_SETTINGS = attrgetter("hinge_axis", "use_limits")
+
+
+#: Rigs and frame-independent notes looked up inside :func:`held_rigs` (innermost last).
+_HELD_RIGS: list[dict[Any, Any]] = []
+
+
+@contextmanager
+def held_rigs() -> Iterator[None]:
+    """Inside, each limb's rig (:func:`rig_for`) and frame-independent notes
+    (:func:`analytic_notes`) are looked up once: for a bake that solves frame by frame a
+    range over which the bones' settings are known not to change."""
+    _HELD_RIGS.append({})
+    try:
+        yield
+    finally:
+        _HELD_RIGS.pop()
 
 
 def rig_for(obj: Any, settings: Any) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed."""
-    names = (settings.upper_bone, settings.lower_bone, settings.end_bone)
+    if _HELD_RIGS:
+        held = _HELD_RIGS[-1].get(("rig", obj.name, settings.name))
+        if held is not None:
+            return held  # type: ignore[no-any-return]
+        rig = _rig_for(obj, settings)
+        _HELD_RIGS[-1][("rig", obj.name, settings.name)] = rig
+        return rig
+    return _rig_for(obj, settings)
+
+
+def _rig_for(obj: Any, settings: Any) -> LimbRig:
+    names = _LIMB_BONES(settings)
     pbs = obj.pose.bones
     try:
+        up = pbs[names[0]]
         sig: tuple[Any, ...] = (
             names,
-            settings.hinge_axis,
+            _LIMB_SETTINGS(settings),
             tuple(settings.hinge_custom),
-            settings.use_limits,
-            *(bone_signature(pbs[n]) for n in names),
+            bone_signature(up),
+            bone_signature(pbs[names[1]]),
+            bone_signature(pbs[names[2]]),
         )
-        parent = pbs[names[0]].parent
+        parent = up.parent
         if parent is not None:
             sig += (parent.bone.matrix_local.copy(),)
         sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
@@ -501,18 +535,24 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
                    ) -> tuple[list[str], bool]:
     """Frame-independent remarks on an analytic limb solve, and whether the model is
     proven equal to Blender's evaluation (no overrides, similarity links)."""
-    msgs = []
-    if settings.swivel_mode == "POLE" and settings.pole is None:
-        msgs.append("no pole object; using the swivel angle")
-    if not rig.limits_exact:
-        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    msgs += hinge_notes(rig)
-    # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
-    ik = rigify.ik_chain(obj, settings)
-    over = overrides(obj, rig) if ik is None else []
+    key = ("notes", obj.name, settings.name)
+    held = _HELD_RIGS[-1].get(key) if _HELD_RIGS else None
+    if held is None:
+        msgs = []
+        if settings.swivel_mode == "POLE" and settings.pole is None:
+            msgs.append("no pole object; using the swivel angle")
+        if not rig.limits_exact:
+            msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+        msgs += hinge_notes(rig)
+        # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
+        ik = rigify.ik_chain(obj, settings)
+        held = (msgs, overrides(obj, rig) if ik is None else [], ik is None)
+        if _HELD_RIGS:
+            _HELD_RIGS[-1][key] = held
+    msgs, over, plain = list(held[0]), list(held[1]), held[2]
     if req is not None and not bool(req.linked.all()):
         over.append("a stretched (non-uniformly scaled) segment")
-    return msgs + over, not over and ik is None
+    return msgs + over, not over and plain
 
 
 def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol: Any,
@@ -537,7 +577,8 @@ def solve_limb_settings(
     request → core → write → status (model errors; :func:`solve_object` measures
     unproven limbs on the depsgraph). ``goal_frame``: a corrected goal; ``reads``: the
     reads (:class:`~.bridge.read.LimbRead`) or the request (:class:`LimbRequest`) of the
-    first solve, so a verification re-solves with the same frame and links."""
+    first solve, so a verification re-solves with the same frame and links (a request
+    without ``goal_frame`` is solved as it is)."""
     t0 = time.perf_counter()
     st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver, frame=frame)
     if settings.goal_type not in SUPPORTED_GOALS:
@@ -558,8 +599,10 @@ def solve_limb_settings(
     else:
         try:
             rig = rig_for(obj, settings)
-            if isinstance(reads, LimbRequest):  # a verification's corrected goal
-                req = requests.with_goal(reads, settings, goal_frame)
+            if isinstance(reads, LimbRequest):  # a verification's corrected goal, or a
+                # bake's request for this frame
+                req = reads if goal_frame is None else requests.with_goal(reads, settings,
+                                                                          goal_frame)
                 rd = None
             else:
                 rd = reads if reads is not None else read.read_limb(
@@ -758,6 +801,14 @@ def solve_object(
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    with verify.held_tolerances():
+        return _solve_items(obj, dg, limbs, write, chains, verify_pose, bodies)
+
+
+def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
+                 chains: Iterable[str] | None, verify_pose: bool,
+                 bodies: Iterable[str] | None = None) -> list[LimbStatus]:
+    """:func:`solve_object`'s work (the status tolerance held)."""
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
     frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None

@@ -154,8 +154,11 @@ class _Analytic:
     wrist: FloatArray | None
     d_min: float
     d_max: float
-    #: the same limb without limits (the witnesses' solves)
-    free: Limb
+
+    @functools.cached_property
+    def free(self) -> Limb:
+        """The same limb without limits (the witnesses' solves; built when first needed)."""
+        return self.model.with_limits(None)
 
 
 def shell(model: Limb, wrist: FloatArray | None = None) -> tuple[float, float]:
@@ -271,7 +274,7 @@ def _plan(
             d_min, d_max = d_min + margin, d_max - margin
         else:
             d_min = d_max = 0.5 * (d_min + d_max)
-        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max, model.with_limits(None)))
+        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max))
         limb_goal[gi] = k
     in_limb = np.zeros(sk.n_dofs, dtype=bool)
     for an in analytic:
@@ -370,7 +373,7 @@ def solve_body(
             rows = rows_any[np.all(bad[rows_any] == pat, axis=1)]
             swiv = x[rows, free.size :]
             # from where the numeric level left the body, then (rows not reached) from
-            # the start's body; the limbs placed as _start_limbs says
+            # the start's body; the limbs placed as _whole_body says
             res = _whole_body(body, goals, plan, q[rows], swiv, pat, rows, settings, True)
             again = ~res.level_reached[:, 0]
             if again.any():
@@ -408,7 +411,7 @@ def solve_body(
         )
     gerr = sk.goal_errors(q, goals)
     reached = gerr <= settings.tolerance
-    level = _level_errors(sk, list(goals), q)
+    level = _level_errors(sk, list(goals), q, gerr)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
     all_met = reached.all(axis=1)
     reasons = _reasons(
@@ -468,11 +471,13 @@ def _reasons(cond: Any, yes: Any, no: Any) -> NDArray[np.object_]:
     return out
 
 
-def _shoulder_frame(body: Body, an: _Analytic, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _shoulder_frame(
+    body: Body, an: _Analytic, q: FloatArray, kin: Any = None
+) -> tuple[FloatArray, FloatArray]:
     """The transpose of the limb's shoulder-frame rotation (B, 3, 3) and every joint's
-    origin (B, J, 3) at ``q``."""
+    origin (B, J, 3) at ``q`` (``kin``: the skeleton's kinematics at ``q`` if known)."""
     sk = body.skeleton
-    rot, org, _, _ = sk._kinematics(q)
+    rot, org, _, _ = sk._kinematics(q) if kin is None else kin
     u = body.joints[an.limb][0]
     pu = int(sk.parents[u])
     off = np.asarray(sk.joints[u].offset)[:3, :3]
@@ -481,11 +486,17 @@ def _shoulder_frame(body: Body, an: _Analytic, q: FloatArray) -> tuple[FloatArra
 
 
 def _shoulder_goals(
-    body: Body, goals: tuple[Goal, ...], an: _Analytic, q: FloatArray, rows: IntArray
+    body: Body,
+    goals: tuple[Goal, ...],
+    an: _Analytic,
+    q: FloatArray,
+    rows: IntArray,
+    kin: Any = None,
 ) -> PositionGoal | PoseGoal:
     """The limb's goal in its shoulder frame ``G_parent(upper) · offset_upper`` at ``q``
-    (batched over the rows of q; ``rows``: their indices in the goals' batch)."""
-    frt, org = _shoulder_frame(body, an, q)
+    (batched over the rows of q; ``rows``: their indices in the goals' batch; ``kin`` as
+    for :func:`_shoulder_frame`)."""
+    frt, org = _shoulder_frame(body, an, q, kin)
     u = body.joints[an.limb][0]
     goal = goals[an.goal]
     pos = np.asarray(goal.position)  # type: ignore[union-attr]
@@ -556,9 +567,13 @@ def _lexicographic_polish(
     return out
 
 
-def _level_errors(sk: Any, goals: list[Goal], q: FloatArray) -> FloatArray:
-    """(B, L) the largest goal error of each priority level at ``q`` (B, n)."""
-    gerr = sk.goal_errors(q, goals)
+def _level_errors(
+    sk: Any, goals: list[Goal], q: FloatArray, gerr: FloatArray | None = None
+) -> FloatArray:
+    """(B, L) the largest goal error of each priority level at ``q`` (B, n) (``gerr``:
+    the goals' errors there if known)."""
+    if gerr is None:
+        gerr = sk.goal_errors(q, goals)
     prios = sorted({g.priority for g in goals})
     return np.stack(
         [gerr[:, [i for i, g in enumerate(goals) if g.priority == p]].max(axis=1) for p in prios],
@@ -868,6 +883,7 @@ def _numeric(
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
     cur = evaluate(x, act)
+    now = objective(cur[0])
     stall = np.zeros(big, dtype=np.int_)
     for it in range(settings.max_iterations):
         xa = x[act]
@@ -898,14 +914,14 @@ def _numeric(
             if not (out & ~held).any():
                 break
             held |= out
-        now = objective(e)
         xn = reduced._clip(xa + dx) if settings.use_limits else xa + dx
         cand = evaluate(xn, act)
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
         iterations[act] += 1
         met = np.all(cand[2] <= settings.tolerance, axis=1)
-        improved = lexicographic_less(objective(cand[0]), now, 1.0 - _PROGRESS)[0]
+        obj = objective(cand[0])
+        improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
         stall[act] = np.where(improved, 0, stall[act] + 1)
         small = moved <= settings.step_tolerance
         done_conv = met & (small | (stall[act] >= _SETTLED))
@@ -916,6 +932,7 @@ def _numeric(
         if not act.size:
             break
         cur = (cand[0][keep], cand[1][keep], cand[2][keep])
+        now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
 
@@ -955,23 +972,25 @@ def _limbs(
     feasible: list[Any] = [None] * n_limbs
     analytic: list[_Analytic] = plan["analytic"]
     bad = np.zeros((big, len(analytic)), dtype=bool)
+    # one evaluation for every limb: no goaled limb's joints move another's shoulder
+    kin = sk._kinematics(q)
     for k, an in enumerate(analytic):
-        local = _shoulder_goals(body, goals, an, q, rows)
+        local = _shoulder_goals(body, goals, an, q, rows, kin)
         wrist = an.wrist if isinstance(local, PositionGoal) else None
         u, lo, e = body.joints[an.limb]
         if swivels is None:
-            frt, org = _shoulder_frame(body, an, q)
+            frt, org = _shoulder_frame(body, an, q, kin)
             elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
             sol = solve_limb(an.model, local, elbow_target=elbow_at, wrist=wrist)
-        elif big > 1 and an.model.limits is not None:
-            # several rows: the feasible sets first, so that rows without a feasible φ
-            # (left to the rescue) skip the closed form's per-row compromise search
+        elif an.model.limits is not None:
+            # the feasible sets first, so that rows without a feasible φ (left to the
+            # rescue) skip the closed form's per-row compromise search
             fs = np.asarray(feasible_swivel(an.model, local, wrist=wrist))
             bad[:, k] = _no_swivel(an, local, fs)
             good = np.flatnonzero(~bad[:, k])
-            sol = solve_limb(
-                an.model, _goal_rows(local, good), swivel=swivels[good, k], wrist=wrist
-            )
+            cut = _goal_rows(local, good)
+            assert isinstance(cut, PositionGoal | PoseGoal)
+            sol = solve_limb(an.model, cut, swivel=swivels[good, k], wrist=wrist)
             angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
             for j, a in zip((u, lo, e), angles, strict=True):
                 q[good, sk.dof_slices[j]] = a

@@ -352,3 +352,23 @@ def test_beyond_the_bound_is_an_invalid_goal():
             AimGoal((0.0, 0.0, -value), (0, 1, 0))
     with pytest.raises(InvalidSkeletonError):
         Joint("far", -1, translation((0.0, 2e12, 0.0)))
+
+
+@pytest.mark.parametrize("at", [0, 1, 2])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, 2e12])
+def test_one_float64_goal_point_is_checked_like_any_other(at, value):
+    """A single float64 (3,) array takes the goals' scalar fast path: a non-finite or too
+    large coordinate in any position is still an InvalidGoalError, and a rotation with a
+    NaN anywhere is rejected."""
+    p = np.zeros(3)
+    p[at] = value
+    with pytest.raises(InvalidGoalError):
+        PositionGoal(p)
+    with pytest.raises(InvalidGoalError):
+        PoseGoal(p, np.eye(3))
+    r = np.eye(3)
+    r[at, (at + 1) % 3] = math.nan
+    with pytest.raises(InvalidGoalError):
+        PoseGoal(np.zeros(3), r)
+    good = PoseGoal(np.array([0.1, 0.2, 0.3]), np.eye(3))
+    assert good._n is None and good.weight == 1.0 and good.priority == 0
