@@ -5,16 +5,19 @@ order; ``register()``/``unregister()`` may be called repeatedly. The folders are
 a solve takes:
 
 * :mod:`.bridge` — Blender ↔ core: :mod:`~.bridge.rig` (bones → core limbs and chains),
-  :mod:`~.bridge.read` (the evaluated pose → arrays), :mod:`~.bridge.requests` (→ core
-  requests), :mod:`~.bridge.write` (solutions → rotation values), :mod:`~.bridge.verify`
-  (the evaluated pose against the goal → the status).
-* :mod:`.run` — :mod:`~.run.solve` (one frame), :mod:`~.run.bake` (a range to keys),
-  :mod:`~.run.live` (``limber.live``), :mod:`~.run.handlers` (live playback).
-* :mod:`.ui` — :mod:`~.ui.panels`, :mod:`~.ui.operators`, :mod:`~.ui.overlay`,
-  :mod:`~.ui.cli`, :mod:`~.ui.preferences`, :mod:`~.ui.keymap`, :mod:`~.ui.translations`.
-* :mod:`.props` (``Object.limber`` / ``Scene.limber`` settings, each limb's, chain's and
-  effector's ``status``), :mod:`.detect` (limbs by bone names), :mod:`.compat` (Blender
-  version differences).
+  :mod:`~.bridge.body` (bones → a core body), :mod:`~.bridge.read` (the evaluated pose →
+  arrays), :mod:`~.bridge.requests` (→ core requests), :mod:`~.bridge.write` (solutions →
+  rotation values), :mod:`~.bridge.verify` (the evaluated pose against the goal → the
+  status).
+* :mod:`.run` — :mod:`~.run.solve` (one frame), :mod:`~.run.body` (a full body's frame),
+  :mod:`~.run.bake` (a range to keys), :mod:`~.run.live` (``limber.live``),
+  :mod:`~.run.handlers` (live playback).
+* :mod:`.ui` — :mod:`~.ui.panels`, :mod:`~.ui.operators`, :mod:`~.ui.body` (the body's
+  operators and panel), :mod:`~.ui.overlay`, :mod:`~.ui.cli`, :mod:`~.ui.preferences`,
+  :mod:`~.ui.keymap`, :mod:`~.ui.translations`.
+* :mod:`.props` (``Object.limber`` / ``Scene.limber`` settings, each limb's, chain's,
+  effector's, body's and pin's ``status``), :mod:`.detect` (limbs by bone names),
+  :mod:`.detect_body` (root, spine, head), :mod:`.compat` (Blender version differences).
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ import bpy
 
 from . import props
 from .run import handlers, live, solve
-from .ui import cli, keymap, operators, overlay, panels, preferences, translations
+from .ui import body, cli, keymap, operators, overlay, panels, preferences, translations
 
 CLASSES: tuple[type, ...] = (
-    props.CLASSES + operators.CLASSES + live.CLASSES + panels.CLASSES + preferences.CLASSES
+    props.CLASSES + operators.CLASSES + live.CLASSES + panels.CLASSES + body.CLASSES
+    + preferences.CLASSES
 )
 
 

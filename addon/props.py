@@ -1,4 +1,4 @@
-"""Limber's saved settings: ``Object.limber`` (limbs and chains) and ``Scene.limber``."""
+"""Limber's saved settings: ``Object.limber`` (limbs, chains and bodies) and ``Scene.limber``."""
 
 from __future__ import annotations
 
@@ -448,6 +448,152 @@ class LIMBER_PG_chain(bpy.types.PropertyGroup):
     )
 
 
+PIN_KINDS = [
+    ("FOOT", "Foot", "A leg's end bone (an analytic limb of the body)"),
+    ("HAND", "Hand", "An arm's end bone (an analytic limb of the body)"),
+    ("HEAD", "Head", "The head bone (a ball of the body)"),
+    ("HIPS", "Hips", "The body's root bone (it moves and turns)"),
+]
+
+
+class LIMBER_PG_pin(LIMBER_PG_effector):
+    """One pin of a body: an effector (its tip bone a foot, hand, head or the hips) with
+    its target, goal, priority and weight (as a chain's effector), and for feet and hands
+    the limb's other two bones."""
+
+    if TYPE_CHECKING:
+        enabled: bool
+        kind: str
+        upper_bone: str
+        lower_bone: str
+        switch_bone: str
+        switch_restore: float
+        switch_keyed: bool
+
+    enabled: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Enabled",
+        description="Pull this effector toward its target (disabled pins and pins without "
+        "a target are not goals)",
+        default=True,
+    )
+    kind: EnumProperty(  # type: ignore[valid-type,no-redef]
+        name="Kind",
+        description="What the pin holds",
+        items=PIN_KINDS,
+        default="HAND",
+    )
+    upper_bone: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="Upper Bone",
+        description="Feet and hands: the limb's upper bone (thigh / upper arm)",
+        default="",
+    )
+    lower_bone: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="Lower Bone",
+        description="Feet and hands: the limb's lower bone (shin / forearm), which bends "
+        "about the hinge axis Limber finds as for limbs",
+        default="",
+    )
+    switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Bone",
+        description="Pose bone whose IK_FK custom property Limber sets to FK (1) while the "
+        "body drives this limb (generated Rigify rigs; empty: none); restored when the "
+        "body is removed",
+        default="",
+    )
+    switch_restore: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Before",
+        description="The switch's value before Limber set it (restored on removal)",
+        default=0.0,
+        options={"HIDDEN"},
+    )
+    switch_keyed: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Keyed by Limber",
+        description="The switch's F-curve was created by Limber (removed with the body)",
+        default=False,
+        options={"HIDDEN"},
+    )
+
+    # Read as a limb's settings by the IK/FK switch handling (``run.solve.take_switch``):
+    @property
+    def end_bone(self) -> str:
+        """The limb's end bone (the pin's tip bone)."""
+        return str(self.tip_bone)
+
+    @property
+    def rigify_mode(self) -> str:
+        """A body drives a generated Rigify limb's FK controls."""
+        return "FK"
+
+
+class LIMBER_PG_body_bone(bpy.types.PropertyGroup):
+    """A bone that bends as part of a body (its ``name`` is the bone's name)."""
+
+
+class LIMBER_PG_body(bpy.types.PropertyGroup):
+    """A full body: a root that moves, bending spine/neck/head bones, analytic limbs and
+    pins with priorities."""
+
+    if TYPE_CHECKING:
+        name: str
+        enabled: bool
+        root_bone: str
+        bend_bones: bpy.types.bpy_prop_collection[LIMBER_PG_body_bone]
+        pins: bpy.types.bpy_prop_collection[LIMBER_PG_pin]
+        use_limits: bool
+        bend_range: float
+        max_iterations: int
+        status: LIMBER_PG_status
+
+    enabled: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Enabled",
+        description="Solve this body (Solve, Bake and live playback skip a disabled body)",
+        default=True,
+    )
+    root_bone: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="Root Bone",
+        description="The pelvis / hips bone: its location and rotation are solved",
+        default="",
+    )
+    bend_bones: CollectionProperty(  # type: ignore[valid-type,no-redef]
+        name="Bending Bones",
+        description="Spine, neck and head bones that rotate (the limbs' bones come from "
+        "the pins)",
+        type=LIMBER_PG_body_bone,
+    )
+    pins: CollectionProperty(  # type: ignore[valid-type,no-redef]
+        name="Pins",
+        description="Effectors (feet, hands, head, hips) and their targets",
+        type=LIMBER_PG_pin,
+    )
+    use_limits: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="Use Limits",
+        description="Honour the bones' IK limits and locks",
+        default=True,
+    )
+    bend_range: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="Bend Range",
+        description="How far each bending bone without IK limits of its own may turn "
+        "about each of its axes, either way (0 to 180 degrees)",
+        default=math.radians(30.0),
+        min=0.0,
+        max=math.pi,
+        subtype="ANGLE",
+        unit="ROTATION",
+    )
+    max_iterations: IntProperty(  # type: ignore[valid-type,no-redef]
+        name="Max Iterations",
+        description="Iterations of the body's numeric level per solve at most (1 to 10000)",
+        default=100,
+        min=1,
+        max=10000,
+    )
+    status: PointerProperty(  # type: ignore[valid-type,no-redef]
+        name="Status",
+        description="Outcome of the last solve or bake, worst pin (read-only)",
+        type=LIMBER_PG_status,
+    )
+
+
 class LIMBER_PG_object(bpy.types.PropertyGroup):
     """All Limber settings of one armature object."""
 
@@ -455,6 +601,7 @@ class LIMBER_PG_object(bpy.types.PropertyGroup):
         limbs: bpy.types.bpy_prop_collection[LIMBER_PG_limb]
         active_limb_index: int
         chains: bpy.types.bpy_prop_collection[LIMBER_PG_chain]
+        bodies: bpy.types.bpy_prop_collection[LIMBER_PG_body]
 
 
     limbs: CollectionProperty(  # type: ignore[valid-type,no-redef]
@@ -472,6 +619,11 @@ class LIMBER_PG_object(bpy.types.PropertyGroup):
         name="Chains",
         description="Numeric IK chains of this armature",
         type=LIMBER_PG_chain,
+    )
+    bodies: CollectionProperty(  # type: ignore[valid-type,no-redef]
+        name="Bodies",
+        description="Full bodies of this armature (numeric spine and root, analytic limbs)",
+        type=LIMBER_PG_body,
     )
 
 
@@ -495,6 +647,9 @@ CLASSES: tuple[type, ...] = (
     LIMBER_PG_limb,
     LIMBER_PG_effector,
     LIMBER_PG_chain,
+    LIMBER_PG_pin,
+    LIMBER_PG_body_bone,
+    LIMBER_PG_body,
     LIMBER_PG_object,
     LIMBER_PG_scene,
 )

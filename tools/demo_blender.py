@@ -839,9 +839,11 @@ def compose_sheet(images: Sequence[Path], frames: Sequence[int], fps: float, pat
 
 
 def make_contact_sheet(bpy: Any, sc: Scene, frames: Sequence[int], out: Path, k: int,
-                       prefer: str) -> tuple[Path, str, list[str]]:
-    """Render (or plot) ``k`` poses; returns (sheet, renderer used, notes on failures)."""
-    chosen = contact_frames(frames, k)
+                       prefer: str, name: str = "contact_sheet.png",
+                       chosen: Sequence[int] | None = None) -> tuple[Path, str, list[str]]:
+    """Render (or plot) ``k`` poses (or the ``chosen`` frames) into ``out / name``; returns
+    (sheet, renderer used, notes on failures)."""
+    chosen = list(chosen) if chosen is not None else contact_frames(frames, k)
     folder = out / "poses"
     folder.mkdir(parents=True, exist_ok=True)
     order = [prefer, *[r for r in RENDERERS if r != prefer]]
@@ -861,9 +863,157 @@ def make_contact_sheet(bpy: Any, sc: Scene, frames: Sequence[int], out: Path, k:
         break
     if not used:
         raise RuntimeError("no renderer worked: " + "; ".join(notes))
-    sheet = out / "contact_sheet.png"
+    sheet = out / name
     compose_sheet(images, chosen, sc.clip.fps, sheet, columns=len(chosen))
     return sheet, used, notes
+
+
+# --------------------------------------------------------------------------------------
+# The full-body scene
+# --------------------------------------------------------------------------------------
+
+#: Frames of the full-body scene (the hand target's path).
+BODY_FRAMES = 24
+#: The hand target's last position relative to the shoulder, in arm lengths along a
+#: forward-down direction (armature space): beyond the arm's reach, so the spine bends and
+#: the hips shift.
+BODY_REACH = 1.6
+BODY_DIRECTION = (0.35, -1.0, -0.9)
+#: How far each spine, neck and head bone may turn about each axis (degrees).
+BODY_BEND_DEG = 20.0
+FOOT_COLOUR = (0.15, 0.35, 0.9, 1.0)
+
+
+@dataclass
+class BodyRun:
+    """The full-body scene's measurements (evaluated pose of the baked keys)."""
+
+    frames: list[int]
+    foot_error: np.ndarray  # (N,) m, worst foot against its pin, per frame
+    foot_rotation: np.ndarray  # (N,) rad
+    hand_error: np.ndarray  # (N,) m
+    hand_gap: np.ndarray  # (N,) m, how far the target is beyond the arm from the rest shoulder
+    hips_shift: np.ndarray  # (N,) m, root bone head from its rest position
+    spine_bend: np.ndarray  # (N,) rad, the chest's turn relative to the pelvis
+    bake_s: float
+    message: str
+
+
+def clear_scene(bpy: Any, keep: Sequence[str] = ("Camera", "Floor", "Sun")) -> None:
+    """Remove every object but the stage (camera, floor, sun)."""
+    for ob in [o for o in bpy.data.objects if o.name not in keep]:
+        bpy.data.objects.remove(ob)
+
+
+def build_body_scene(bpy: Any, module: str, frames: Sequence[int]) -> tuple[Scene, str]:
+    """The meta-rig (human limb limits) with a Limber body added by ``limber.add_body``:
+    feet pinned where they stand, the hips pinned at a low priority, spine bones within
+    ±:data:`BODY_BEND_DEG`, the left hand reaching for a target that moves forward and
+    down to :data:`BODY_REACH` arm lengths, the head looking at it."""
+    clear_scene(bpy)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+    scene.frame_set(frames[0])
+    assert bpy.ops.object.armature_human_metarig_add() == {"FINISHED"}
+    rig = bpy.context.active_object
+    rig.name = "metarig"
+    set_joint_limits(rig, True)
+    assert bpy.ops.limber.add_body(armature=rig.name) == {"FINISHED"}
+    body = rig.limber.bodies[0]
+    body.bend_range = math.radians(BODY_BEND_DEG)
+    hand = body.pins["hand.L"]
+    hand.goal_type = "POSITION"
+    pbs = rig.pose.bones
+    shoulder = np.array(pbs[hand.upper_bone].head)
+    reach = (pbs[hand.lower_bone].head - pbs[hand.upper_bone].head).length + (
+        pbs[hand.tip_bone].head - pbs[hand.lower_bone].head).length
+    start = np.array(pbs[hand.tip_bone].head)
+    end = shoulder + unit(np.array(BODY_DIRECTION)) * reach * BODY_REACH
+    s = np.linspace(0.0, 1.0, len(frames))[:, None]
+    path = start + (end - start) * (3 * s**2 - 2 * s**3)  # ease in and out
+    key_object(bpy, hand.target, frames, path)
+    head = body.pins.get("head")
+    if head is not None:
+        key_object(bpy, head.target, frames, path)
+    add_marker(bpy, hand.target, "marker.hand", 0.045, TARGET_COLOUR)
+    for name in ("foot.L", "foot.R"):
+        add_marker(bpy, body.pins[name].target, f"marker.{name}", 0.04, FOOT_COLOUR)
+    add_mannequin(bpy, rig)
+    targets = {p.name: p.target for p in body.pins if p.kind in ("HAND", "FOOT")}
+    fps = scene.render.fps / scene.render.fps_base
+    clip = Clip(list(frames), fps, {}, {}, {}, {})  # only its fps labels the sheet
+    return Scene(rig, None, clip, {}, targets, {}, module), body.name
+
+
+def bake_body(bpy: Any, sc: Scene, name: str, frames: Sequence[int]) -> BodyRun:
+    """``limber.bake`` of the body, then the baked keys played back (body disabled) and
+    measured on the evaluated pose."""
+    rig = sc.rig
+    body = rig.limber.bodies[name]
+    t0 = time.perf_counter()
+    result = bpy.ops.limber.bake(armature=rig.name, frame_start=frames[0],
+                                 frame_end=frames[-1])
+    bake_s = time.perf_counter() - t0
+    if result != {"FINISHED"}:
+        raise RuntimeError(f"limber.bake of the body failed ({result})")
+    message = body.status.message
+    body.enabled = False  # play the keys back as they are
+    scene = bpy.context.scene
+    hand = body.pins["hand.L"]
+    pbs = rig.pose.bones
+    shoulder = np.array(pbs[hand.upper_bone].bone.head_local)
+    reach = (pbs[hand.lower_bone].bone.head_local - pbs[hand.upper_bone].bone.head_local
+             ).length + (pbs[hand.tip_bone].bone.head_local - pbs[hand.lower_bone].bone.head_local
+                         ).length
+    root_rest = np.array(pbs[body.root_bone].bone.head_local)
+    clavicle = pbs[hand.upper_bone].parent.name  # turns with the chest
+    rest = np.array(pbs[body.root_bone].bone.matrix_local)[:3, :3].T @ np.array(
+        pbs[clavicle].bone.matrix_local)[:3, :3]
+    rows = []
+    for f in frames:
+        scene.frame_set(f)
+        dg = bpy.context.evaluated_depsgraph_get()
+        ev = rig.evaluated_get(dg)
+        mw = np.array(ev.matrix_world)
+
+        def world(bone: str, ev: Any = ev, mw: np.ndarray = mw) -> np.ndarray:
+            return mw @ np.array(ev.pose.bones[bone].matrix)  # type: ignore[no-any-return]
+
+        feet = []
+        for foot in ("foot.L", "foot.R"):
+            pin = body.pins[foot]
+            got, want = world(pin.tip_bone), np.array(pin.target.evaluated_get(dg).matrix_world)
+            want[:3, :3] /= np.linalg.norm(want[:3, :3], axis=0)
+            feet.append((float(np.linalg.norm(got[:3, 3] - want[:3, 3])),
+                         float(rotation_angle_between(got[:3, :3], want[:3, :3]))))
+        p = np.array(hand.target.evaluated_get(dg).matrix_world)[:3, 3]
+        hand_err = float(np.linalg.norm(world(hand.tip_bone)[:3, 3] - p))
+        gap = max(float(np.linalg.norm(p - (mw[:3, :3] @ shoulder + mw[:3, 3]))) - reach, 0.0)
+        shift = float(np.linalg.norm(world(body.root_bone)[:3, 3]
+                                     - (mw[:3, :3] @ root_rest + mw[:3, 3])))
+        pelvis, top = world(body.root_bone), world(clavicle)
+        bend = float(rotation_angle_between(pelvis[:3, :3].T @ top[:3, :3], rest))
+        rows.append((max(e[0] for e in feet), max(e[1] for e in feet), hand_err, gap, shift,
+                     bend))
+    a = np.array(rows)
+    return BodyRun(list(frames), a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5], bake_s,
+                   message)
+
+
+def body_summary(run: BodyRun) -> dict[str, Any]:
+    """The full-body scene's numbers for summary.json and the report."""
+    return {
+        "frames": len(run.frames),
+        "bake_s": run.bake_s,
+        "bake_ms_per_frame": 1000.0 * run.bake_s / len(run.frames),
+        "feet_position_error_max_m": float(run.foot_error.max()),
+        "feet_orientation_error_max_rad": float(run.foot_rotation.max()),
+        "hand_error_m": {"first": float(run.hand_error[0]), "last": float(run.hand_error[-1])},
+        "hand_target_beyond_arm_m": float(run.hand_gap.max()),
+        "hips_shift_max_m": float(run.hips_shift.max()),
+        "spine_bend_max_deg": math.degrees(float(run.spine_bend.max())),
+        "status": run.message,
+    }
 
 
 def _breaks(t: np.ndarray, deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1075,6 +1225,7 @@ def write_report(path: Path, sc: Scene, summary: dict[str, Any], info: dict[str,
         "",
         "![swivel](swivel.png)",
         "",
+        *body_report(summary.get("body")),
         "## The .blend",
         "",
         f"`{BLEND_NAME}`: the meta-rig with the baked action, the targets, poles, the "
@@ -1085,6 +1236,43 @@ def write_report(path: Path, sc: Scene, summary: dict[str, Any], info: dict[str,
         "",
     ]
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def body_report(body: dict[str, Any] | None) -> list[str]:
+    """The report's full-body section (none when the scene was skipped)."""
+    if body is None:
+        return []
+    return [
+        "## Full body",
+        "",
+        "A second scene: the meta-rig with a Limber **body** (`limber.add_body`: the pelvis "
+        "moves and turns, spine, neck and head bend, the four limbs are solved analytically). "
+        "The feet are pinned where they stand (priority 0), the hips too, at the lowest "
+        f"priority (3); spine, neck and head bones turn at most {BODY_BEND_DEG:g}° about each "
+        "axis. The left hand (priority 1) reaches for a target that moves forward and down "
+        f"to {BODY_REACH} arm lengths from the shoulder, and the head looks at it (priority "
+        "2). Baked with "
+        f"`limber.bake` ({body['frames']} frames, {body['bake_s']:.2f} s, "
+        f"{body['bake_ms_per_frame']:.0f} ms per frame), then played back with the body "
+        "disabled and measured on the evaluated pose:",
+        "",
+        f"- feet on their pins: worst position error "
+        f"**{_fmt_um(body['feet_position_error_max_m'])}**, orientation "
+        f"{_fmt_urad(body['feet_orientation_error_max_rad'])}, over every frame;",
+        f"- the hand target ends {_fmt_mm(body['hand_target_beyond_arm_m'])} beyond the arm's "
+        "reach from the rest shoulder; the hand's error: "
+        f"{_fmt_mm(body['hand_error_m']['first'])} at the first frame, "
+        f"{_fmt_mm(body['hand_error_m']['last'])} at the last;",
+        f"- to get there the hips shift up to {_fmt_mm(body['hips_shift_max_m'])} and the "
+        f"chest turns up to {body['spine_bend_max_deg']:.0f}° against the pelvis;",
+        f"- Limber's status after the bake (worst frame): {body['status']}.",
+        "",
+        f"`body_sheet.png` (frames {', '.join(map(str, body['sheet_frames']))}, "
+        f"{body['renderer']}): red ball the hand's target, blue balls the feet's pins.",
+        "",
+        "![full body](body_sheet.png)",
+        "",
+    ]
 
 
 def clip_frame_count() -> int:
@@ -1113,11 +1301,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="poses in the contact sheet (default: 6)")
     p.add_argument("--no-limits", action="store_true",
                    help="bake without the joint limits")
+    p.add_argument("--body-frames", type=int, default=BODY_FRAMES,
+                   help="frames of the full-body scene (0: skip it; default: "
+                   f"{BODY_FRAMES})")
     args = p.parse_args(argv)
     if args.frames is not None and args.frames < 1:
         p.error(f"--frames must be at least 1, got {args.frames}")
     if args.contact < 1:
         p.error(f"--contact must be at least 1, got {args.contact}")
+    if args.body_frames < 0:
+        p.error(f"--body-frames must be at least 0, got {args.body_frames}")
     return args
 
 
@@ -1166,7 +1359,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         plot_swivel(tracks, times, out / "swivel.png")
         pictures_s = time.perf_counter() - t0
         say(f"pictures: {sheet.name} ({renderer}), swivel.png")
+        body = None
+        if args.body_frames:
+            bframes = list(range(1, args.body_frames + 1))
+            bsc, bname = build_body_scene(bpy, module, bframes)
+            run = bake_body(bpy, bsc, bname, bframes)
+            say(f"full body: baked {len(bframes)} frames in {run.bake_s:.2f} s")
+            chosen = sorted({bframes[int(round(i))] for i in np.linspace(
+                0, len(bframes) - 1, min(args.contact, len(bframes)))})
+            bsheet, brenderer, _ = make_contact_sheet(bpy, bsc, bframes, out, args.contact,
+                                                      renderer, "body_sheet.png", chosen)
+            body = {**body_summary(run), "sheet_frames": chosen, "renderer": brenderer}
+            say(f"pictures: {bsheet.name} ({brenderer})")
     summary = summarise(tracks, frames, bake_s)
+    if body is not None:
+        summary["body"] = body
     info = {
         "command": "bash tools/demo.sh" + ("" if argv is None else " " + " ".join(argv)),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -36,6 +36,7 @@ from ...core import (
     Ball,
     EulerLimits,
     Fixed,
+    Free,
     Hinge,
     Joint,
     Limb,
@@ -431,7 +432,7 @@ def read_limb_pose(obj: Any, rig: LimbRig) -> tuple[FloatArray, float, FloatArra
 # General chains (numeric solvers): bones → core.Skeleton
 # --------------------------------------------------------------------------------------
 
-Dofs = Ball | Hinge | Fixed
+Dofs = Ball | Hinge | Fixed | Free
 
 
 def bone_dofs(pose_bone: Any, use_limits: bool = True) -> Dofs:
@@ -611,6 +612,9 @@ def read_chain_q(obj: Any, rig: ChainRig) -> FloatArray:
         d = jt.dofs
         if isinstance(d, Ball):
             q[s] = _ball_angles(pbs[name], d, rig.family_limits[j])[list(d.free)]
+        elif isinstance(d, Free):  # the bone's location, then its rotation's angles
+            q[s] = np.concatenate([np.array(pbs[name].location, dtype=np.float64),
+                                   _ball_angles(pbs[name], d.ball, None)])
         elif isinstance(d, Hinge):
             axis, angle = matrix_to_axis_angle(read_rotation(pbs[name]))
             q[s] = float(angle) * float(np.dot(axis, np.asarray(d.axis)))

@@ -18,6 +18,7 @@ from ...core import (
     Ball,
     EulerLimits,
     Fixed,
+    Free,
     euler_to_matrix,
     matrix_to_axis_angle,
     matrix_to_euler_families,
@@ -126,8 +127,11 @@ def write_limb(
     return written
 
 
-def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, tuple[float, ...]]]:
-    """Write a chain configuration as local rotations (Fixed joints are left untouched).
+def write_chain(obj: Any, rig: ChainRig, q: FloatArray,
+                locations: dict[str, tuple[str, tuple[float, ...]]] | None = None
+                ) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """Write a chain configuration as local rotations (Fixed joints are left untouched);
+    a Free joint (a body's root) also writes its location, recorded in ``locations``.
 
     Ball angles go straight into ``rotation_euler`` when the bone's mode is the Ball's
     order, and a hinge about a coordinate axis of an Euler bone sets that one component;
@@ -144,6 +148,11 @@ def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, 
         mode = str(pb.rotation_mode)
         qj = q[rig.skeleton.dof_slices[j]]
         vals: tuple[float, ...]
+        if isinstance(d, Free):  # location, then the rotation as for a Ball
+            pb.location = tuple(float(x) for x in qj[:3])
+            if locations is not None:
+                locations[name] = ("location", tuple(pb.location))
+            d, qj = d.ball, qj[3:]
         if isinstance(d, Ball):
             angles = np.zeros(3)
             angles[list(d.free)] = qj
@@ -152,8 +161,8 @@ def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, 
             else:
                 r = euler_to_matrix(angles, d.order)
                 vals = rotation_values(pb, r, rig.family_limits[j])
-        else:  # a Hinge (chain rigs have no Free joints)
-            axis = np.asarray(d.axis, dtype=np.float64)  # type: ignore[union-attr]
+        else:  # a Hinge
+            axis = np.asarray(d.axis, dtype=np.float64)
             i = int(np.argmax(np.abs(axis)))
             if mode in EULER_ORDERS and abs(abs(axis[i]) - 1.0) < 1e-12:
                 e = [0.0, 0.0, 0.0]

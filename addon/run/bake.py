@@ -178,7 +178,7 @@ def _previous_key(fcurves: Any, path: str, width: int, lo: float) -> FloatArray 
 def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | None) -> list[Any]:
     """The limbs to bake as one batch each, or [] when the per-frame path is needed."""
     data = obj.limber
-    if solve.pick_items(data.chains, chains):
+    if solve.pick_items(data.chains, chains) or solve.pick_items(data.bodies, None):
         return []
     items = solve.pick_items(data.limbs, limbs)
     if not items or any(
@@ -715,7 +715,7 @@ def _collect(samples: dict[tuple[str, str], list[tuple[float, ...]]], st: LimbSt
              i: int) -> None:
     """Add a status's written values as frame ``i`` of ``samples`` (a channel unsolved on
     earlier frames holds its first value)."""
-    for key, (prop, vals) in st.written.items():
+    for key, (prop, vals) in [*st.written.items(), *st.written_locations.items()]:
         bone = rigify.bone_of(key)
         seq = samples.setdefault((f'pose.bones["{bone}"].{prop}', bone), [])
         if len(seq) < i:
@@ -835,8 +835,8 @@ def _playback_check(obj: Any, scene: Any, frames: list[int], worst: list[LimbSta
     of them. Where the keys do not give what was solved (something in the animation
     stack above them, a strip's influence, …) the item's status takes the measured miss."""
     data = obj.limber
-    items = [(st, (data.chains if st.kind == "chain" else data.limbs).get(st.limb))
-             for st in worst if st.solved]
+    kinds = {"chain": data.chains, "body": data.bodies}
+    items = [(st, kinds.get(st.kind, data.limbs).get(st.limb)) for st in worst if st.solved]
     items = [(st, it) for st, it in items if it is not None]
     if not items:
         return
@@ -888,15 +888,18 @@ def _switch_samples(obj: Any, limbs: Sequence[str] | None, n: int
                     ) -> dict[tuple[str, str], FloatArray]:
     """The IK/FK switches Limber drives (generated Rigify rigs), at the limb's mode on
     every baked frame: the baked pose plays back whatever the switch was keyed to before."""
-    from ..detect import RIGIFY_SWITCH
+    from ..detect import RIGIFY_FK_VALUE, RIGIFY_SWITCH
 
     out: dict[tuple[str, str], FloatArray] = {}
     ad = obj.animation_data
     fcurves = compat.assigned_fcurves(ad) if ad is not None else None
-    for lb in solve.pick_items(obj.limber.limbs, limbs):
+    items = [(lb, rigify.switch_value(lb)) for lb in solve.pick_items(obj.limber.limbs, limbs)]
+    items += [(p, RIGIFY_FK_VALUE) for b in solve.pick_items(obj.limber.bodies, None)
+              for p in b.pins]  # a body drives the FK controls
+    for lb, value in items:
         if lb.switch_bone and lb.switch_bone in obj.pose.bones:
             path = obj.pose.bones[lb.switch_bone].path_from_id(f'["{RIGIFY_SWITCH}"]')
-            out[(path, lb.switch_bone)] = np.full((n, 1), rigify.switch_value(lb))
+            out[(path, lb.switch_bone)] = np.full((n, 1), value)
             if fcurves is None or fcurves.find(path) is None:
                 lb.switch_keyed = True  # Limber's own F-curve: removed with the limb
     return out

@@ -18,7 +18,7 @@ from .solve import clear_caches, solve_object
 
 @persistent  # type: ignore[untyped-decorator]
 def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
-    """Live playback: solve the enabled chains and limbs of every armature in the scene
+    """Live playback: solve the enabled bodies, chains and limbs of every armature in the scene
     after a frame change."""
     settings = getattr(scene, "limber", None)
     if settings is None or not settings.live_playback:
@@ -27,7 +27,7 @@ def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
         if obj.type != "ARMATURE":
             continue
         data = getattr(obj, "limber", None)
-        if data is None or not (len(data.limbs) or len(data.chains)):
+        if data is None or not (len(data.limbs) or len(data.chains) or len(data.bodies)):
             continue
         try:
             solve_object(obj, depsgraph)

@@ -105,7 +105,7 @@ def settings_key(group: Any) -> tuple[Any, ...]:
 def input_signature(obj: Any) -> tuple[Any, ...]:
     """Everything the solve reads besides the solved bones: when it changes, solve again.
 
-    The armature's world matrix; per enabled limb and chain all its settings
+    The armature's world matrix; per enabled limb, chain and body all its settings
     (:func:`settings_key`: bones, goal, swivel, mode, targets' and poles' world matrices,
     target bones' pose matrices, limits, …) and, for limbs, the local pose of every bone
     above the upper bone (a moved shoulder or spine). The solve's own writes to the limb bones
@@ -114,7 +114,7 @@ def input_signature(obj: Any) -> tuple[Any, ...]:
     """
     out: list[Any] = [_matrix_key(obj.matrix_world)]
     pbs = obj.pose.bones
-    for kind in (obj.limber.limbs, obj.limber.chains):
+    for kind in (obj.limber.limbs, obj.limber.chains, obj.limber.bodies):
         for item in kind:
             if not item.enabled:
                 out.append((item.name, False))

@@ -20,7 +20,8 @@ written — one update per round for all of them — and analytic limbs that mis
 re-solved with a corrected goal (:func:`verify_pending`). Statuses are stored in the
 items' ``status`` properties (:func:`store_statuses`).
 
-Order: chains first, then limbs (a spine chain moves the shoulders the arms hang from).
+Order: bodies first (:mod:`.body`), then chains, then limbs (a spine chain moves the
+shoulders the arms hang from).
 Poses are written without depsgraph evaluation; when an item's base bone hangs below bones
 written earlier in the same call, the depsgraph is updated once before it is solved.
 """
@@ -110,6 +111,8 @@ class LimbStatus:
     total_us: float = float("nan")
     #: {bone name: (rotation property, values)} as written.
     written: dict[str, tuple[str, tuple[float, ...]]] = field(default_factory=dict)
+    #: {bone name: ("location", values)} as written (a body's root).
+    written_locations: dict[str, tuple[str, tuple[float, ...]]] = field(default_factory=dict)
     #: "limb" or "chain".
     kind: str = "limb"
     #: The solver used (the settings' ``solver`` item).
@@ -162,7 +165,8 @@ _POSE_SETTINGS = attrgetter(
 )
 
 
-def _bone_signature(pb: Any) -> tuple[Any, ...]:
+def bone_signature(pb: Any) -> tuple[Any, ...]:
+    """What of a pose bone a cached rig depends on (rest, hierarchy, mode, IK settings)."""
     b = pb.bone
     parent = pb.parent
     connected = b.use_connect
@@ -216,9 +220,9 @@ def _rig_for(obj: Any, settings: Any) -> LimbRig:
             names,
             _LIMB_SETTINGS(settings),
             tuple(settings.hinge_custom),
-            _bone_signature(up),
-            _bone_signature(pbs[names[1]]),
-            _bone_signature(pbs[names[2]]),
+            bone_signature(up),
+            bone_signature(pbs[names[1]]),
+            bone_signature(pbs[names[2]]),
         )
         parent = up.parent
         if parent is not None:
@@ -250,6 +254,9 @@ def _rig_for(obj: Any, settings: Any) -> LimbRig:
 
 def clear_caches() -> None:
     """Forget cached rigs and statuses (e.g. after loading a file)."""
+    from . import body
+
+    body.clear_caches()
     _RIGS.clear()
     _CHAINS.clear()
     _OFFSETS.clear()
@@ -397,7 +404,7 @@ def chain_rig_for(obj: Any, settings: Any) -> ChainRig:
     tips = tuple(e.tip_bone for e in settings.effectors)
     bones = mapping.chain_bones(obj, settings.root_bone, tips)
     sig: tuple[Any, ...] = (settings.root_bone, tips, settings.use_limits)
-    sig += tuple(_bone_signature(pb) for pb in bones)
+    sig += tuple(bone_signature(pb) for pb in bones)
     parent = bones[0].parent
     if parent is not None:
         sig += (parent.bone.matrix_local.copy(),)
@@ -646,6 +653,11 @@ def measure_statuses(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]
     ends: dict[int, Any] = {}
     for st, settings in sts:
         st.measured = "depsgraph"
+        if st.kind == "body":
+            from . import body
+
+            body.measure_pins(obj, dg, settings, st)
+            continue
         if st.kind == "chain":
             st.effectors = []
             for e in settings.effectors:
@@ -726,8 +738,13 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
 
 def store_statuses(obj: Any, statuses: Iterable[LimbStatus]) -> None:
     """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties."""
+    from . import body
+
     data = obj.limber
     for st in statuses:
+        if st.kind == "body":
+            body.store(obj, st)
+            continue
         items = data.chains if st.kind == "chain" else data.limbs
         item = items.get(st.limb)
         if item is None:
@@ -759,8 +776,10 @@ def solve_object(
     write: bool = True,
     chains: Iterable[str] | None = None,
     verify_pose: bool = True,
+    bodies: Iterable[str] | None = None,
 ) -> list[LimbStatus]:
-    """Solve the enabled chains and limbs of an armature object at the current frame.
+    """Solve the enabled bodies, chains and limbs of an armature object at the current
+    frame.
 
     Args:
         obj: the armature object (original, not evaluated).
@@ -772,26 +791,33 @@ def solve_object(
         verify_pose: with ``write``, measure items whose model is not proven on the
             evaluated pose (one depsgraph update per round for all of them) and refine
             analytic limbs that miss (:func:`verify_pending`).
+        bodies: only these body names (default: all enabled bodies); a body is solved
+            first and measures its own pins (:func:`.body.solve_body_settings`).
 
-    Returns the statuses, chains first (``kind == "chain"``), then limbs; also cached in
-    :data:`CHAIN_STATUS` / :data:`STATUS` and stored in the items' ``status`` properties.
+    Returns the statuses, bodies first (``kind == "body"``), chains (``"chain"``), then
+    limbs; also cached in :data:`.body.BODY_STATUS` / :data:`CHAIN_STATUS` / :data:`STATUS`
+    and stored in the items' ``status`` properties.
     """
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     with verify.held_tolerances():
-        return _solve_items(obj, dg, limbs, write, chains, verify_pose)
+        return _solve_items(obj, dg, limbs, write, chains, verify_pose, bodies)
 
 
 def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
-                 chains: Iterable[str] | None, verify_pose: bool) -> list[LimbStatus]:
+                 chains: Iterable[str] | None, verify_pose: bool,
+                 bodies: Iterable[str] | None = None) -> list[LimbStatus]:
     """:func:`solve_object`'s work (the status tolerance held)."""
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
     frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None
+    from .body import solve_body_settings
+
     todo: list[tuple[Any, Any, str]] = [
-        (solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)
+        (solve_body_settings, b, b.root_bone) for b in pick_items(data.bodies, bodies)
     ]
+    todo += [(solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)]
     todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in pick_items(data.limbs, limbs)]
     out = []
     written: set[str] = set()

@@ -73,7 +73,7 @@ class _ArmatureOperator(bpy.types.Operator):
         return [lb for lb in obj.limber.limbs if lb.enabled]
 
 
-def _target_empty(context: Any, obj: Any, label: str, bone: str, depsgraph: Any) -> Any:
+def target_empty(context: Any, obj: Any, label: str, bone: str, depsgraph: Any) -> Any:
     """An Empty ``<armature>.<label>.target`` at the bone's current (evaluated) world pose."""
     end = obj.evaluated_get(depsgraph).pose.bones[bone]
     name = f"{obj.name}.{label}.target"
@@ -125,7 +125,7 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
             if d.switch and not limb.switch_bone:
                 solve.take_switch(obj, limb, d.switch, dg)
             if self.create_targets:
-                limb.target = _target_empty(context, obj, limb.name, limb.end_bone, dg)
+                limb.target = target_empty(context, obj, limb.name, limb.end_bone, dg)
                 try:
                     solve.snap_swivel(obj, limb)
                 except MappingError as exc:
@@ -259,7 +259,7 @@ class LIMBER_OT_add_chain(_ArmatureOperator):
         eff.tip_bone = tip
         preferences.apply_chain_defaults(chain, eff, context)
         dg = context.evaluated_depsgraph_get()
-        eff.target = _target_empty(context, obj, chain.name, tip, dg)
+        eff.target = target_empty(context, obj, chain.name, tip, dg)
         return {"FINISHED"}
 
 
@@ -340,7 +340,7 @@ class LIMBER_OT_bake(_ArmatureOperator):
     )
     disable_limbs: BoolProperty(  # type: ignore[valid-type]
         name="Disable Limbs",
-        description="Disable the baked limbs and chains afterwards, so the keys play back "
+        description="Disable the baked limbs, chains and bodies afterwards, so the keys play back "
         "unchanged",
         default=False,
     )
@@ -386,7 +386,9 @@ class LIMBER_OT_bake(_ArmatureOperator):
                         rpt_("Limber: nothing baked on {!r} (0 keys)").format(obj.name))
             return {"CANCELLED"}
         if self.disable_limbs:
-            for items, done in ((obj.limber.limbs, names), (obj.limber.chains, chains)):
+            bodies = [b.name for b in obj.limber.bodies if b.enabled]  # baked with the rest
+            for items, done in ((obj.limber.limbs, names), (obj.limber.chains, chains),
+                                (obj.limber.bodies, bodies)):
                 for it in items:
                     if it.name in done:
                         it.enabled = False
@@ -476,6 +478,11 @@ class LIMBER_OT_snap_target(_SnapOperator):
     def snap(self, obj: Any, limb: Any, depsgraph: Any) -> solve.FkSnap | None:
         solve.snap_target(obj, limb, depsgraph)
         return None
+
+
+#: For operators defined in other modules (the body's).
+ArmatureOperator = _ArmatureOperator
+armature_prop = _armature_prop
 
 
 CLASSES: tuple[type, ...] = (

@@ -30,7 +30,8 @@ class Needs(enum.Enum):
     ARMATURE = "armature"  # any armature (detect, add)
     LIMBS = "limbs"  # at least one limb (snap, remove limb)
     CHAINS = "chains"  # at least one chain (remove chain)
-    ENABLED = "enabled"  # an enabled limb or chain (solve, bake, live)
+    ENABLED = "enabled"  # an enabled limb, chain or body (solve, bake, live)
+    BODIES = "bodies"  # at least one body (remove body)
 
 
 def poll_reason(context: Any, needs: Needs) -> str | None:
@@ -48,8 +49,10 @@ def poll_reason(context: Any, needs: Needs) -> str | None:
         return iface_("The armature has no Limber limbs: add or detect one first")
     if needs is Needs.CHAINS and not len(data.chains):
         return iface_("The armature has no Limber chains: add one first")
+    if needs is Needs.BODIES and not len(data.bodies):
+        return iface_("The armature has no Limber body: add one first")
     if needs is Needs.ENABLED and not any(
-        it.enabled for items in (data.limbs, data.chains) for it in items
+        it.enabled for items in (data.limbs, data.chains, data.bodies) for it in items
     ):
         return iface_("The armature has no enabled Limber limb or chain")
     return None

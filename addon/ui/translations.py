@@ -98,6 +98,15 @@ TRANSLATIONS: dict[str, dict[tuple[str, str], str]] = {
                "than its hinge axis); IK will move it by: {}"):
             "Limber: der FK-Ellbogen liegt neben dem Gelenkkreis (der untere Knochen dreht "
             "sich um mehr als seine Gelenkachse); IK verschiebt ihn um: {}",
+        # the body's operators and panel (ui/body.py)
+        (_CTX, "Limber: {!r} already has a body {!r}; remove it first"):
+            "Limber: {!r} hat schon einen Körper {!r}; zuerst entfernen",
+        (_CTX, "Limber: no body found in {!r}: {}"): "Limber: kein Körper in {!r} gefunden: {}",
+        (_CTX, "Limber: body {}: {}"): "Limber: Körper {}: {}",
+        (_CTX, "Limber: limbs driven by the body were disabled: {}"):
+            "Limber: vom Körper gesteuerte Gliedmaßen wurden deaktiviert: {}",
+        (_CTX, "Limber: no body at index {}"): "Limber: kein Körper an Index {}",
+        (_CTX, "Bending: {}"): "Beugend: {}",
     },
 }
 

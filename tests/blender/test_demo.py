@@ -17,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FRAMES = 6
+BODY_FRAMES = 4
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 #: Reopens the .blend with Limber installed (as the demo installs it), reports the baked
@@ -65,7 +66,7 @@ def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("demo_out")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "demo_blender.py"), "--frames", str(FRAMES),
-         "--contact", "2", "--out", str(out)],
+         "--contact", "2", "--body-frames", str(BODY_FRAMES), "--out", str(out)],
         capture_output=True, text=True, timeout=600, check=False, env=_env(), cwd=ROOT,
     )
     assert proc.returncode == 0, f"demo failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -98,6 +99,16 @@ def test_demo_summary_reports_every_limb_and_frame(demo_out: Path) -> None:
     # What the demo claims for its first frames: every target reached, exactly.
     assert summary["limb_frames_reached"] == 4 * FRAMES
     assert summary["position_error_m"]["max"] < 1e-5
+
+
+def test_demo_full_body_scene_keeps_the_feet_pinned(demo_out: Path) -> None:
+    summary = json.loads((demo_out / "summary.json").read_text(encoding="utf-8"))
+    body = summary["body"]
+    assert body["frames"] == BODY_FRAMES
+    assert body["feet_position_error_max_m"] <= 1e-5  # 0.01 mm, on the evaluated pose
+    assert body["hand_error_m"]["first"] <= 1e-5
+    assert (demo_out / "body_sheet.png").read_bytes()[:8] == PNG_SIGNATURE
+    assert "## Full body" in (demo_out / "report.md").read_text(encoding="utf-8")
 
 
 def test_demo_blend_reopens_with_the_baked_action(demo_out: Path) -> None:

@@ -1,0 +1,358 @@
+"""Per-frame work for a body: read → requests → :func:`core.solve_body` → write → verify.
+
+:func:`solve_body_settings` is what :func:`.solve.solve_object` (hence ``limber.solve``,
+live solving, live playback and ``limber.bake``) calls for each enabled body
+(``Object.limber.bodies``):
+
+1. *read*: the frame the root's location and rotation act in
+   (:func:`..bridge.body.root_frame`, evaluated), each pin's target in it, the current
+   pose as the start (the previous frame's while playing or baking);
+2. *core*: :func:`core.solve_body` on the body's skeleton (:func:`body_rig_for`): the
+   root, spine, neck and head numerically with strict priorities, each goaled limb
+   analytically;
+3. *write*: the whole configuration (the root's location and rotation, every bending
+   bone, every limb);
+4. the depsgraph is evaluated once, and each goaled limb is solved again through the limb
+   pipeline (:mod:`..bridge.requests`, :func:`core.solve_limb`) from the shoulder / hip
+   frame Blender evaluated, with the elbow / knee where the body put it; the head's aim
+   likewise from its evaluated frame. Whatever the rig does between the bones (Rigify's
+   helper bones and constraints), the limbs land on their targets as Blender shows them;
+5. *verify*: evaluated once more, every pin is measured on the evaluated pose; a limb that
+   misses is re-solved with a corrected goal (:func:`..bridge.verify.corrected_goal`).
+
+The body's status (kind ``"body"``) is its worst pin; each pin's is stored in its own
+``status``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ...core import (
+    Body,
+    BodyLimb,
+    BodySettings,
+    LimberError,
+    Method,
+    SolveSettings,
+    goal_in_frame,
+    solve,
+    solve_body,
+    solve_limb,
+)
+from ..bridge import body as body_map
+from ..bridge import read, requests, verify
+from ..bridge import rig as mapping
+from ..bridge.body import BodyRig
+from ..bridge.read import ReadError
+from ..bridge.requests import AXES, WRIST_GOALS
+from ..bridge.rig import ChainRig, LimbRig, MappingError
+from ..bridge.write import write_chain, write_limb
+from .solve import LimbStatus, bone_signature, effector_goal
+
+#: Pin kinds that end a limb (the body's analytic units).
+LIMB_KINDS = ("FOOT", "HAND")
+#: Numeric tolerance of the body's levels (m / rad): far below Blender's float32 pose.
+BODY_TOLERANCE = 1e-7
+
+#: Last status per (object name, body name).
+BODY_STATUS: dict[tuple[str, str], LimbStatus] = {}
+_RIGS: dict[tuple[str, str], tuple[tuple[Any, ...], BodyRig, Body]] = {}
+_HEADS: dict[tuple[str, str, str], tuple[tuple[Any, ...], ChainRig]] = {}
+
+
+@dataclass(frozen=True)
+class PinLimb:
+    """A limb pin seen as limb settings by :func:`..bridge.read.read_limb` and
+    :func:`..bridge.requests.limb_request`: its target and goal, and the elbow target
+    (the ``pole``) in place of a swivel."""
+
+    pin: Any
+    name: str
+    goal_type: str
+    axis: str
+    target: Any
+    target_bone: str
+    swivel_mode: str = "POLE"
+    pole: Any = None
+    swivel: float = 0.0
+
+    @property
+    def id_data(self) -> Any:
+        return self.pin.id_data
+
+    def path_from_id(self, prop: str) -> str:
+        return f"{self.pin.path_from_id()}.{prop}"
+
+
+def clear_caches() -> None:
+    """Forget cached body rigs and statuses (with :func:`.solve.clear_caches`)."""
+    _RIGS.clear()
+    _HEADS.clear()
+    BODY_STATUS.clear()
+
+
+def limb_pins(body: Any) -> list[Any]:
+    """The body's foot and hand pins (each names a limb's three bones)."""
+    return [p for p in body.pins if p.kind in LIMB_KINDS and p.upper_bone and p.lower_bone
+            and p.tip_bone]
+
+
+def goal_pins(body: Any) -> list[Any]:
+    """The pins that are goals this frame: enabled, with a target."""
+    return [p for p in body.pins if p.enabled and p.target is not None and p.tip_bone]
+
+
+def body_rig_for(obj: Any, body: Any) -> tuple[BodyRig, Body]:
+    """The (cached) :class:`~..bridge.body.BodyRig` and :class:`core.Body` of a body's
+    settings; rebuilt when its bones or settings changed."""
+    pins = limb_pins(body)
+    head = [p.tip_bone for p in body.pins if p.kind == "HEAD" and p.tip_bone]
+    bend = [b.name for b in body.bend_bones]
+    tips = [p.tip_bone for p in pins] + head + bend
+    try:
+        bones = mapping.chain_bones(obj, body.root_bone, tips)
+        sig: tuple[Any, ...] = (body.root_bone, tuple(bend), tuple(head), body.use_limits,
+                                body.bend_range, obj.as_pointer(),
+                                tuple((p.upper_bone, p.lower_bone, p.tip_bone) for p in pins))
+        sig += tuple(bone_signature(pb) for pb in bones)
+    except MappingError:
+        sig = ()
+    key = (obj.name, body.name)
+    hit = _RIGS.get(key)
+    if hit is not None and sig and hit[0] == sig:
+        return hit[1], hit[2]
+    limbs: dict[str, LimbRig] = {}
+    for p in pins:
+        limbs[p.name] = mapping.build_rig(obj, (p.upper_bone, p.lower_bone, p.tip_bone),
+                                          use_limits=body.use_limits)
+    rig = body_map.build_body(obj, body.root_bone, bend, limbs, head,
+                              bend_range=float(body.bend_range), use_limits=body.use_limits)
+    try:
+        core_body = Body(rig.chain.skeleton, [BodyLimb(name, lr.upper, lr.lower, lr.end)
+                                              for name, lr in limbs.items()])
+    except LimberError as exc:
+        raise MappingError(f"body {body.name!r}: {exc}") from exc
+    _RIGS[key] = (sig, rig, core_body)
+    return rig, core_body
+
+
+def _goals(obj: Any, rig: BodyRig, pins: list[Any], frame: Any, depsgraph: Any
+           ) -> list[Any]:
+    """The core goals of the pins (targets in the root frame), in pin order."""
+    goals = []
+    for p in pins:
+        t = read.target_world(p.target.evaluated_get(depsgraph), p.target_bone)
+        axis = np.array(AXES[p.axis])
+        if p.goal_type == "AIM" and p.kind in LIMB_KINDS:
+            # the limb holds its end bone's rotation: aim with the held axis
+            axis = mapping.read_rotation(obj.pose.bones[p.tip_bone]) @ axis
+        g, _, _ = effector_goal(p.goal_type, goal_in_frame(frame, t), axis,
+                                rig.chain.joint(p.tip_bone), float(p.weight), int(p.priority))
+        goals.append(g)
+    return goals
+
+
+def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, elbow_world: Any,
+                 depsgraph: Any, goal_frame: Any = None, reads: Any = None
+                 ) -> tuple[Any, dict[str, tuple[str, tuple[float, ...]]]]:
+    """Solve one goaled limb through the limb pipeline from its evaluated shoulder / hip
+    frame, the elbow / knee toward ``elbow_world``; returns (request, written)."""
+    view = PinLimb(pin=pin, name=pin.name, goal_type=pin.goal_type, axis=pin.axis,
+                   target=pin.target, target_bone=pin.target_bone)
+    if reads is None:
+        rd = read.read_limb(obj_eval, view, rig.bones, depsgraph, bool(rig.helpers))
+        req = requests.limb_request(view, rig, replace(rd, pole=elbow_world[None]))
+    else:
+        req = requests.with_goal(reads, view, goal_frame)
+    sol = solve_limb(req.limb, req.goal, **req.kwargs)
+    written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
+                         sol.wrist if pin.goal_type in WRIST_GOALS else None)
+    return req, written
+
+
+def _head_chain(obj: Any, rig: BodyRig, bone: str) -> ChainRig:
+    """The head as a one-joint chain with the body's DOFs (cached with the body rig)."""
+    key = (obj.name, rig.root, bone)
+    hit = _HEADS.get(key)
+    if hit is not None and hit[0][0] is rig:
+        return hit[1]
+    d = rig.chain.skeleton.joints[rig.chain.joint(bone)].dofs
+    chain = mapping.build_chain(obj, bone, [bone], dofs={bone: d})
+    _HEADS[key] = ((rig,), chain)
+    return chain
+
+
+def _finish_head(obj: Any, obj_eval: Any, rig: BodyRig, pin: Any, depsgraph: Any
+                 ) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """The head pin's goal solved for the head bone alone from its evaluated frame."""
+    chain = _head_chain(obj, rig, pin.tip_bone)
+    t = read.target_world(pin.target.evaluated_get(depsgraph), pin.target_bone)
+    goal, _, _ = effector_goal(pin.goal_type, goal_in_frame(mapping.root_frame(obj_eval, chain),
+                                                            t), np.array(AXES[pin.axis]), 0)
+    res = solve(chain.skeleton, [goal], mapping.read_chain_q(obj, chain), method=Method.DLS,
+                settings=SolveSettings(max_iterations=50, tolerance=BODY_TOLERANCE,
+                                       adaptive_damping=True))
+    return write_chain(obj, chain, res.q)
+
+
+def measure_pins(obj: Any, depsgraph: Any, body: Any, st: LimbStatus) -> None:
+    """Measure every goal pin on the evaluated pose (no update here) into
+    ``st.effectors`` (position, orientation, reached) and the worst into ``st``."""
+    obj_eval = obj.evaluated_get(depsgraph)
+    st.effectors = []
+    for p in goal_pins(body):
+        pos, ori = verify.effector_errors(obj_eval, p, depsgraph)
+        st.effectors.append((pos, ori, verify.reached(pos, ori)))
+    st.position_error = max((e[0] for e in st.effectors), default=0.0)
+    st.orientation_error = max((e[1] for e in st.effectors), default=0.0)
+    st.reached = all(e[2] for e in st.effectors)
+    st.measured = "depsgraph"
+
+
+def _refine(obj: Any, depsgraph: Any, body: Any, st: LimbStatus,
+            finished: dict[str, tuple[LimbRig, Any, Any]]) -> None:
+    """Re-solve limbs whose evaluated end bone misses with a corrected goal (at most
+    :data:`..bridge.verify.REFINE_ROUNDS` rounds, while the error shrinks)."""
+    pins = goal_pins(body)
+    for _ in range(verify.REFINE_ROUNDS):
+        obj_eval = obj.evaluated_get(depsgraph)
+        again = False
+        for p, (_, _, ok) in zip(pins, st.effectors, strict=True):
+            if ok or p.name not in finished:
+                continue
+            rig, req, pin = finished[p.name]
+            end = read.bone_world(obj_eval, rig.end)
+            g = verify.corrected_goal(req, end)
+            req2, written = _finish_limb(obj, obj_eval, rig, pin, None, depsgraph, g, req)
+            finished[p.name] = (rig, req2, pin)
+            st.written.update(written)
+            again = True
+        if not again:
+            return
+        before = st.position_error + st.orientation_error
+        depsgraph.update()
+        measure_pins(obj, depsgraph, body, st)
+        if st.reached or st.position_error + st.orientation_error > 0.5 * before:
+            return
+
+
+def solve_body_settings(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, *,
+                        write: bool = True) -> LimbStatus:
+    """Solve one body (``LIMBER_PG_body``) at the current frame and write its pose (see
+    the module docstring). Without ``write`` only the core solve runs (the status then
+    has the model's errors)."""
+    t0 = time.perf_counter()
+    st = LimbStatus(object=obj.name, limb=body.name, kind="body", solver="BODY", proven=True)
+    pins = goal_pins(body)
+    if not len(body.pins):
+        st.message = "no pins"
+    elif not pins:
+        st.message = "skipped: no pin has a target"
+    else:
+        try:
+            _solve(obj, obj_eval, body, depsgraph, st, pins, write)
+        except (MappingError, ReadError, LimberError, ValueError) as exc:
+            st.message = f"skipped: {exc}"
+            st.solved = False
+    st.total_us = (time.perf_counter() - t0) * 1e6
+    BODY_STATUS[(obj.name, body.name)] = st
+    return st
+
+
+def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
+           pins: list[Any], write: bool) -> None:
+    rig, core_body = body_rig_for(obj, body)
+    frame = body_map.root_frame(obj_eval, rig)
+    goals = _goals(obj, rig, pins, frame, depsgraph)
+    q0 = mapping.read_chain_q(obj, rig.chain)
+    settings = BodySettings(tolerance=BODY_TOLERANCE, max_iterations=int(body.max_iterations),
+                            use_limits=bool(body.use_limits))
+    t1 = time.perf_counter()
+    sol = solve_body(core_body, goals, q0, settings)
+    st.solve_us = (time.perf_counter() - t1) * 1e6
+    st.solved = True
+    st.iterations = int(sol.iterations)
+    st.stop_reason = str(getattr(sol.reason, "name", sol.reason))
+    st.within_limits = bool(sol.within_limits)
+    st.effector_errors = tuple(float(x) for x in np.atleast_1d(sol.goal_error))
+    st.reachable = bool(np.all(sol.reached))
+    notes: list[str] = []
+    if not write:
+        st.effectors = [(float(e), 0.0, bool(r)) for e, r in zip(sol.goal_error, sol.reached,
+                                                                  strict=True)]
+        st.position_error = max((e[0] for e in st.effectors), default=0.0)
+        st.orientation_error = 0.0
+        st.reached = st.reachable
+        st.measured = "model"
+        notes.append("not written: model errors")
+    else:
+        st.written = write_chain(obj, rig.chain, sol.q, st.written_locations)
+        depsgraph.update()
+        obj_eval = obj.evaluated_get(depsgraph)
+        world = frame @ rig.chain.skeleton.forward(sol.q)
+        finished: dict[str, tuple[LimbRig, Any, Any]] = {}
+        for p in pins:
+            if p.kind in LIMB_KINDS and p.name in rig.limbs:
+                lr = rig.limbs[p.name]
+                elbow = world[rig.chain.joint(lr.lower), :3, 3]
+                req, written = _finish_limb(obj, obj_eval, lr, p, elbow, depsgraph)
+                finished[p.name] = (lr, req, p)
+                st.written.update(written)
+            elif p.kind == "HEAD":
+                st.written.update(_finish_head(obj, obj_eval, rig, p, depsgraph))
+        depsgraph.update()
+        measure_pins(obj, depsgraph, body, st)
+        if not st.reached:
+            _refine(obj, depsgraph, body, st, finished)
+        yielding = [p.name for p, e in zip(pins, st.effectors, strict=True)
+                    if not e[2] and yields(p, pins)]
+        if yielding:
+            notes.append(f"{', '.join(yielding)} yield to higher-priority pins")
+    st.notes = notes
+    st.message = verify.status_message(st)
+
+
+def yields(pin: Any, pins: list[Any]) -> bool:
+    """Whether a goal pin has a more important (lower-numbered) goal pin above it."""
+    return any(q.priority < pin.priority for q in pins)
+
+
+def pin_message(st: LimbStatus, pin: Any, pins: list[Any], pos: float, ori: float,
+                ok: bool) -> str:
+    """A pin's status message (measured on the evaluated pose)."""
+    if not st.solved:
+        return st.message
+    if ok:
+        return "ok" if st.within_limits else "reached; outside the joint limits"
+    why = " (it yields to higher-priority pins)" if yields(pin, pins) else ""
+    return (f"target not reached{why} (position error {pos:.4g} m, orientation error "
+            f"{ori:.4g} rad, measured on the evaluated pose)")
+
+
+def store(obj: Any, st: LimbStatus) -> None:
+    """Copy a body status into the body's and its pins' ``status`` properties."""
+    body = obj.limber.bodies.get(st.limb)
+    if body is None:
+        return
+    verify.store(body.status, st)
+    pins = goal_pins(body)
+    k = 0
+    for p in body.pins:
+        if p not in pins or k >= len(st.effectors):
+            p.status.reached = False
+            p.status.message = ("skipped: disabled or no target" if p not in pins
+                                else st.message)
+            continue
+        pos, ori, ok = st.effectors[k]
+        k += 1
+        p.status.position_error, p.status.orientation_error = pos, ori
+        p.status.reached, p.status.within_limits = ok, st.within_limits
+        p.status.measured = st.measured == "depsgraph"
+        p.status.frame = st.frame or 0
+        p.status.message = pin_message(st, p, pins, pos, ori, ok)
+
