@@ -206,7 +206,9 @@ def frame_product(g: tuple[Vec, Vec, Vec], r: tuple[Vec, Vec, Vec]) -> Mat:
 
 
 def rotation_angle(a: Mat, b: Mat, ops: Ops) -> Any:
-    """Angle (rad, [0, π]) of aᵀb, via atan2 of its skew part and trace (robust)."""
+    """Angle (rad, [0, π]) of aᵀb, via atan2 of its skew part and trace (accurate near 0
+    and π, unlike acos of the trace): the core's one relative-rotation angle
+    (:func:`core.geometry.rotations.relative_angle` runs it on arrays)."""
     at = transpose(a)
     bt = transpose(b)
     # (aᵀb)[i][j] = a[:, i] · b[:, j]
@@ -262,12 +264,13 @@ def vec_of(arr: Any) -> Vec:
 
 
 def mat_of(arr: Any) -> Mat:
-    """Rows of components of an array of shape (3, 3) or (N, 3, 3)."""
+    """Rows of components of an array of shape (3, 3) (Python floats) or (..., 3, 3)
+    (arrays of the batch shape)."""
     if arr.ndim == 2:
         r0, r1, r2 = arr.tolist()
         return (tuple(r0), tuple(r1), tuple(r2))
     return tuple(  # type: ignore[return-value]
-        tuple(arr[:, i, j] for j in range(3)) for i in range(3)
+        tuple(arr[..., i, j] for j in range(3)) for i in range(3)
     )
 
 

@@ -1,0 +1,272 @@
+"""A/B timing of two source trees on the rows of ``benchmarks.limb`` and ``benchmarks.chains``.
+
+Run from the repository root::
+
+    PYTHONPATH=. .venv/bin/python -m benchmarks.ab BEFORE_TREE AFTER_TREE [--rounds 3]
+
+Each tree is a checkout of the repository (for example ``git archive <commit> | tar -x -C
+/tmp/before``). Every row group (the limb solve cases, the Tolani partial/aim cases, one
+numeric method on the chain fixtures, the tracking test) runs in a fresh process per tree
+and round, the two trees alternating (which one goes first alternates too), so both see
+the same machine load. Each process imports that tree's own ``core`` and its own
+``benchmarks.limb`` / ``benchmarks.chains`` timing functions (the same functions in both
+trees), with fixed sizes smaller than the full runs. The report gives, per row, the median
+over rounds of each tree and their ratio (after / before); rows more than ``--threshold``
+slower are listed for a repeat (``--only`` runs the given groups again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+#: Sizes of the A/B rows (the full benchmarks use larger ones; the ratio is what counts).
+LIMB_SINGLE = 400
+LIMB_BATCH = 20_000
+CHAIN_ITERS = 20
+CHAIN_REPEATS = 9
+CHAIN_BIG = 500
+CHAIN_SOLVES = 9
+CHAIN_BUDGET = 500
+#: LBFGSB loops over batch rows in Python and runs 20 L-BFGS-B iterations per outer one.
+LBFGSB_BIG = 20
+LBFGSB_BUDGET = 20
+TRACK_FRAMES = 150
+
+METHODS = (
+    "JACOBIAN_TRANSPOSE",
+    "PSEUDOINVERSE",
+    "DLS",
+    "DLS_CLAMPED",
+    "SDLS",
+    "CCD",
+    "LBFGSB",
+    "TASK_PRIORITY",
+    "EXTENDED_JACOBIAN",
+)
+GROUPS: tuple[str, ...] = ("limb", "tolani", *(f"chain:{m}" for m in METHODS), "tracking")
+
+
+# ------------------------------------------------------------------------------- worker
+
+
+def _limb_rows() -> dict[str, float]:
+    from benchmarks import limb as lb  # the tree's own module (sys.path set by the worker)
+
+    sizes = lb.Sizes(
+        single=LIMB_SINGLE,
+        batch=LIMB_BATCH,
+        batch_repeats=3,
+        unsolvable_single=20,
+        unsolvable_batch=40,
+        construction=2000,
+    )
+    arm = lb.human_arm(limits=True)
+    free = arm.with_limits(None)
+    seed = lb.SEED
+    out: dict[str, float] = {}
+    for name, limb, position_only in (
+        (lb.CASES[0], free, True),
+        (lb.CASES[1], free, False),
+        (lb.CASES[2], arm, True),
+        (lb.CASES[3], arm, False),
+    ):
+        gen = lb.random_reachable_goals if limb.limits is not None else lb.random_unlimited_goals
+        single = gen(limb, sizes.single, seed + 1, position_only=position_only)
+        batch = gen(limb, sizes.batch, seed + 2, position_only=position_only)
+        out[f"limb | {name} | single median µs"] = lb.time_single(
+            limb, lb.split_goals(single)
+        ).median_us
+        out[f"limb | {name} | batched µs/solve"] = lb.time_batch(
+            limb, batch, sizes.batch_repeats
+        ).us_per_solve
+    uns_single = lb.unsolvable_goals(arm, sizes.unsolvable_single, seed + 3)
+    uns_batch = lb.unsolvable_goals(arm, sizes.unsolvable_batch, seed + 4)
+    out[f"limb | {lb.CASES[4]} | single median µs"] = lb.time_single(
+        arm, lb.split_goals(uns_single)
+    ).median_us
+    out[f"limb | {lb.CASES[4]} | batched µs/solve"] = lb.time_batch(arm, uns_batch, 1).us_per_solve
+    import numpy as np
+
+    p1 = np.random.default_rng(seed).normal(size=3)
+    pose1 = lb.random_unlimited_goals(free, 1, seed)
+    r1 = np.asarray(pose1.rotation)[0]
+    out["limb | PositionGoal(p), single | µs"] = lb.time_construction(
+        lambda: lb.PositionGoal(p1), sizes.construction
+    )
+    out["limb | PoseGoal(p, R), single | µs"] = lb.time_construction(
+        lambda: lb.PoseGoal(p1, r1), sizes.construction
+    )
+    return out
+
+
+def _tolani_rows() -> dict[str, float]:
+    from benchmarks import limb as lb
+
+    sizes = lb.Sizes(
+        single=0,
+        batch=0,
+        batch_repeats=1,
+        unsolvable_single=0,
+        unsolvable_batch=0,
+        construction=0,
+        tolani_single=200,
+        tolani_batch=20_000,
+        tolani_limited_batch=1000,
+        tolani_slow_single=10,
+        tolani_slow_batch=10,
+    )
+    out: dict[str, float] = {}
+    for case, batch_n in lb.tolani_cases(sizes, lb.SEED):
+        r = lb.time_tolani(case, batch_n)
+        out[f"tolani | {case.name} | single median µs"] = r.single_median_us
+        out[f"tolani | {case.name} | batched µs/solve"] = r.batch_us
+    return out
+
+
+def _chain_rows(method_name: str) -> dict[str, float]:
+    from benchmarks import chains as ch
+
+    method = ch.Method[method_name]
+    slow = method_name == "LBFGSB"
+    big = LBFGSB_BIG if slow else CHAIN_BIG
+    budget = LBFGSB_BUDGET if slow else CHAIN_BUDGET
+    out: dict[str, float] = {}
+    for name, make in ch.FIXTURES.items():
+        fx = make()
+        key = f"chains | {method_name} | {name}"
+        out[f"{key} | µs/iter single"] = ch.per_iteration(method, fx, 1, CHAIN_ITERS, CHAIN_REPEATS)
+        out[f"{key} | µs/solve single"] = ch.per_solve(method, fx, CHAIN_SOLVES, budget)[0]
+        bit = 3 if slow else CHAIN_ITERS
+        reps = 3
+        out[f"{key} | µs/problem-iter batched"] = ch.per_iteration(method, fx, big, bit, reps)
+        out[f"{key} | µs/problem-iter batched, 1 thread"] = ch.per_iteration(
+            method, fx, big, bit, reps, threads=1
+        )
+        out[f"{key} | µs/solve batched"] = ch.per_solve_batched(method, fx, big, budget)[0]
+    return out
+
+
+def _tracking_rows() -> dict[str, float]:
+    from benchmarks import chains as ch
+
+    out: dict[str, float] = {}
+    for method in ch.Method:
+        for name in ("Y", "double-Y"):
+            frames = TRACK_FRAMES if method is not ch.Method.LBFGSB else TRACK_FRAMES // 10
+            out[f"tracking | {method.name} | {name} | µs/update"] = ch.tracking(
+                method, name, frames
+            )[0]
+    return out
+
+
+def _worker(group: str) -> dict[str, float]:
+    if group == "limb":
+        return _limb_rows()
+    if group == "tolani":
+        return _tolani_rows()
+    if group == "tracking":
+        return _tracking_rows()
+    if group.startswith("chain:"):
+        return _chain_rows(group.split(":", 1)[1])
+    raise SystemExit(f"unknown group {group!r}; valid: {', '.join(GROUPS)}")
+
+
+# ------------------------------------------------------------------------------- driver
+
+
+def _run(tree: Path, group: str) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", group, "--tree", str(tree)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{group} in {tree} failed:\n{proc.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def run_ab(
+    before: Path, after: Path, groups: Sequence[str], rounds: int, say: Callable[[str], None]
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Per row: (before's values, after's values), one per round."""
+    rows: dict[str, tuple[list[float], list[float]]] = {}
+    for r in range(rounds):
+        for k, group in enumerate(groups):
+            order = ((0, before), (1, after)) if (r + k) % 2 == 0 else ((1, after), (0, before))
+            for side, tree in order:
+                for row, value in _run(tree, group).items():
+                    rows.setdefault(row, ([], []))[side].append(value)
+            say(f"round {r + 1}/{rounds}: {group} done")
+    return rows
+
+
+def render(
+    rows: dict[str, tuple[list[float], list[float]]], threshold: float, title: str
+) -> tuple[str, list[str]]:
+    lines = [
+        f"## {title}",
+        "",
+        f"Load average {os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} CPUs. Median over "
+        "rounds; ratio = after / before (below 1: faster).",
+        "",
+        "| row | before | after | ratio | rounds |",
+        "|---|---|---|---|---|",
+    ]
+    slower: list[str] = []
+    for row, (b, a) in rows.items():
+        mb, ma = statistics.median(b), statistics.median(a)
+        ratio = ma / mb if mb > 0 else float("nan")
+        flag = " ⚠" if ratio > 1.0 + threshold else ""
+        if flag:
+            slower.append(row)
+        lines.append(f"| {row} | {mb:.4g} | {ma:.4g} | {ratio:.3f}{flag} | {len(b)} |")
+    return "\n".join(lines) + "\n", slower
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.ab", description=__doc__.splitlines()[0]
+    )
+    ap.add_argument("before", type=Path, nargs="?")
+    ap.add_argument("after", type=Path, nargs="?")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", nargs="*", default=None, help=f"groups (default all: {GROUPS})")
+    ap.add_argument("--threshold", type=float, default=0.05)
+    ap.add_argument("--title", default="A/B")
+    ap.add_argument("--json", type=Path, default=None, help="also write the raw values here")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        sys.path[:] = [str(args.tree)] + [p for p in sys.path if Path(p) != Path(__file__).parent]
+        print(json.dumps(_worker(args.worker)))
+        return 0
+    if args.before is None or args.after is None:
+        ap.error("BEFORE and AFTER trees are required")
+    groups = args.only or list(GROUPS)
+    rows = run_ab(args.before, args.after, groups, args.rounds, lambda m: print(m, file=sys.stderr))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    text, slower = render(rows, args.threshold, args.title)
+    print(text)
+    if slower:
+        print("slower than the threshold (repeat with --only):", file=sys.stderr)
+        for row in slower:
+            print(f"  {row}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
