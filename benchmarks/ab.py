@@ -8,7 +8,9 @@ Each tree is a checkout of the repository (for example ``git archive <commit> | 
 /tmp/before``). Every row group (the limb solve cases, the Tolani partial/aim cases, one
 numeric method on the chain fixtures, the tracking test) runs in a fresh process per tree
 and round, the two trees alternating (which one goes first alternates too), so both see
-the same machine load. Each process imports that tree's own ``core`` and its own
+the same machine load. ``--log`` appends each result as it arrives; ``--report LOG...``
+renders logs (several logs of the same trees add rounds: a repeat of slower-looking rows).
+Each process imports that tree's own ``core`` and its own
 ``benchmarks.limb`` / ``benchmarks.chains`` timing functions (the same functions in both
 trees), with fixed sizes smaller than the full runs. The report gives, per row, the median
 over rounds of each tree and their ratio (after / before); rows more than ``--threshold``
@@ -141,7 +143,8 @@ def _chain_rows(method_name: str) -> dict[str, float]:
     for name, make in ch.FIXTURES.items():
         fx = make()
         key = f"chains | {method_name} | {name}"
-        out[f"{key} | µs/iter single"] = ch.per_iteration(method, fx, 1, CHAIN_ITERS, CHAIN_REPEATS)
+        iters, repeats = (5, 3) if slow else (CHAIN_ITERS, CHAIN_REPEATS)
+        out[f"{key} | µs/iter single"] = ch.per_iteration(method, fx, 1, iters, repeats)
         out[f"{key} | µs/solve single"] = ch.per_solve(method, fx, CHAIN_SOLVES, budget)[0]
         bit = 3 if slow else CHAIN_ITERS
         reps = 3
@@ -198,17 +201,38 @@ def _run(tree: Path, group: str) -> dict[str, float]:
 
 
 def run_ab(
-    before: Path, after: Path, groups: Sequence[str], rounds: int, say: Callable[[str], None]
+    before: Path,
+    after: Path,
+    groups: Sequence[str],
+    rounds: int,
+    say: Callable[[str], None],
+    log: Path | None = None,
 ) -> dict[str, tuple[list[float], list[float]]]:
-    """Per row: (before's values, after's values), one per round."""
+    """Per row: (before's values, after's values), one per round. ``log``: each group's
+    result is appended there as it arrives (JSON lines; :func:`load_log` reads them)."""
     rows: dict[str, tuple[list[float], list[float]]] = {}
     for r in range(rounds):
         for k, group in enumerate(groups):
             order = ((0, before), (1, after)) if (r + k) % 2 == 0 else ((1, after), (0, before))
             for side, tree in order:
-                for row, value in _run(tree, group).items():
+                result = _run(tree, group)
+                for row, value in result.items():
                     rows.setdefault(row, ([], []))[side].append(value)
+                if log is not None:
+                    with log.open("a", encoding="utf-8") as f:
+                        f.write(json.dumps({"side": side, "rows": result}) + "\n")
             say(f"round {r + 1}/{rounds}: {group} done")
+    return rows
+
+
+def load_log(*logs: Path) -> dict[str, tuple[list[float], list[float]]]:
+    """The rows of one or more logs written by :func:`run_ab` (repeats add rounds)."""
+    rows: dict[str, tuple[list[float], list[float]]] = {}
+    for log in logs:
+        for line in log.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            for row, value in entry["rows"].items():
+                rows.setdefault(row, ([], []))[entry["side"]].append(value)
     return rows
 
 
@@ -245,7 +269,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help=f"groups (default all: {GROUPS})")
     ap.add_argument("--threshold", type=float, default=0.05)
     ap.add_argument("--title", default="A/B")
-    ap.add_argument("--json", type=Path, default=None, help="also write the raw values here")
+    ap.add_argument("--log", type=Path, default=None, help="append raw values here (JSON lines)")
+    ap.add_argument(
+        "--report", type=Path, nargs="*", default=None, help="only render these logs' rows"
+    )
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
