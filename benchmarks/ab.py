@@ -145,14 +145,18 @@ def _chain_rows(method_name: str) -> dict[str, float]:
         key = f"chains | {method_name} | {name}"
         iters, repeats = (5, 3) if slow else (CHAIN_ITERS, CHAIN_REPEATS)
         out[f"{key} | µs/iter single"] = ch.per_iteration(method, fx, 1, iters, repeats)
-        out[f"{key} | µs/solve single"] = ch.per_solve(method, fx, CHAIN_SOLVES, budget)[0]
+        us, its, _ = ch.per_solve(method, fx, CHAIN_SOLVES, budget)
+        out[f"{key} | µs/solve single"] = us
+        out[f"{key} | mean iterations, solve single"] = its
         bit = 3 if slow else CHAIN_ITERS
         reps = 3
         out[f"{key} | µs/problem-iter batched"] = ch.per_iteration(method, fx, big, bit, reps)
         out[f"{key} | µs/problem-iter batched, 1 thread"] = ch.per_iteration(
             method, fx, big, bit, reps, threads=1
         )
-        out[f"{key} | µs/solve batched"] = ch.per_solve_batched(method, fx, big, budget)[0]
+        us, its, _ = ch.per_solve_batched(method, fx, big, budget)
+        out[f"{key} | µs/solve batched"] = us
+        out[f"{key} | mean iterations, solve batched"] = its
     return out
 
 
@@ -271,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--title", default="A/B")
     ap.add_argument("--log", type=Path, default=None, help="append raw values here (JSON lines)")
     ap.add_argument(
-        "--report", type=Path, nargs="*", default=None, help="only render these logs' rows"
+        "--report", type=Path, action="append", help="only render this log (repeatable)"
     )
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
@@ -280,12 +284,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path[:] = [str(args.tree)] + [p for p in sys.path if Path(p) != Path(__file__).parent]
         print(json.dumps(_worker(args.worker)))
         return 0
-    if args.before is None or args.after is None:
-        ap.error("BEFORE and AFTER trees are required")
-    groups = args.only or list(GROUPS)
-    rows = run_ab(args.before, args.after, groups, args.rounds, lambda m: print(m, file=sys.stderr))
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    if args.report:
+        rows = load_log(*args.report)
+    else:
+        if args.before is None or args.after is None:
+            ap.error("BEFORE and AFTER trees are required")
+        rows = run_ab(
+            args.before,
+            args.after,
+            args.only or list(GROUPS),
+            args.rounds,
+            lambda m: print(m, file=sys.stderr),
+            args.log,
+        )
     text, slower = render(rows, args.threshold, args.title)
     print(text)
     if slower:

@@ -76,6 +76,7 @@ from .geometry import (
     compose_trs,
     continuous_eulers,
     continuous_quaternions,
+    cross_rows,
     euler_spec,
     euler_to_matrix,
     extrapolate_offset,
@@ -100,6 +101,7 @@ from .geometry import (
     similarity_scale,
     transform_points,
     translation,
+    unit_rows,
     wrap_angle,
 )
 from .goals import (
@@ -227,6 +229,8 @@ __all__ = [
     "relative_angle",
     "rodrigues",
     "wrap_angle",
+    "cross_rows",
+    "unit_rows",
     "affine_inverse",
     "apply_goal_offset",
     "basis_frame",

@@ -45,6 +45,7 @@ from .rotations import (
     rotation_angle_between,
     wrap_angle,
 )
+from .vec3 import cross_rows, unit_rows
 
 __all__ = [
     "EULER_ORDERS",
@@ -66,6 +67,8 @@ __all__ = [
     "relative_angle",
     "rodrigues",
     "wrap_angle",
+    "cross_rows",
+    "unit_rows",
     "affine_inverse",
     "apply_goal_offset",
     "basis_frame",

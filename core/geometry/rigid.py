@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .rotations import relative_angle
+from .vec3 import wrap
 
 FloatArray = NDArray[np.float64]
 
@@ -242,7 +243,7 @@ def continuous_eulers(e: ArrayLike, previous: ArrayLike | None = None) -> FloatA
         return a
     if previous is not None:
         p = np.asarray(previous, dtype=np.float64)
-        a[0] = p + np.mod(a[0] - p + math.pi, 2.0 * math.pi) - math.pi
+        a[0] = p + wrap(a[0] - p)
     out: FloatArray = np.unwrap(a, axis=0, period=2.0 * math.pi)
     return out
 
@@ -364,7 +365,7 @@ def nearest_eulers(families: ArrayLike, current: ArrayLike, allowed: ArrayLike |
     out = np.empty((len(fam), 3))
     cur = np.asarray(current, dtype=np.float64)
     for n in range(len(fam)):
-        d = np.abs(np.mod(fam[n] - cur + math.pi, 2.0 * math.pi) - math.pi).sum(axis=1)
+        d = np.abs(wrap(fam[n] - cur)).sum(axis=1)
         d = np.where(ok[n], d, np.inf)
         cur = out[n] = fam[n, int(np.argmin(d))]
     return out

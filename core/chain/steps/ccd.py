@@ -75,7 +75,7 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
     """Per DOF j: the DOFs i < j of the same joint whose world axis turns with DOF j (the
     Ball's Euler components applied after it, nearer the child; their kinematic nodes
     are deeper, hence numbered higher)."""
-    node = skeleton._kin.dof_node
+    node = skeleton.kinematic_plan.dof_node
     dj = skeleton.dof_joint
     idx = np.arange(skeleton.n_dofs)
     return tuple(
@@ -184,7 +184,7 @@ class CCDStep(IKSolver):
         st = state.settings
         q_acc = q[use] + clamp_max_abs(q_acc - q[use], st.max_step)  # the loop's clamp, first
         if st.use_limits:
-            q_acc = state.skeleton._clip(q_acc)
+            q_acc = state.skeleton.clip_unchecked(q_acc)
         trial = q.copy()
         trial[use] = q_acc
         # the residual only (no Jacobian: cheaper than state.evaluate)
@@ -204,7 +204,7 @@ class CCDStep(IKSolver):
         sk = state.skeleton
         q = state.q.copy()
         bsz = q.shape[0]
-        rot, _, w_all, p_all = sk._kinematics(q)
+        rot, _, w_all, p_all = sk.kinematics(q)
         w_all = w_all.copy()  # inner Euler axes are turned in place
         pos_b = [blk for blk in active if blk.kind is BlockKind.POSITION]
         rot_b = [blk for blk in active if blk.kind is BlockKind.ROTATION]
@@ -289,7 +289,7 @@ class CCDStep(IKSolver):
         e, jac = state.e, state.J
         n = q.shape[1]
         memo: dict[str, object] = {}
-        rot, org, w_all, _ = sk._kinematics(q)
+        rot, org, w_all, _ = sk.kinematics(q)
         for j in range(n - 1, -1, -1):
             w = w_all[:, j]  # (b, 3) world axis of DOF j
             big_a = np.zeros(q.shape[0])

@@ -54,7 +54,7 @@ def element_jacobian(skeleton: Skeleton, q: FloatArray) -> FloatArray:
     b = q.shape[0]
     if not el:
         return np.zeros((b, 0, skeleton.n_dofs))
-    rot, org, w, pd = skeleton._kinematics(q)
+    rot, org, w, pd = skeleton.kinematics(q)
     p, pp, c, mask = _element_data(skeleton)
     offs = np.stack([np.asarray(skeleton.joints[i].offset)[:3, :3] for i in p])  # (E, 3, 3)
     parent_rot = np.where(
