@@ -42,6 +42,7 @@ from .rotations import (
     quaternion_of,
     relative_angle,
     rodrigues,
+    rotation_about,
     rotation_angle_between,
     wrap_angle,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "rotation_angle_between",
     "relative_angle",
     "rodrigues",
+    "rotation_about",
     "wrap_angle",
     "cross_rows",
     "unit_rows",

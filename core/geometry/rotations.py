@@ -66,6 +66,7 @@ __all__ = [
     "rotation_angle_between",
     "relative_angle",
     "rodrigues",
+    "rotation_about",
     "check_rotation",
     "orthonormalize",
 ]
@@ -293,6 +294,12 @@ def rodrigues(axis: FloatArray, angle: ArrayLike) -> FloatArray:
         cb * _EYE + sb * skew(axis) + (1.0 - cb) * (axis[..., :, None] * axis[..., None, :])
     )
     return out
+
+
+def rotation_about(axis: ArrayLike, angle: float) -> FloatArray:
+    """Rot(axis, angle) for one unit ``axis`` given as any 3-sequence: :func:`rodrigues`
+    (unvalidated; ``angle`` in rad)."""
+    return rodrigues(np.asarray(axis, dtype=np.float64).reshape(3), angle)
 
 
 def matrix_to_axis_angle(R: ArrayLike) -> tuple[FloatArray, FloatArray]:

@@ -177,7 +177,7 @@ HOME: dict[str, tuple[str, ...]] = {
     "normalize": (),
     "normalise": ("core/geometry/rotations.py",),
     "rodrigues": ("core/geometry/rotations.py",),
-    "rotation_about": (),
+    "rotation_about": ("core/geometry/rotations.py",),
     "axis_angle_to_matrix": ("core/geometry/rotations.py",),
     "hinge_matrix": (),
     "quaternion_of": ("core/geometry/rotations.py",),
