@@ -28,6 +28,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from core import Method
+
 #: Sizes of the A/B rows (the full benchmarks use larger ones; the ratio is what counts).
 LIMB_SINGLE = 400
 LIMB_BATCH = 20_000
@@ -41,18 +43,8 @@ LBFGSB_BIG = 20
 LBFGSB_BUDGET = 20
 TRACK_FRAMES = 150
 
-METHODS = (
-    "JACOBIAN_TRANSPOSE",
-    "PSEUDOINVERSE",
-    "DLS",
-    "DLS_CLAMPED",
-    "SDLS",
-    "CCD",
-    "LBFGSB",
-    "TASK_PRIORITY",
-    "EXTENDED_JACOBIAN",
-)
-GROUPS: tuple[str, ...] = ("limb", "tolani", *(f"chain:{m}" for m in METHODS), "tracking")
+#: The row groups; one per numeric method (``core.Method`` is the same in both trees).
+GROUPS: tuple[str, ...] = ("limb", "tolani", *(f"chain:{m.name}" for m in Method), "tracking")
 
 
 # ------------------------------------------------------------------------------- worker
