@@ -1,20 +1,20 @@
-"""A/B timing of two source trees on the rows of ``benchmarks.limb`` and ``benchmarks.chains``.
+"""A/B timing of source trees on the rows of ``benchmarks.limb`` and ``benchmarks.chains``.
 
 Run from the repository root::
 
-    PYTHONPATH=. .venv/bin/python -m benchmarks.ab BEFORE_TREE AFTER_TREE [--rounds 3]
+    PYTHONPATH=. .venv/bin/python -m benchmarks.ab BEFORE_TREE [...] AFTER_TREE [--rounds 3]
 
 Each tree is a checkout of the repository (for example ``git archive <commit> | tar -x -C
 /tmp/before``). Every row group (the limb solve cases, the Tolani partial/aim cases, one
 numeric method on the chain fixtures, the tracking test) runs in a fresh process per tree
-and round, the two trees alternating (which one goes first alternates too), so both see
-the same machine load. ``--log`` appends each result as it arrives; ``--report LOG...``
+and round, the trees taking turns (which one goes first rotates too), so all see the
+same machine load. ``--log`` appends each result as it arrives; ``--report LOG...``
 renders logs (several logs of the same trees add rounds: a repeat of slower-looking rows).
 Each process imports that tree's own ``core`` and its own
 ``benchmarks.limb`` / ``benchmarks.chains`` timing functions (the same functions in both
 trees), with fixed sizes smaller than the full runs. The report gives, per row, the median
-over rounds of each tree and their ratio (after / before); rows more than ``--threshold``
-slower are listed for a repeat (``--only`` runs the given groups again).
+over rounds of each tree and the last tree's ratios to the others; rows more than
+``--threshold`` slower are listed for a repeat (``--only`` runs the given groups again).
 """
 
 from __future__ import annotations
@@ -31,17 +31,17 @@ from pathlib import Path
 from core import Method
 
 #: Sizes of the A/B rows (the full benchmarks use larger ones; the ratio is what counts).
-LIMB_SINGLE = 400
-LIMB_BATCH = 20_000
+LIMB_SINGLE = 300
+LIMB_BATCH = 10_000
 CHAIN_ITERS = 20
 CHAIN_REPEATS = 9
-CHAIN_BIG = 500
+CHAIN_BIG = 300
 CHAIN_SOLVES = 9
 CHAIN_BUDGET = 500
 #: LBFGSB loops over batch rows in Python and runs 20 L-BFGS-B iterations per outer one.
 LBFGSB_BIG = 20
 LBFGSB_BUDGET = 20
-TRACK_FRAMES = 150
+TRACK_FRAMES = 100
 
 #: The row groups; one per numeric method (``core.Method`` is the same in both trees).
 GROUPS: tuple[str, ...] = ("limb", "tolani", *(f"chain:{m.name}" for m in Method), "tracking")
@@ -57,8 +57,8 @@ def _limb_rows() -> dict[str, float]:
         single=LIMB_SINGLE,
         batch=LIMB_BATCH,
         batch_repeats=3,
-        unsolvable_single=20,
-        unsolvable_batch=40,
+        unsolvable_single=10,
+        unsolvable_batch=20,
         construction=2000,
     )
     arm = lb.human_arm(limits=True)
@@ -196,62 +196,80 @@ def _run(tree: Path, group: str) -> dict[str, float]:
     return result
 
 
+Rows = dict[str, dict[int, list[float]]]
+
+
 def run_ab(
-    before: Path,
-    after: Path,
+    trees: Sequence[Path],
     groups: Sequence[str],
     rounds: int,
     say: Callable[[str], None],
     log: Path | None = None,
-) -> dict[str, tuple[list[float], list[float]]]:
-    """Per row: (before's values, after's values), one per round. ``log``: each group's
-    result is appended there as it arrives (JSON lines; :func:`load_log` reads them)."""
-    rows: dict[str, tuple[list[float], list[float]]] = {}
+) -> Rows:
+    """Per row and tree index: one value per round. Within a round each group runs in
+    every tree back to back, in an order rotated from group to group and round to round.
+    ``log``: each result is appended there as it arrives (JSON lines, :func:`load_log`)."""
+    rows: Rows = {}
+    n = len(trees)
     for r in range(rounds):
         for k, group in enumerate(groups):
-            order = ((0, before), (1, after)) if (r + k) % 2 == 0 else ((1, after), (0, before))
-            for side, tree in order:
-                result = _run(tree, group)
+            shift = (r + k) % n
+            for side in [(i + shift) % n for i in range(n)]:
+                result = _run(trees[side], group)
                 for row, value in result.items():
-                    rows.setdefault(row, ([], []))[side].append(value)
+                    rows.setdefault(row, {}).setdefault(side, []).append(value)
                 if log is not None:
                     with log.open("a", encoding="utf-8") as f:
-                        f.write(json.dumps({"side": side, "rows": result}) + "\n")
+                        f.write(json.dumps({"round": r, "side": side, "rows": result}) + "\n")
             say(f"round {r + 1}/{rounds}: {group} done")
     return rows
 
 
-def load_log(*logs: Path) -> dict[str, tuple[list[float], list[float]]]:
+def load_log(*logs: Path) -> Rows:
     """The rows of one or more logs written by :func:`run_ab` (repeats add rounds)."""
-    rows: dict[str, tuple[list[float], list[float]]] = {}
+    rows: Rows = {}
     for log in logs:
         for line in log.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
             for row, value in entry["rows"].items():
-                rows.setdefault(row, ([], []))[entry["side"]].append(value)
+                rows.setdefault(row, {}).setdefault(entry["side"], []).append(value)
     return rows
 
 
-def render(
-    rows: dict[str, tuple[list[float], list[float]]], threshold: float, title: str
-) -> tuple[str, list[str]]:
+def render(rows: Rows, names: Sequence[str], threshold: float, title: str) -> tuple[str, list[str]]:
+    """Markdown: per row each tree's median over rounds and, for every earlier tree, the
+    last tree's ratio to it — the ratio of the medians and the median of the per-round
+    ratios (each pairs two runs made back to back, so it cancels slow load drift). A row
+    whose per-round median ratio to any earlier tree exceeds ``1 + threshold`` is listed."""
+    last = len(names) - 1
+    head = " | ".join(names)
+    ratio_cols = " | ".join(f"{names[last]} / {names[i]} (per round)" for i in range(last))
     lines = [
         f"## {title}",
         "",
         f"Load average {os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} CPUs. Median over "
-        "rounds; ratio = after / before (below 1: faster).",
+        "rounds; ratios below 1: faster.",
         "",
-        "| row | before | after | ratio | rounds |",
-        "|---|---|---|---|---|",
+        f"| row | {head} | {ratio_cols} | rounds |",
+        "|" + "---|" * (2 + len(names) + last),
     ]
     slower: list[str] = []
-    for row, (b, a) in rows.items():
-        mb, ma = statistics.median(b), statistics.median(a)
-        ratio = ma / mb if mb > 0 else float("nan")
-        flag = " ⚠" if ratio > 1.0 + threshold else ""
-        if flag:
+    for row, sides in rows.items():
+        if len(sides) < len(names):
+            continue
+        med = [statistics.median(sides[i]) for i in range(len(names))]
+        cells = []
+        flagged = False
+        for i in range(last):
+            pairs = [a / b for a, b in zip(sides[last], sides[i], strict=False) if b > 0]
+            per_round = statistics.median(pairs) if pairs else float("nan")
+            flag = " ⚠" if per_round > 1.0 + threshold else ""
+            flagged = flagged or bool(flag)
+            cells.append(f"{med[last] / med[i]:.3f} ({per_round:.3f}){flag}")
+        if flagged:
             slower.append(row)
-        lines.append(f"| {row} | {mb:.4g} | {ma:.4g} | {ratio:.3f}{flag} | {len(b)} |")
+        values = " | ".join(f"{m:.4g}" for m in med)
+        lines.append(f"| {row} | {values} | {' | '.join(cells)} | {len(sides[last])} |")
     return "\n".join(lines) + "\n", slower
 
 
@@ -259,8 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.ab", description=__doc__.splitlines()[0]
     )
-    ap.add_argument("before", type=Path, nargs="?")
-    ap.add_argument("after", type=Path, nargs="?")
+    ap.add_argument("trees", type=Path, nargs="*", help="source trees, the one measured last")
+    ap.add_argument("--names", nargs="*", default=None, help="a label per tree")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None, help=f"groups (default all: {GROUPS})")
     ap.add_argument("--threshold", type=float, default=0.05)
@@ -278,18 +296,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.report:
         rows = load_log(*args.report)
+        count = 1 + max(side for sides in rows.values() for side in sides)
     else:
-        if args.before is None or args.after is None:
-            ap.error("BEFORE and AFTER trees are required")
+        if len(args.trees) < 2:
+            ap.error("at least two trees are required")
+        count = len(args.trees)
         rows = run_ab(
-            args.before,
-            args.after,
+            args.trees,
             args.only or list(GROUPS),
             args.rounds,
             lambda m: print(m, file=sys.stderr),
             args.log,
         )
-    text, slower = render(rows, args.threshold, args.title)
+    names = args.names or [f"tree {i}" for i in range(count)]
+    text, slower = render(rows, names, args.threshold, args.title)
     print(text)
     if slower:
         print("slower than the threshold (repeat with --only):", file=sys.stderr)
