@@ -426,7 +426,8 @@ def quaternion_of(m: FloatArray) -> FloatArray:
         a, b, c = m21 - m12, m02 - m20, m10 - m01
         e, f, g = m01 + m10, m02 + m20, m12 + m21
         # the first largest diagonal term, as np.argmax picks it
-        q, best = (((1.0 + m00) + m11) + m22, a, b, c), ((1.0 + m00) + m11) + m22
+        d = ((1.0 + m00) + m11) + m22
+        q, best = (d, a, b, c), d
         d = ((1.0 + m00) - m11) - m22
         if d > best:
             q, best = (a, d, e, f), d
@@ -447,7 +448,8 @@ def quaternion_of(m: FloatArray) -> FloatArray:
     qb = np.take_along_axis(
         cand.reshape(m.shape[:-2] + (4, 4)), np.argmax(diag, axis=-1)[..., None, None], axis=-2
     )[..., 0, :]
-    norm = np.sqrt(np.sum(qb * qb, axis=-1))
+    qq = qb * qb
+    norm = np.sqrt(((qq[..., 0] + qq[..., 1]) + qq[..., 2]) + qq[..., 3])
     out: FloatArray = qb * (np.where(qb[..., 0] < 0.0, -1.0, 1.0) / norm)[..., None]
     return out
 
