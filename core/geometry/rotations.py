@@ -45,7 +45,7 @@ from ..errors import (
     ShapeMismatchError,
     format_value,
 )
-from .vec3 import TAU, ArrayOps, mat_of, rotation_angle, skew, wrap
+from .vec3 import TAU, ArrayOps, angle_of_rotation, mat_of, skew, wrap
 
 __all__ = [
     "FloatArray",
@@ -681,15 +681,10 @@ def rotation_angle_between(R1: ArrayLike, R2: ArrayLike) -> FloatArray:
 
 def relative_angle(a: FloatArray, b: FloatArray) -> FloatArray:
     """Angle ``[0, pi]`` of ``a^T @ b`` for float64 rotation arrays ``(..., 3, 3)`` (batches
-    broadcast): :func:`rotation_angle_between` unvalidated. The formula is the component
-    kernel's :func:`~core.geometry.vec3.rotation_angle`, with numpy's sqrt and atan2 on the
-    entries' arrays of a batch, or on the Python floats of one pair of matrices (the same
-    result as its row of a batch)."""
-    if a.ndim == 2 and b.ndim == 2:
-        one: FloatArray = rotation_angle(mat_of(a), mat_of(b), ArrayOps)
-        return one
-    a, b = np.broadcast_arrays(a, b)
-    out: FloatArray = rotation_angle(mat_of(a), mat_of(b), ArrayOps)
+    broadcast): :func:`rotation_angle_between` unvalidated, the component kernel's
+    :func:`~core.geometry.vec3.angle_of_rotation` on the entries of the product (Python
+    floats for one pair of matrices, the same result as its row of a batch)."""
+    out: FloatArray = angle_of_rotation(mat_of(np.swapaxes(a, -1, -2) @ b), ArrayOps)
     return out
 
 

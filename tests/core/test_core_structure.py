@@ -187,6 +187,7 @@ HOME: dict[str, tuple[str, ...]] = {
     "continuous_quaternions": ("core/geometry/rigid.py",),
     "relative_angle": ("core/geometry/rotations.py",),
     "rotation_angle": ("core/geometry/vec3.py",),
+    "angle_of_rotation": ("core/geometry/vec3.py",),
     "rotation_angle_between": ("core/geometry/rotations.py",),
     "angle_between": (),
     "rigid_inverse": ("core/geometry/rigid.py",),
