@@ -419,10 +419,11 @@ def quaternion_of(m: FloatArray) -> FloatArray:
     """:func:`matrix_to_quat` of float64 rotation matrices ``(..., 3, 3)``, unvalidated
     (for callers that already hold finite float64 matrices).
 
-    One matrix ``(3, 3)`` takes a branch on Python floats that performs the same
-    operations as the batched branch (same result, a fraction of the cost)."""
-    if m.ndim == 2:
-        (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m.tolist()
+    One matrix (``(3, 3)``, or a batch of one) takes a branch on Python floats that
+    performs the same operations as the batched branch (same result, a fraction of the
+    cost)."""
+    if m.size == 9:
+        (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m.reshape(3, 3).tolist()
         a, b, c = m21 - m12, m02 - m20, m10 - m01
         e, f, g = m01 + m10, m02 + m20, m12 + m21
         # the first largest diagonal term, as np.argmax picks it
@@ -439,7 +440,8 @@ def quaternion_of(m: FloatArray) -> FloatArray:
             q = (c, f, g, d)
         w, x, y, z = q
         scale = (-1.0 if w < 0.0 else 1.0) / math.sqrt(w * w + x * x + y * y + z * z)
-        return np.array((w * scale, x * scale, y * scale, z * scale))
+        one = np.array((w * scale, x * scale, y * scale, z * scale))
+        return one.reshape(m.shape[:-2] + (4,))
     m9 = m.reshape(m.shape[:-2] + (9,))
     diag = (1.0 + m9[..., 0:1] * _QUAT_SIGNS[0]) + m9[..., 4:5] * _QUAT_SIGNS[1]
     diag = diag + m9[..., 8:9] * _QUAT_SIGNS[2]

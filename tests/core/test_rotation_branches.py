@@ -47,7 +47,7 @@ def test_quaternion_of_one_matrix_equals_the_batched_branch_bit_for_bit(
 ) -> None:
     r = quat_to_matrix(q)
     single = quaternion_of(r)
-    batched = quaternion_of(r[None])[0]
+    batched = quaternion_of(np.stack((r, np.eye(3))))[0]  # two matrices: the array branch
     assert np.array_equal(single, batched)
     assert np.array_equal(matrix_to_quat(r), single)
 
