@@ -19,7 +19,7 @@ DEF- copies). What is not found is listed by :func:`detect` with the reason.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: Per limb kind: stem triples (upper, lower, end), tried in order; stems are the bone
@@ -165,6 +165,63 @@ RIGIFY_FK: dict[str, tuple[str, str, str, str]] = {
 #: The switch's custom property and its FK value (0 = IK, 1 = FK).
 RIGIFY_SWITCH = "IK_FK"
 RIGIFY_FK_VALUE = 1.0
+RIGIFY_IK_VALUE = 0.0
+#: The switch bone's property turning the IK pole control on (else the IK base control's
+#: rotation sets the swivel).
+RIGIFY_POLE_SWITCH = "pole_vector"
+
+
+@dataclass(frozen=True)
+class RigifyIk:
+    """A generated Rigify limb's IK chain (names without the side): the IK base control
+    (upper bone), the mechanism bone bending under the IK constraint (lower), the IK end
+    control, the pole control, the bone whose transform the ORG- end bone copies in IK
+    (the end control's result), the ORG- bones (what the rig shows in either mode) and
+    the DEF- end bone; ``tail``: (FK control, ORG- bone) pairs below the end bone that
+    the FK chain carries too (the toe)."""
+
+    base: str
+    mch: str
+    control: str
+    pole: str
+    result: str
+    org: tuple[str, str, str]
+    deform_end: str
+    tail: tuple[tuple[str, str], ...] = ()
+
+    def sided(self, side: str) -> RigifyIk:
+        """The same names with ``.<side>`` appended."""
+        def s(n: str) -> str:
+            return f"{n}.{side}"
+        return RigifyIk(s(self.base), s(self.mch), s(self.control), s(self.pole),
+                        s(self.result), (s(self.org[0]), s(self.org[1]), s(self.org[2])),
+                        s(self.deform_end), tuple((s(f), s(o)) for f, o in self.tail))
+
+
+#: Generated Rigify rigs: per kind, the IK chain Limber drives in IK mode.
+RIGIFY_IK: dict[str, RigifyIk] = {
+    "arm": RigifyIk("upper_arm_ik", "MCH-forearm_ik", "hand_ik", "upper_arm_ik_target",
+                    "MCH-upper_arm_ik_target", ("ORG-upper_arm", "ORG-forearm", "ORG-hand"),
+                    "DEF-hand"),
+    "leg": RigifyIk("thigh_ik", "MCH-shin_ik", "foot_ik", "thigh_ik_target",
+                    "MCH-thigh_ik_target", ("ORG-thigh", "ORG-shin", "ORG-foot"), "DEF-foot",
+                    (("toe_fk", "ORG-toe"),)),
+}
+
+
+def rigify_ik(obj: Any, switch_bone: str) -> RigifyIk | None:
+    """The IK chain of the Rigify limb whose IK/FK switch is ``switch_bone``
+    (``upper_arm_parent.L``), or None when the rig lacks any of its bones."""
+    stem, _, side = switch_bone.rpartition(".")
+    kind = next((k for k, v in RIGIFY_FK.items() if v[3] == stem), None)
+    if kind is None or not side:
+        return None
+    ik = RIGIFY_IK[kind].sided(side)
+    names = (ik.base, ik.mch, ik.control, ik.pole, ik.result, *ik.org, ik.deform_end)
+    bones = obj.data.bones
+    if not all(n in bones for n in names):
+        return None
+    return replace(ik, tail=tuple(t for t in ik.tail if t[0] in bones and t[1] in bones))
 
 
 def _rigify_fk(obj: Any, kind: str, side: str) -> DetectedLimb | None:

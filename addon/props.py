@@ -74,6 +74,15 @@ HINGE_AXES = [
 ]
 
 
+#: Controls a generated Rigify limb is driven through (``LIMBER_PG_limb.rigify_mode``).
+RIGIFY_MODES = [
+    ("FK", "FK Controls", "Rotate the FK controls (upper_arm_fk, forearm_fk, hand_fk); the "
+     "switch at FK"),
+    ("IK", "IK Controls", "Place Rigify's IK controls (hand_ik / foot_ik, the pole when the "
+     "rig uses one, the IK base's rotation) from Limber's solution; the switch at IK"),
+]
+
+
 def _forget_found_hinge(self: Any, context: Any) -> None:
     """A new Hinge Axis choice: AUTO looks at the rig, the animation and the pose again."""
     self.hinge_found_source = ""
@@ -164,6 +173,7 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         switch_bone: str
         switch_restore: float
         switch_keyed: bool
+        rigify_mode: str
         status: LIMBER_PG_status
 
 
@@ -279,9 +289,9 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
     )
     switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
         name="IK/FK Switch Bone",
-        description="Pose bone whose IK_FK custom property Limber sets to FK (1) while it "
-        "drives this limb (generated Rigify rigs; empty: none). Keyed by the bake, restored "
-        "when the limb is removed",
+        description="Pose bone whose IK_FK custom property Limber sets to the Rigify "
+        "Controls' value (FK 1, IK 0) while it drives this limb (generated Rigify rigs; "
+        "empty: none). Keyed by the bake, restored when the limb is removed",
         default="",
     )
     switch_restore: FloatProperty(  # type: ignore[valid-type,no-redef]
@@ -296,6 +306,13 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         "limb)",
         default=False,
         options={"HIDDEN"},
+    )
+    rigify_mode: EnumProperty(  # type: ignore[valid-type,no-redef]
+        name="Rigify Controls",
+        description="Which controls of a generated Rigify limb Limber drives (the limb's "
+        "IK/FK switch is set to match; keyed by the bake)",
+        items=RIGIFY_MODES,
+        default="FK",
     )
     hinge_found_source: StringProperty(  # type: ignore[valid-type,no-redef]
         name="Found Hinge Source",

@@ -1,4 +1,5 @@
-"""``python -m benchmarks [--quick] [--out FILE] [--only KEYS]``: the evidence of issue 7.
+"""``python -m benchmarks [--quick] [--out FILE] [--only KEYS [--splice]]``: the evidence of
+issue 7 (``--splice``: see :mod:`benchmarks._splice`).
 
 Runs every suite (each module's ``run(quick, out_dir) -> Suite``), side by side in this
 one process, and writes ``benchmarks/RESULTS.md`` (date, CPU, versions, seeds, every
@@ -299,12 +300,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only", default="", help=f"comma-separated suite keys to run ({', '.join(keys)})"
     )
+    parser.add_argument(
+        "--splice", action="store_true",
+        help="with --only: put those suites' results into the existing RESULTS.md and the "
+        "README's evidence section instead of writing a RESULTS.md with only them",
+    )
     ns = parser.parse_args(args)
     only = [k.strip() for k in ns.only.split(",") if k.strip()]
     unknown = [k for k in only if k not in keys]
     if unknown:
         parser.error(f"unknown suite(s) {', '.join(unknown)}; valid: {', '.join(keys)}")
     out = ns.out or (QUICK_OUT if ns.quick else DEFAULT_OUT)
+    if ns.splice:
+        if not only or ns.quick:
+            parser.error("--splice needs --only and a full run")
+        from benchmarks._splice import splice
+
+        started = _dt.datetime.now(_dt.UTC)
+        limit_blas_threads(1)
+        outcomes = [run_suite(k, m, t, False, out.parent / "charts")
+                    for k, m, t in SUITES if k in only]
+        splice(outcomes, out, README, README_MARKERS, _numbered, started)
+        log(f"benchmarks: spliced {', '.join(only)} into {out} and {README}")
+        return 0
     run_all(ns.quick, out, only)
     return 0
 

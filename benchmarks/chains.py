@@ -10,7 +10,7 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
 
 * Table 1, per method × fixture: µs per iteration for a single problem (a fixed number of
   iterations with the stopping tests disabled, median of 9 repeats single, 7 batched),
-  µs per solve (≤ 500 iterations, JACOBIAN_TRANSPOSE and CCD up to their test budgets,
+  µs per solve (≤ 500 iterations, JACOBIAN_TRANSPOSE up to its default budget,
   SOLVE_BUDGETS; rows below 100 % reached are capped, not converged solves)
   (reachable targets, single, median over problems) with the mean iteration count, and
   batched µs per problem-iteration (B = 1,000 independent problems in one call, with the
@@ -29,7 +29,8 @@ Writes a markdown report (``--out``, default ``benchmarks/CHAINS_RESULTS.md``):
   0.3 rad (σ) from the answer (:func:`tests.fixtures.reachable_problems`), each solved alone
   with ``SolveSettings()`` (the method's default budget): fraction reached, median
   iterations, median µs per solve and its ratio to DLS's median on the same fixture (issue
-  16's bound: ≤ 50×). ``--defaults`` runs only this table.
+  16's bound: ≤ 50×), and µs per iteration (CPU time of the solving thread, with the
+  wall time beside it). ``--defaults`` runs only this table.
 
 Timings are measured here only, never asserted in tests.
 """
@@ -68,17 +69,9 @@ FIXTURES: dict[str, Callable[[], Fixture]] = {
 SINGLE_TARGETS = {("DLS", "Y"): 50.0, ("DLS", "double-Y"): 100.0}
 BATCHED_TARGET = 2.0
 #: Iteration budgets of the single-problem "µs per converged solve" where the default 500
-#: would cap the linearly converging methods before they converge: the budgets stated in
-#: tests/core/test_ik.py / test_ik_methods.py (JT on the double-Y needs ~170,000
-#: iterations); with the arm's pose goal JT and CCD get 50,000 / 20,000 (their tests).
-SOLVE_BUDGETS = {
-    ("JACOBIAN_TRANSPOSE", "Y"): 15_000,
-    ("JACOBIAN_TRANSPOSE", "double-Y"): 200_000,
-    ("JACOBIAN_TRANSPOSE", "arm"): 50_000,
-    ("CCD", "Y"): 1_000,
-    ("CCD", "double-Y"): 5_000,
-    ("CCD", "arm"): 20_000,
-}
+#: could cap a converging method: JACOBIAN_TRANSPOSE's default budget (its slowest
+#: reachable targets take ~600 iterations).
+SOLVE_BUDGETS = {("JACOBIAN_TRANSPOSE", name): 2_000 for name in ("Y", "double-Y", "arm")}
 BUSS = {
     ("JACOBIAN_TRANSPOSE", "Y"): 1.1,
     ("DLS", "Y"): 2.2,
@@ -203,40 +196,48 @@ DEFAULT_FIXTURES: dict[str, tuple[Callable[[], Fixture], bool]] = {
 
 
 def defaults_table(n: int) -> list[str]:
-    """Table 0: success rate, median iterations and µs per solve at the defaults, beside
-    DLS (module docstring); ``n`` problems per fixture, solved one by one."""
+    """Table 0: success rate, median iterations and time per solve at the defaults, beside
+    DLS (module docstring); ``n`` problems per fixture, solved one by one. Times are the
+    solving thread's CPU time (``time.thread_time``; a single problem runs on the calling
+    thread, numpy's BLAS on one thread with ``OPENBLAS_NUM_THREADS=1``), which the other
+    processes of a shared machine do not inflate, and the wall time beside it."""
     lines = [
         "## Defaults (issue 16)",
         "",
         f"{n} random reachable problems per fixture (answers q* ~ U(−1, 1), starts q* + "
         "N(0, 0.3²)), each solved alone with `SolveSettings()` (the method's default "
-        "budget: 3,000 iterations for JACOBIAN_TRANSPOSE, 1,000 for CCD, 200 otherwise). "
-        "Reached: "
-        "every goal within the default tolerance 1e-6. × DLS: median time per solve over "
-        "DLS's on the same fixture (issue 16: ≤ 50×).",
+        "budget: 2,000 iterations for JACOBIAN_TRANSPOSE, 1,000 for CCD, 200 otherwise). "
+        "Reached: every goal within the default tolerance 1e-6. µs/solve: median CPU time "
+        "of the solving thread per solve; × DLS: that over DLS's on the same fixture "
+        "(issue 16: ≤ 50×); µs/iteration: the fixture's total CPU time over its total "
+        "iterations; wall: median wall time per solve (inflated on a busy machine, the "
+        "more the longer a solve).",
         "",
-        "| method | fixture | reached | median iterations | median µs/solve | × DLS |",
-        "|---|---|---|---|---|---|",
+        "| method | fixture | reached | median iterations | median µs/solve | × DLS "
+        "| µs/iteration | wall µs/solve |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, (make, pose) in DEFAULT_FIXTURES.items():
         fx = make()
         goals, q0, _ = reachable_problems(fx, n, seed=3, pose=pose)
         dls_us = None
         for method in [Method.DLS] + [m for m in Method if m is not Method.DLS]:
-            times, its, ok = [], [], []
+            cpu, wall, its, ok = [], [], [], []
             for b in range(n):
                 g = row(goals, b)
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.thread_time()
                 r = solve(fx.skeleton, g, q0[b], method)
-                times.append(time.perf_counter() - t)
-                its.append(r.iterations)
-                ok.append(r.reached)
-            us = statistics.median(times) * 1e6
+                cpu.append(time.thread_time() - c)
+                wall.append(time.perf_counter() - t)
+                its.append(int(r.iterations))
+                ok.append(bool(r.reached))
+            us = statistics.median(cpu) * 1e6
             if dls_us is None:
                 dls_us = us
             lines.append(
                 f"| {method.name} | {name} | {np.mean(ok):.0%} | {statistics.median(its):.0f} "
-                f"| {us:.0f} | {us / dls_us:.1f} |"
+                f"| {us:.0f} | {us / dls_us:.1f} | {1e6 * sum(cpu) / max(sum(its), 1):.0f} "
+                f"| {statistics.median(wall) * 1e6:.0f} |"
             )
             print(lines[-1], flush=True)
     return lines + [""]
@@ -283,8 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "thread per 10,000 rows × skeleton nodes, 6,000 for DLS and DLS_CLAMPED, 25,000 for "
         "CCD, at most the CPUs) and with threads = 1; "
         "'µs/solve batched' is the wall time of one batched solve of B reachable problems "
-        "(≤ 500 iterations) divided by B; 'µs/solve single' allows JACOBIAN_TRANSPOSE and CCD "
-        "their test budgets (up to 200,000 iterations). Buss's runtimes: µs per update, "
+        "(≤ 500 iterations) divided by B; 'µs/solve single' allows JACOBIAN_TRANSPOSE its "
+        "default budget (2,000 iterations). Buss's runtimes: µs per update, "
         "custom C++ on a 2.8 GHz Pentium, Jacobian 6×7 on the Y and 12×16 on his double-Y "
         "(ours: 12×25). Targets of issue 4: DLS ≤ 50 µs/iteration single on the Y, ≤ 100 on the "
         "double-Y, ≤ 2 µs per problem-iteration batched (judged on the default threads); "

@@ -6,9 +6,11 @@ request, result and error is one import away from here:
 * errors: :mod:`.errors`; goals: :mod:`.goals`;
 * geometry (rotations, Euler orders, the vector kernel): :mod:`.geometry`;
 * the analytic 7-DOF limb (Tolani et al. 2000): :mod:`.limb`;
-* the iterative solvers for any chain or tree: :mod:`.chain`.
+* the iterative solvers for any chain or tree: :mod:`.chain`;
+* full-body IK, analytic limbs inside a numeric body: :mod:`.body`.
 """
 
+from .body import Body, BodyLimb, BodySettings, BodySolution, solve_body
 from .chain import (
     STEP_CLASSES,
     Ball,
@@ -22,6 +24,7 @@ from .chain import (
     ExtendedJacobianSettings,
     ExtendedJacobianStep,
     Fixed,
+    Free,
     Hinge,
     IKSolver,
     JacobianTransposeStep,
@@ -254,4 +257,11 @@ __all__ = [
     "similarity_scale",
     "transform_points",
     "translation",
+    # full-body IK
+    "Free",
+    "Body",
+    "BodyLimb",
+    "BodySettings",
+    "BodySolution",
+    "solve_body",
 ]

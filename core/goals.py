@@ -22,6 +22,7 @@ priorities, and :class:`ShapeMismatchError` for disagreeing batch sizes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import InvalidGoalError, ShapeMismatchError, format_value
-from .geometry.rotations import check_rotation
+from .geometry.rotations import check_rotation, single_rotation_ok
 
 FloatArray = NDArray[np.float64]
 
@@ -79,6 +80,11 @@ _ZERO3.flags.writeable = False
 def _vector(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
     if value is _ZERO3_DEFAULT:
         return _ZERO3, None
+    if type(value) is np.ndarray and value.shape == (3,) and value.dtype == np.float64:
+        # one float64 point (a live solve's goal): the checks below on Python floats
+        x, y, z = value.tolist()
+        if math.isfinite(x + y + z) and max(abs(x), abs(y), abs(z)) <= MAX_COORDINATE:
+            return value, None
     v = _array(value, name)
     if v.ndim not in (1, 2) or v.shape[-1] != 3:
         raise InvalidGoalError(f"{name} must have shape (3,) or (N, 3), got {v.shape}")
@@ -106,6 +112,9 @@ def _unit(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
 
 
 def _rotation(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
+    if (type(value) is np.ndarray and value.shape == (3, 3) and value.dtype == np.float64
+            and single_rotation_ok(value, ROTATION_TOLERANCE)):
+        return value, None  # one float64 rotation, checked on floats (False for NaN/inf)
     r = _array(value, name)
     if r.ndim not in (2, 3) or r.shape[-2:] != (3, 3):
         raise InvalidGoalError(f"{name} must have shape (3, 3) or (N, 3, 3), got {r.shape}")
@@ -115,6 +124,11 @@ def _rotation(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
 
 def _common(goal: Any, sizes: dict[str, int | None]) -> None:
     """Validate joint/weight/priority, agree batch sizes, store ``_n``."""
+    w, p = goal.weight, goal.priority
+    if (goal.joint is None and type(w) is float and 0.0 <= w <= 1e12 and type(p) is int
+            and p >= 0 and all(v is None for v in sizes.values())):
+        object.__setattr__(goal, "_n", None)  # the common single goal: nothing to convert
+        return
     cls = type(goal).__name__
     batched = {k: v for k, v in sizes.items() if v is not None}
     if len(set(batched.values())) > 1:

@@ -12,7 +12,8 @@ depsgraph (:mod:`.verify`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -93,7 +94,9 @@ class LimbRequest:
         kind, axis: the goal type and the end-bone axis name (settings' ``goal_type``,
             ``axis``).
         limb: the core limb (the rig's, or one with the evaluated links).
-        goal, kwargs: ``solve_limb(limb, goal, **kwargs)``.
+        goal, kwargs: ``solve_limb(limb, goal, **kwargs)``; ``goal`` is the core goal of
+            ``goal_frame``, made when first asked for (a request whose goal is replaced
+            before it is solved never builds it).
         frame: (N, 4, 4) world frame the upper bone's rotation acts in (may scale/shear).
         goal_frame: (N, 4, 4) the goal asked for, in ``frame`` coordinates (rigid).
         target_goal: (N, 4, 4) the target in ``frame`` coordinates (rigid): what must be
@@ -105,12 +108,13 @@ class LimbRequest:
             non-uniformly scaled on some frame.
         single: one frame (``goal`` and ``kwargs`` unbatched).
         wrist: the held end-bone rotation (POSITION / AIM goals) or None.
+        frame_inverse: ``frame``'s inverse (verifications map evaluated end bones back
+            into the frame with it).
     """
 
     kind: str
     axis: str
     limb: Limb
-    goal: Any
     kwargs: dict[str, Any]
     frame: FloatArray
     goal_frame: FloatArray
@@ -120,6 +124,22 @@ class LimbRequest:
     wrist: FloatArray | None
     frame_scale: FloatArray | None = None
     single: bool = True
+    #: (N, 4, 4) ``affine_inverse(frame)`` (world → frame coordinates).
+    frame_inverse: FloatArray | None = None
+
+    @cached_property
+    def goal(self) -> Any:
+        return limb_goal(self.kind, self.axis,
+                         self.goal_frame[0] if self.single else self.goal_frame)
+
+    def _but(self, **changes: Any) -> LimbRequest:
+        """A copy with some fields changed (the goal made anew), without re-running the
+        dataclass ``__init__``: a per-frame request is copied up to three times."""
+        out = object.__new__(LimbRequest)
+        out.__dict__.update(self.__dict__)
+        out.__dict__.pop("goal", None)
+        out.__dict__.update(changes)
+        return out
 
 
 def _close(x: FloatArray, y: Any, tol: float) -> bool:
@@ -179,9 +199,11 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     ``goal_frame``: ask for this goal (frame coordinates) instead of the target (the
     refinement of :mod:`.verify`). Raises :class:`VaryingLinks`, ``core.LimberError``.
     """
-    frame, a, b, linked = frame_and_links(rig, read)
+    frame, inverse, scale, a, b, linked = _frame_parts(rig, read)
+    if inverse is None:
+        inverse = affine_inverse(frame)
     target = orthonormalize_yz(read.target)
-    target_goal = goal_in_frame(frame, target, rigid_target=True)
+    target_goal = goal_in_frame(frame, target, rigid_target=True, inverse=inverse)
     g = target_goal if goal_frame is None else goal_frame
     limb = rig.limb if a is None or b is None else links_limb(rig, a, b)
     kind = settings.goal_type
@@ -189,25 +211,70 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
              if kind not in WRIST_GOALS and read.end_basis is not None else None)
     elbow = None
     if read.pole is not None:
-        elbow = transform_points(affine_inverse(frame), read.pole)
+        elbow = transform_points(inverse, read.pole)
     single = len(read) == 1
 
     def pick(x: FloatArray | None) -> FloatArray | None:
         return x[0] if single and x is not None else x
 
-    goal = limb_goal(kind, settings.axis, pick(g))
     swivel = float(read.swivel[0]) if single else read.swivel
     kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)
-    scale, similar = similarity_scale(frame)
-    return LimbRequest(kind=kind, axis=settings.axis, limb=limb, goal=goal, kwargs=kwargs,
+    return LimbRequest(kind=kind, axis=settings.axis, limb=limb, kwargs=kwargs,
                        frame=frame, goal_frame=g, target_goal=target_goal, target=target,
-                       linked=linked, wrist=wrist,
-                       frame_scale=scale if bool(similar.all()) else None, single=single)
+                       linked=linked, wrist=wrist, frame_scale=scale, single=single,
+                       frame_inverse=inverse)
+
+
+#: Frames kept per rig by :func:`_frame_parts` (a handful: the parent's pose of the last
+#: frames; a parent animated over the range makes each frame new anyway).
+_KEPT_FRAMES = 4
+
+
+def _frame_parts(rig: Any, read: LimbRead) -> tuple[
+        FloatArray, FloatArray | None, FloatArray | None, FloatArray | None,
+        FloatArray | None, NDArray[np.bool_]]:
+    """:func:`frame_and_links` plus the frame's inverse (None: not computed yet) and uniform
+    scale (None: sheared or non-uniform on some frame). A one-frame read whose frame is
+    composed from its parent (``read.pose`` None) depends only on the world matrix, the
+    parent's pose and the upper bone's location: the parts are kept on the rig under
+    those bytes, so a live solve whose armature side did not move since the last frame
+    computes only the target's goal."""
+    key = None
+    if read.pose is None and read.parent is not None and len(read) == 1:
+        key = read.world.tobytes() + read.parent.tobytes() + read.location.tobytes()
+        hit = rig.frames.get(key)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+    frame, a, b, linked = frame_and_links(rig, read)
+    scale, similar = similarity_scale(frame)
+    inverse = None if key is None else affine_inverse(frame)
+    parts = (frame, inverse, scale if bool(similar.all()) else None, a, b, linked)
+    if key is not None:
+        if len(rig.frames) >= _KEPT_FRAMES:
+            rig.frames.clear()
+        rig.frames[key] = parts
+    return parts
+
+
+def row(req: LimbRequest, i: int) -> LimbRequest:
+    """Frame ``i`` of an N-frame request as a one-frame request (unbatched goal and
+    options; the same limb, frame, target and links as row ``i`` of the batch): a bake
+    that solves some limbs frame by frame builds their requests once for the range."""
+    def one(x: FloatArray | None) -> FloatArray | None:
+        return None if x is None else x[i:i + 1]
+
+    kwargs = {k: v if k == "strategy" else (float(v[i]) if k == "swivel" else v[i])
+              for k, v in req.kwargs.items()}
+    return req._but(kwargs=kwargs, frame=req.frame[i:i + 1],
+                    goal_frame=req.goal_frame[i:i + 1],
+                    target_goal=req.target_goal[i:i + 1], target=req.target[i:i + 1],
+                    linked=req.linked[i:i + 1], wrist=one(req.wrist),
+                    frame_scale=one(req.frame_scale), single=True,
+                    frame_inverse=one(req.frame_inverse))
 
 
 def with_goal(req: LimbRequest, settings: Any, goal_frame: FloatArray) -> LimbRequest:
     """The same request asking for another goal (frame coordinates, (N, 4, 4)): the frame,
     links, limb, target and solve options are kept (a warm start or a verification's
     corrected goal)."""
-    goal = limb_goal(req.kind, req.axis, goal_frame[0] if req.single else goal_frame)
-    return replace(req, goal=goal, goal_frame=goal_frame)
+    return req._but(goal_frame=goal_frame)

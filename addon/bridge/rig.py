@@ -274,6 +274,9 @@ class LimbRig:
     posed_limbs: dict[Any, Limb] = field(default_factory=dict)
     #: Where the hinge axis came from (a key of :data:`HINGE_SOURCES`).
     hinge_source: str = "CHOSEN"
+    #: One-frame request parts by what they depend on (see
+    #: :func:`addon.bridge.requests.limb_request`).
+    frames: dict[bytes, Any] = field(default_factory=dict)
 
     @property
     def bones(self) -> tuple[str, str, str]:
@@ -537,7 +540,7 @@ def chain_bones(obj: Any, root: str, tips: Sequence[str]) -> list[Any]:
     return [pbs[n] for n in names]
 
 
-def _family_limits(d: Dofs) -> EulerLimits | None:
+def _family_limits(d: object) -> EulerLimits | None:
     if not isinstance(d, Ball):
         return None
     lo = np.where(d.locked, 0.0, np.asarray(d.lower))

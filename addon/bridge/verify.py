@@ -21,13 +21,15 @@ A limb's status describes its end bone **as Blender evaluates it**:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ...core import goal_errors, goal_in_frame, refine_goal
-from ..ui.preferences import DEFAULT_TOLERANCE, tolerances
+from ..ui.preferences import DEFAULT_TOLERANCE, Tolerance, tolerances
 from .read import bone_world, target_world
 from .requests import AXES, LimbRequest
 
@@ -41,9 +43,25 @@ REACH_ORIENTATION = DEFAULT_TOLERANCE.orientation
 REFINE_ROUNDS = 6
 
 
+#: The tolerance read once for a whole solve or bake (see :func:`held_tolerances`).
+_HELD: list[Tolerance] = []
+
+
+@contextmanager
+def held_tolerances() -> Iterator[Tolerance]:
+    """Read the preferences' status tolerance once for the statuses made inside (a solve
+    of every limb of an armature, a bake): looking the preferences up costs more than a
+    limb's whole status."""
+    _HELD.append(tolerances())
+    try:
+        yield _HELD[-1]
+    finally:
+        _HELD.pop()
+
+
 def reached(position_error: float, orientation_error: float) -> bool:
     """Whether errors (m, rad) are within the preferences' status tolerance."""
-    tol = tolerances()
+    tol = _HELD[-1] if _HELD else tolerances()
     return position_error <= tol.position and orientation_error <= tol.orientation
 
 
@@ -89,7 +107,7 @@ def corrected_goal(req: LimbRequest, end_world: FloatArray) -> FloatArray:
     """The next goal (frame coordinates, (1, 4, 4)) after the end bone was evaluated at
     ``end_world``: the asked goal corrected by what was reached (see the module
     docstring); position-only goals move only their position."""
-    got = goal_in_frame(req.frame, end_world[None])
+    got = goal_in_frame(req.frame, end_world[None], inverse=req.frame_inverse)
     return refine_goal(req.goal_frame, got, req.target_goal, rotation=req.kind == "POSE")
 
 

@@ -152,8 +152,8 @@ def write_chain(obj: Any, rig: ChainRig, q: FloatArray) -> dict[str, tuple[str, 
             else:
                 r = euler_to_matrix(angles, d.order)
                 vals = rotation_values(pb, r, rig.family_limits[j])
-        else:
-            axis = np.asarray(d.axis, dtype=np.float64)
+        else:  # a Hinge (chain rigs have no Free joints)
+            axis = np.asarray(d.axis, dtype=np.float64)  # type: ignore[union-attr]
             i = int(np.argmax(np.abs(axis)))
             if mode in EULER_ORDERS and abs(abs(axis[i]) - 1.0) < 1e-12:
                 e = [0.0, 0.0, 0.0]

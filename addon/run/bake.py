@@ -16,7 +16,11 @@ collected in arrays and written per F-curve with ``keyframe_points.add`` + ``for
 (never one ``keyframe_insert`` per key) where :func:`_destination` says (the action, a
 tweaked strip at its own time, or a new NLA track over strips). Keys outside the frame
 range are kept in every field; keys inside it on the baked channels are replaced; the
-first baked key continues the kept one before it. Then the keys are played back at a few
+first baked key continues the kept one before it. Every frame up to the last kept key
+before the range and from the first kept key after it therefore evaluates as before; the
+segments between those keys and the range (and a side where a channel keeps no key: its
+extrapolation) follow the baked keys, since keeping their old values would need keys
+outside the range on every frame between them. Then the keys are played back at a few
 frames and measured (:func:`_playback_check`); each item's status is its worst frame.
 """
 
@@ -42,7 +46,7 @@ from ...core import (
     solve_limb,
 )
 from .. import compat
-from ..bridge import read, requests, verify, write
+from ..bridge import read, requests, rigify, verify, write
 from ..bridge.read import LimbRead, ReadError
 from ..bridge.requests import VaryingLinks
 from ..bridge.rig import MappingError
@@ -179,6 +183,7 @@ def batch_items(obj: Any, limbs: Sequence[str] | None, chains: Sequence[str] | N
     items = solve.pick_items(data.limbs, limbs)
     if not items or any(
         lb.solver != "ANALYTIC" or lb.goal_type not in requests.SUPPORTED_GOALS or lb.target is None
+        or rigify.ik_chain(obj, lb) is not None  # Rigify IK controls: placed frame by frame
         for lb in items
     ):
         return []
@@ -536,12 +541,12 @@ def _bake_batched(
     progress: Callable[[int], None] | None,
     fast: bool = True,
 ) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]], bool,
-           dict[str, LimbRead]] | None:
+           dict[str, requests.LimbRequest]] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
     (a bone or target problem on some frame, bone settings, links or a pole that change
     within the range). Limbs whose model is not proven (they need the evaluated pose of
-    every frame) are left out: the last element maps their names to their reads, for
-    :func:`_bake_checked` or the per-frame path."""
+    every frame) are left out: the last element maps their names to their requests for
+    the range, for :func:`_bake_checked` or the per-frame path."""
     bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
     if _settings_animated(obj, bones):
         return None
@@ -572,11 +577,11 @@ def _bake_batched(
     samples: dict[tuple[str, str], FloatArray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
     pbs = obj.pose.bones
-    rest: dict[str, LimbRead] = {}
-    for lb, rig, req, rd in zip(items, rigs, reqs, reads, strict=True):
+    rest: dict[str, requests.LimbRequest] = {}
+    for lb, rig, req in zip(items, rigs, reqs, strict=True):
         notes, proven = solve.analytic_notes(obj, rig, lb, req)
         if not proven:
-            rest[lb.name] = rd
+            rest[lb.name] = req
             continue
         t0 = time.perf_counter()
         try:
@@ -607,26 +612,42 @@ def analytic_statuses(
     obj_name: str, settings: Any, sol: Any, req: Any, notes: list[str], solve_us: float
 ) -> list[LimbStatus]:
     """One status per row of a batched :class:`core.LimbSolution` (the batched bake,
-    proven model): the same fields and messages as :func:`solve.fill_analytic`."""
+    proven model): the same fields and messages as :func:`solve.fill_analytic`. The
+    tolerance test runs on the arrays; the message of a row on target within its limits
+    (the same for all of them) is made once."""
     pos, ori = verify.model_errors(req, sol)
-    reach = np.asarray(sol.reachable, dtype=bool)
+    with verify.held_tolerances() as tol:
+        on_target = (pos <= tol.position) & (ori <= tol.orientation)
+    within = np.asarray(sol.within_limits, dtype=bool)
+    fsw = np.asarray(sol.feasible_swivel, dtype=np.float64)
+    whole = ~np.isnan(fsw).any(axis=(-1, -2))  # rows without padding intervals
     rows = zip(
-        pos.tolist(), ori.tolist(), reach.tolist(),
-        np.asarray(sol.within_limits, dtype=bool).tolist(),
-        np.asarray(sol.swivel, dtype=np.float64).tolist(),
-        np.asarray(sol.feasible_swivel, dtype=np.float64).tolist(),
+        pos.tolist(), ori.tolist(),
+        (np.asarray(sol.reachable, dtype=bool) | on_target).tolist(), within.tolist(),
+        on_target.tolist(), np.asarray(sol.swivel, dtype=np.float64).tolist(),
+        fsw.tolist(), whole.tolist(),
         strict=True,
     )
+    name, solver = settings.name, settings.solver
+    good = LimbStatus(object=obj_name, limb=name, solver=solver, solved=True,
+                      within_limits=True, reached=True, notes=list(notes))
+    good.message = verify.status_message(good)
+    good.solve_us = solve_us
+    template = vars(good)
     out = []
-    for p, o, r, w, sw, fs in rows:
-        st = LimbStatus(
-            object=obj_name, limb=settings.name, solver=settings.solver, solved=True,
-            reachable=r or verify.reached(p, o), within_limits=w, position_error=p,
-            orientation_error=o, swivel=sw,
-            feasible_swivel=tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi),
-            solve_us=solve_us,
-        )
-        solve.finish_status(st, list(notes))
+    new = object.__new__
+    for p, o, r, w, hit, sw, fs, full in rows:
+        # a copy of the template with this row's fields (the dataclass __init__ with its
+        # default factories costs more than the rest of the row; the lists are new)
+        st = new(LimbStatus)
+        st.__dict__.update(template)
+        st.notes, st.written, st.effectors, st.reachable = list(notes), {}, [], r
+        st.position_error, st.orientation_error, st.swivel = p, o, sw
+        st.feasible_swivel = (tuple(map(tuple, fs)) if full else
+                              tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi))
+        if not (hit and w):
+            st.reached, st.within_limits = hit, w
+            st.message = verify.status_message(st)
         out.append(st)
     return out
 
@@ -649,22 +670,32 @@ def _own_rotations_animated(obj: Any, names: Sequence[str]) -> bool:
 
 
 def _bake_checked(
-    obj: Any, scene: Any, frames: list[int], reads: dict[str, LimbRead],
+    obj: Any, scene: Any, frames: list[int], reqs: dict[str, requests.LimbRequest],
     progress: Callable[[int], None] | None,
 ) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]]]:
-    """Limbs whose model is not proven, with their reads of every frame already taken:
-    each frame is solved and written *before* the frame change, so the change's own
-    evaluation is the one that verifies it (:func:`.solve.verify_pending` then measures
-    without another evaluation and re-solves only a limb that misses). Needs the limbs'
-    rotations not animated (see :func:`_own_rotations_animated`)."""
+    """Limbs whose model is not proven, with their requests for the range already built
+    from the reads of every frame: each frame is solved (its row of the request) and
+    written *before* the frame change, so the change's own evaluation is the one that
+    verifies it (:func:`.solve.verify_pending` then measures without another evaluation
+    and re-solves only a limb that misses). Needs the limbs' rotations not animated (see
+    :func:`_own_rotations_animated`)."""
+    with solve.held_rigs(), verify.held_tolerances():  # settings not animated: see
+        return _checked_frames(obj, scene, frames, reqs, progress)  # _bake_batched
+
+
+def _checked_frames(
+    obj: Any, scene: Any, frames: list[int], reqs: dict[str, requests.LimbRequest],
+    progress: Callable[[int], None] | None,
+) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]]]:
     data = obj.limber
     samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     statuses: list[list[LimbStatus]] = []
     for i, f in enumerate(frames):
         todo = []
-        for name, rd in reads.items():
+        for name, req in reqs.items():
             lb = data.limbs[name]
-            st = solve.solve_limb_settings(obj, None, lb, None, frame=f, reads=_row(rd, i))
+            st = solve.solve_limb_settings(obj, None, lb, None, frame=f,
+                                           reads=requests.row(req, i))
             todo.append((st, lb))
         scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
@@ -684,7 +715,8 @@ def _collect(samples: dict[tuple[str, str], list[tuple[float, ...]]], st: LimbSt
              i: int) -> None:
     """Add a status's written values as frame ``i`` of ``samples`` (a channel unsolved on
     earlier frames holds its first value)."""
-    for bone, (prop, vals) in st.written.items():
+    for key, (prop, vals) in st.written.items():
+        bone = rigify.bone_of(key)
         seq = samples.setdefault((f'pose.bones["{bone}"].{prop}', bone), [])
         if len(seq) < i:
             seq.extend([vals] * (i - len(seq)))
@@ -854,9 +886,9 @@ def _worst(statuses: list[list[LimbStatus]], frames: list[int]) -> list[LimbStat
 
 def _switch_samples(obj: Any, limbs: Sequence[str] | None, n: int
                     ) -> dict[tuple[str, str], FloatArray]:
-    """The IK/FK switches Limber drives (generated Rigify rigs), at FK on every baked
-    frame: the baked FK pose plays back whatever the switch was keyed to before."""
-    from ..detect import RIGIFY_FK_VALUE, RIGIFY_SWITCH
+    """The IK/FK switches Limber drives (generated Rigify rigs), at the limb's mode on
+    every baked frame: the baked pose plays back whatever the switch was keyed to before."""
+    from ..detect import RIGIFY_SWITCH
 
     out: dict[tuple[str, str], FloatArray] = {}
     ad = obj.animation_data
@@ -864,7 +896,7 @@ def _switch_samples(obj: Any, limbs: Sequence[str] | None, n: int
     for lb in solve.pick_items(obj.limber.limbs, limbs):
         if lb.switch_bone and lb.switch_bone in obj.pose.bones:
             path = obj.pose.bones[lb.switch_bone].path_from_id(f'["{RIGIFY_SWITCH}"]')
-            out[(path, lb.switch_bone)] = np.full((n, 1), RIGIFY_FK_VALUE)
+            out[(path, lb.switch_bone)] = np.full((n, 1), rigify.switch_value(lb))
             if fcurves is None or fcurves.find(path) is None:
                 lb.switch_keyed = True  # Limber's own F-curve: removed with the limb
     return out

@@ -28,8 +28,10 @@ written earlier in the same call, the depsgraph is updated once before it is sol
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any
 
 import bpy
@@ -55,7 +57,7 @@ from ...core import (
     solve,
     solve_limb,
 )
-from ..bridge import read, requests, verify
+from ..bridge import read, requests, rigify, verify
 from ..bridge import rig as mapping
 from ..bridge.read import ReadError
 from ..bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
@@ -151,42 +153,74 @@ _OFFSETS: dict[tuple[str, str], Any] = {}
 _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
+#: The pose-bone settings a :class:`LimbRig` is built from (read in one C call per bone:
+#: the signature is checked on every solve).
+_POSE_SETTINGS = attrgetter(
+    "rotation_mode", "lock_ik_x", "lock_ik_y", "lock_ik_z", "use_ik_limit_x",
+    "use_ik_limit_y", "use_ik_limit_z", "ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x",
+    "ik_max_y", "ik_max_z",
+)
+
+
 def _bone_signature(pb: Any) -> tuple[Any, ...]:
     b = pb.bone
+    parent = pb.parent
+    connected = b.use_connect
     return (
         b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
-        b.use_connect,
-        None if pb.parent is None else pb.parent.name,
-        None if b.use_connect else tuple(pb.location),
-        pb.rotation_mode,
-        pb.lock_ik_x,
-        pb.lock_ik_y,
-        pb.lock_ik_z,
-        pb.use_ik_limit_x,
-        pb.use_ik_limit_y,
-        pb.use_ik_limit_z,
-        pb.ik_min_x,
-        pb.ik_min_y,
-        pb.ik_min_z,
-        pb.ik_max_x,
-        pb.ik_max_y,
-        pb.ik_max_z,
+        connected,
+        None if parent is None else parent.name,
+        None if connected else tuple(pb.location),
+        _POSE_SETTINGS(pb),
     )
+
+
+_LIMB_BONES = attrgetter("upper_bone", "lower_bone", "end_bone")
+_LIMB_SETTINGS = attrgetter("hinge_axis", "use_limits")
+
+
+#: Rigs and frame-independent notes looked up inside :func:`held_rigs` (innermost last).
+_HELD_RIGS: list[dict[Any, Any]] = []
+
+
+@contextmanager
+def held_rigs() -> Iterator[None]:
+    """Inside, each limb's rig (:func:`rig_for`) and frame-independent notes
+    (:func:`analytic_notes`) are looked up once: for a bake that solves frame by frame a
+    range over which the bones' settings are known not to change."""
+    _HELD_RIGS.append({})
+    try:
+        yield
+    finally:
+        _HELD_RIGS.pop()
 
 
 def rig_for(obj: Any, settings: Any) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed."""
-    names = (settings.upper_bone, settings.lower_bone, settings.end_bone)
+    if _HELD_RIGS:
+        held = _HELD_RIGS[-1].get(("rig", obj.name, settings.name))
+        if held is not None:
+            return held  # type: ignore[no-any-return]
+        rig = _rig_for(obj, settings)
+        _HELD_RIGS[-1][("rig", obj.name, settings.name)] = rig
+        return rig
+    return _rig_for(obj, settings)
+
+
+def _rig_for(obj: Any, settings: Any) -> LimbRig:
+    names = _LIMB_BONES(settings)
     pbs = obj.pose.bones
     try:
+        up = pbs[names[0]]
         sig: tuple[Any, ...] = (
             names,
-            settings.hinge_axis,
+            _LIMB_SETTINGS(settings),
             tuple(settings.hinge_custom),
-            settings.use_limits,
-            *(_bone_signature(pbs[n]) for n in names),
+            _bone_signature(up),
+            _bone_signature(pbs[names[1]]),
+            _bone_signature(pbs[names[2]]),
         )
-        parent = pbs[names[0]].parent
+        parent = up.parent
         if parent is not None:
             sig += (parent.bone.matrix_local.copy(),)
         sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
@@ -494,16 +528,38 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
                    ) -> tuple[list[str], bool]:
     """Frame-independent remarks on an analytic limb solve, and whether the model is
     proven equal to Blender's evaluation (no overrides, similarity links)."""
-    msgs = []
-    if settings.swivel_mode == "POLE" and settings.pole is None:
-        msgs.append("no pole object; using the swivel angle")
-    if not rig.limits_exact:
-        msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-    msgs += hinge_notes(rig)
-    over = overrides(obj, rig)
+    key = ("notes", obj.name, settings.name)
+    held = _HELD_RIGS[-1].get(key) if _HELD_RIGS else None
+    if held is None:
+        msgs = []
+        if settings.swivel_mode == "POLE" and settings.pole is None:
+            msgs.append("no pole object; using the swivel angle")
+        if not rig.limits_exact:
+            msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
+        msgs += hinge_notes(rig)
+        # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
+        ik = rigify.ik_chain(obj, settings)
+        held = (msgs, overrides(obj, rig) if ik is None else [], ik is None)
+        if _HELD_RIGS:
+            _HELD_RIGS[-1][key] = held
+    msgs, over, plain = list(held[0]), list(held[1]), held[2]
     if req is not None and not bool(req.linked.all()):
         over.append("a stretched (non-uniformly scaled) segment")
-    return msgs + over, not over
+    return msgs + over, not over and plain
+
+
+def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol: Any,
+                    depsgraph: Any) -> dict[str, tuple[str, tuple[float, ...]]]:
+    """Write an analytic solution: the limb's bones, or on a generated Rigify limb in IK
+    mode its IK controls (:mod:`.bridge.rigify`); a Rigify limb's switch set to its mode."""
+    ik = rigify.ik_chain(obj, settings)
+    if ik is None:
+        rigify.set_switch(obj, settings)
+        return write_limb(obj, rig, sol.shoulder, float(sol.elbow),
+                          sol.wrist if settings.goal_type in WRIST_GOALS else None)
+    poses, pole, reach = rigify.solved_poses(req, sol)
+    dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    return rigify.write_ik(obj, settings, ik, poses, pole, dg, reach)
 
 
 def solve_limb_settings(
@@ -514,7 +570,8 @@ def solve_limb_settings(
     request → core → write → status (model errors; :func:`solve_object` measures
     unproven limbs on the depsgraph). ``goal_frame``: a corrected goal; ``reads``: the
     reads (:class:`~.bridge.read.LimbRead`) or the request (:class:`LimbRequest`) of the
-    first solve, so a verification re-solves with the same frame and links."""
+    first solve, so a verification re-solves with the same frame and links (a request
+    without ``goal_frame`` is solved as it is)."""
     t0 = time.perf_counter()
     st = LimbStatus(object=obj.name, limb=settings.name, solver=settings.solver, frame=frame)
     if settings.goal_type not in SUPPORTED_GOALS:
@@ -523,6 +580,10 @@ def solve_limb_settings(
         st.message = f"skipped: solver {settings.solver} is not supported for limbs yet"
     elif settings.target is None:
         st.message = "skipped: no target"
+    elif settings.solver != "ANALYTIC" and rigify.ik_chain(obj, settings) is not None:
+        st.message = (f"skipped: Rigify's IK controls are placed from the Analytic solution "
+                      f"only (solver {settings.solver}): set Solver to Analytic or Rigify "
+                      f"Controls to FK")
     elif settings.solver != "ANALYTIC":
         try:
             _solve_limb_numeric(obj, obj_eval, settings, depsgraph, st, write)
@@ -531,13 +592,17 @@ def solve_limb_settings(
     else:
         try:
             rig = rig_for(obj, settings)
-            if isinstance(reads, LimbRequest):  # a verification's corrected goal
-                req = requests.with_goal(reads, settings, goal_frame)
+            if isinstance(reads, LimbRequest):  # a verification's corrected goal, or a
+                # bake's request for this frame
+                req = reads if goal_frame is None else requests.with_goal(reads, settings,
+                                                                          goal_frame)
                 rd = None
             else:
                 rd = reads if reads is not None else read.read_limb(
                     obj_eval, settings, rig.bones, depsgraph, bool(rig.helpers))
                 req = requests.limb_request(settings, rig, rd, goal_frame)
+                if rigify.ik_chain(obj, settings) is not None:
+                    req = rigify.ik_request(req, rig)
             notes, proven = analytic_notes(obj, rig, settings, req)
             offsets = _OFFSETS.get((obj.name, settings.name))
             if goal_frame is None and not proven and offsets:
@@ -553,10 +618,7 @@ def solve_limb_settings(
             st.message = f"skipped: {exc}"
         else:
             if write:
-                st.written = write_limb(
-                    obj, rig, sol.shoulder, float(sol.elbow),
-                    sol.wrist if settings.goal_type in WRIST_GOALS else None,
-                )
+                st.written = _write_analytic(obj, settings, rig, req, sol, depsgraph)
             fill_analytic(st, sol, req, notes, proven)
             st.pending = (req, rd)
     st.total_us = (time.perf_counter() - t0) * 1e6
@@ -596,7 +658,7 @@ def measure_statuses(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]
                 st.orientation_error = max(x[1] for x in st.effectors)
         else:
             target = read.target_world(settings.target.evaluated_get(dg), settings.target_bone)
-            p, o, end = verify.measured_errors(obj_eval, settings.end_bone,
+            p, o, end = verify.measured_errors(obj_eval, rigify.measured_end(obj, settings),
                                                settings.goal_type, settings.axis,
                                                orthonormalize_yz(target))
             st.position_error, st.orientation_error = p, o
@@ -642,7 +704,7 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
         err, written, pending = best[id(st)]
         if not st.reached and st.position_error + st.orientation_error > err:
             for bone, (path, vals) in written.items():
-                setattr(pbs[bone], path, vals)
+                setattr(pbs[rigify.bone_of(bone)], path, vals)
             st.written = written
             ends.update(measure_statuses(obj, dg, [(st, _settings)]))
         key = (st.object, st.limb)
@@ -717,6 +779,13 @@ def solve_object(
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+    with verify.held_tolerances():
+        return _solve_items(obj, dg, limbs, write, chains, verify_pose)
+
+
+def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
+                 chains: Iterable[str] | None, verify_pose: bool) -> list[LimbStatus]:
+    """:func:`solve_object`'s work (the status tolerance held)."""
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
     frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None
@@ -808,11 +877,14 @@ def snap_fk(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
     rig = rig_for(obj, settings)
     world = read.mat4(obj_eval.matrix_world)
     pbs = obj_eval.pose.bones
-    end = world @ read.mat4(pbs[rig.end].matrix)
-    fk_elbow = (world @ np.append(np.array(pbs[rig.lower].head, dtype=np.float64), 1.0))[:3]
+    _, lower, end_bone = rigify.shown_bones(obj, settings) or rig.bones
+    end = world @ read.mat4(pbs[end_bone].matrix)
+    fk_elbow = (world @ np.append(np.array(pbs[lower].head, dtype=np.float64), 1.0))[:3]
     base = read.read_limb(obj_eval, settings, rig.bones, dg, True)
     req = requests.limb_request(settings, rig, replace(base, target=end[None],
                                                        pole=fk_elbow[None]))
+    if rigify.ik_chain(obj, settings) is not None:
+        req = rigify.ik_request(req, rig)
     tg = req.target_goal[0]
     elbow_target = req.kwargs["elbow_target"]
     limb = req.limb
@@ -820,14 +892,7 @@ def snap_fk(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
                      elbow_target=elbow_target)
     frame = req.frame[0]
     elbow_local = limb.elbow_position(sol.shoulder)
-    wrist_local = limb.wrist_position(sol.shoulder, sol.elbow)
-    # The pole: out from the circle's centre (the elbow projected on the shoulder-wrist
-    # line, shoulder at the frame origin) through the elbow.
-    w = wrist_local / max(float(np.linalg.norm(wrist_local)), 1e-12)
-    out = elbow_local - w * float(np.dot(elbow_local, w))
-    n = float(np.linalg.norm(out))
-    reach = float(np.linalg.norm(np.asarray(limb.a)[:3, 3]))
-    pole_local = elbow_local + (out / n * reach if n > 1e-9 else 0.0)
+    pole_local = limb.pole_position(sol.shoulder, sol.elbow)
 
     def to_world(p: FloatArray) -> FloatArray:
         return (frame @ np.append(p, 1.0))[:3]  # type: ignore[no-any-return]
@@ -859,16 +924,21 @@ def snap_pole(obj: Any, settings: Any, depsgraph: Any | None = None) -> FkSnap:
     return snap
 
 
-def take_switch(obj: Any, settings: Any, bone: str) -> None:
-    """Set the limb's IK/FK switch (``bone``'s ``IK_FK`` property, generated Rigify rigs)
-    to FK, remembering its value for :func:`release_switch`."""
-    from ..detect import RIGIFY_FK_VALUE, RIGIFY_SWITCH
+def take_switch(obj: Any, settings: Any, bone: str, depsgraph: Any | None = None) -> None:
+    """Take the limb's IK/FK switch (``bone``'s ``IK_FK`` property, generated Rigify rigs)
+    for its mode (:func:`.bridge.rigify.switch_value`), remembering its value for
+    :func:`release_switch`. Switching an IK limb to FK first gives the FK controls the
+    pose the rig shows (its ORG- bones), so taking the switch moves nothing."""
+    from ..detect import RIGIFY_SWITCH
 
     pb = obj.pose.bones[bone]
     settings.switch_restore = float(pb[RIGIFY_SWITCH])
     settings.switch_bone = bone
-    pb[RIGIFY_SWITCH] = RIGIFY_FK_VALUE
-    obj.update_tag()
+    if settings.switch_restore != rigify.switch_value(settings) and settings.rigify_mode == "FK":
+        dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
+        rigify.snap_fk_to_shown(obj, [(settings, (settings.upper_bone, settings.lower_bone,
+                                                  settings.end_bone))], dg)
+    rigify.set_switch(obj, settings)
 
 
 def release_switch(obj: Any, settings: Any) -> None:

@@ -123,7 +123,7 @@ class LIMBER_OT_detect_limbs(_ArmatureOperator):
                 preferences.apply_limb_defaults(limb, context)
             limb.upper_bone, limb.lower_bone, limb.end_bone = d.upper, d.lower, d.end
             if d.switch and not limb.switch_bone:
-                solve.take_switch(obj, limb, d.switch)
+                solve.take_switch(obj, limb, d.switch, dg)
             if self.create_targets:
                 limb.target = _target_empty(context, obj, limb.name, limb.end_bone, dg)
                 try:

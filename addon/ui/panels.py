@@ -278,8 +278,10 @@ def draw_limb(layout: Any, context: Any, obj: Any, limb: Any) -> None:
     text, r.alert = hinge_row(obj, limb)
     r.label(text=text, icon="CON_ROTLIMIT")
     if limb.switch_bone:
-        col.label(text=iface_("IK/FK switch of {}: FK while Limber drives the limb "
-                              "(restored on removal)").format(limb.switch_bone),
+        col.prop(limb, "rigify_mode")
+        col.label(text=iface_("IK/FK switch of {}: {} while Limber drives the limb "
+                              "(restored on removal)").format(limb.switch_bone,
+                                                             limb.rigify_mode),
                   icon="ARMATURE_DATA")
 
     box = layout.box()

@@ -54,8 +54,8 @@ TRANSLATIONS: dict[str, dict[tuple[str, str], str]] = {
         (_CTX, "error {:.3f} mm, {:.3f}°"): "Fehler {:.3f} mm, {:.3f}°",
         (_CTX, "error {:.3f} mm, {:.3f}°, measured"): "Fehler {:.3f} mm, {:.3f}°, gemessen",
         (_CTX, "{}: {} iterations"): "{}: {} Iterationen",
-        (_CTX, "IK/FK switch of {}: FK while Limber drives the limb (restored on removal)"):
-            "IK/FK-Schalter von {}: FK, solange Limber die Gliedmaße steuert "
+        (_CTX, "IK/FK switch of {}: {} while Limber drives the limb (restored on removal)"):
+            "IK/FK-Schalter von {}: {}, solange Limber die Gliedmaße steuert "
             "(beim Entfernen wiederhergestellt)",
         (_CTX, "measured on the evaluated pose"): "an der ausgewerteten Pose gemessen",
         (_CTX, "proven model"): "bewiesenes Modell",

@@ -8,7 +8,7 @@ loop, :class:`IKSolver`), :mod:`.threads`, :mod:`.registry`, :mod:`.steps` (one 
 method family) and :mod:`.solve` (the entry points).
 """
 
-from .joints import Ball, Dofs, Fixed, Hinge, Joint
+from .joints import Ball, Dofs, Fixed, Free, Hinge, Joint
 from .loop import IKSolver, SolveResult, StepState
 from .registry import STEP_CLASSES, register
 from .residuals import BlockKind, Evaluation, RowBlock
@@ -48,6 +48,7 @@ __all__ = [
     "Ball",
     "Hinge",
     "Fixed",
+    "Free",
     "Dofs",
     "Joint",
     "Skeleton",

@@ -1,5 +1,5 @@
-"""Joints of a skeleton: the DOF kinds (:class:`Ball`, :class:`Hinge`, :class:`Fixed`) and
-:class:`Joint` (a node of the tree, its rest transform, DOFs and limits).
+"""Joints of a skeleton: the DOF kinds (:class:`Ball`, :class:`Hinge`, :class:`Fixed`,
+:class:`Free`) and :class:`Joint` (a node of the tree, its rest transform, DOFs and limits).
 """
 
 from __future__ import annotations
@@ -160,7 +160,48 @@ class Fixed:
         return 0
 
 
-Dofs = Ball | Hinge | Fixed
+@dataclass(frozen=True, eq=False)
+class Free:
+    """Six DOFs, a joint that moves: three translations (m, along the x, y, z axes of
+    ``parent · offset``) then a ball rotation (rad, Blender Euler angles in ``order``, as
+    :class:`Ball`), in that order in ``q``: ``G = G_parent · offset · T(t) · R(euler)``.
+
+    Attributes:
+        order: the rotation's Euler order (Blender's six; ``'XYZ'`` means R = Rz·Ry·Rx).
+        lower, upper: rotation limits (rad) per component (x, y, z): None (free), a scalar
+            or three values (None / ±inf entries free).
+        translation_lower, translation_upper: translation limits (m) per axis, the same
+            forms. Raises InvalidLimitsError if a lower bound exceeds its upper bound.
+    """
+
+    order: str = "XYZ"
+    lower: ArrayLike | None = None
+    upper: ArrayLike | None = None
+    translation_lower: ArrayLike | None = None
+    translation_upper: ArrayLike | None = None
+    #: The rotation as a Ball (its order and limits; no component locked).
+    ball: Ball = field(init=False, repr=False, default_factory=Ball)
+
+    def __post_init__(self) -> None:
+        try:
+            ball = Ball(self.order, self.lower, self.upper)
+        except InvalidLimitsError as exc:
+            raise InvalidLimitsError(f"Free rotation: {exc}") from exc
+        except InvalidSkeletonError as exc:
+            raise InvalidSkeletonError(f"Free: {exc}") from exc
+        lo, hi = _limits(self.translation_lower, self.translation_upper, 3, "Free.translation")
+        object.__setattr__(self, "ball", ball)
+        object.__setattr__(self, "lower", ball.lower)
+        object.__setattr__(self, "upper", ball.upper)
+        object.__setattr__(self, "translation_lower", lo)
+        object.__setattr__(self, "translation_upper", hi)
+
+    @property
+    def n_dofs(self) -> int:
+        return 6
+
+
+Dofs = Ball | Hinge | Fixed | Free
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,7 +214,7 @@ class Joint:
             joint's own index (parents come before children).
         offset: 4×4 rest transform in the parent joint's frame (root: world frame);
             its 3×3 block must be a rotation and its last row (0, 0, 0, 1). Default eye.
-        dofs: :class:`Ball`, :class:`Hinge` or :class:`Fixed` (default).
+        dofs: :class:`Ball`, :class:`Hinge`, :class:`Free` or :class:`Fixed` (default).
     """
 
     name: str
@@ -214,9 +255,10 @@ class Joint:
                 f"Joint {format_value(self.name)}: offset translation must be within "
                 f"±{MAX_COORDINATE:g} m (core.goals.MAX_COORDINATE), got {format_value(m[:3, 3])}"
             )
-        if not isinstance(self.dofs, Ball | Hinge | Fixed):
+        if not isinstance(self.dofs, Ball | Hinge | Fixed | Free):
             raise InvalidSkeletonError(
-                f"Joint {format_value(self.name)}: dofs must be Ball(...), Hinge(...) or Fixed(), "
+                f"Joint {format_value(self.name)}: dofs must be Ball(...), Hinge(...), Free(...) "
+                f"or Fixed(), "
                 f"got {format_value(self.dofs)}"
             )
         m = m.copy()

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..geometry.vec3 import skew
-from .joints import AXES, Ball, FloatArray, Hinge, IntArray, Joint
+from .joints import AXES, Ball, FloatArray, Free, Hinge, IntArray, Joint
 
 EYE3 = np.eye(3)
 
@@ -64,7 +64,9 @@ class KinematicPlan:
     Every joint becomes one or more *nodes* with global frame
     ``G_n = G_parent(n) · C_n · Rot(a_n, θ_n)``: a Hinge one node (C = offset, a = its
     axis), a Ball one node per unlocked component in multiplication order (Blender's
-    ``R = R_k R_m R_i``; the first node carries the offset, the others C = I), a Fixed
+    ``R = R_k R_m R_i``; the first node carries the offset, the others C = I), a Free joint
+    three translation nodes (x, y, z; ``T(θ a) = T0 + θ·T1``, the first carrying the
+    offset) then its rotation's nodes as for a Ball, a Fixed
     joint (or a fully locked Ball) one node without rotation. A joint's frame is that of
     its last node; a DOF's world axis is ``G_n[:3, :3] · a_n`` of its node (the rotation
     about ``a_n`` leaves ``a_n`` fixed). Nodes are numbered level by level (tree depth),
@@ -72,7 +74,8 @@ class KinematicPlan:
     transforms are ``T0 + sin θ · T1 + (1 − cos θ) · T2`` (Rodrigues with [a]× and
     [a]×² premultiplied by C).
 
-    The batch-last path (:meth:`frames_last`, from :data:`BATCH_LAST_ROWS` rows) works in
+    The batch-last path (:meth:`frames_last`, from :data:`BATCH_LAST_ROWS` rows, for trees
+    without translation nodes) works in
     *axis frames* ``F_n = R_n · K_n`` instead, with a constant orthonormal ``K_n`` whose
     third column is ``a_n`` (the identity for a z axis and for nodes without a DOF, a
     cyclic permutation of the unit vectors for an x or y axis). Since
@@ -98,6 +101,7 @@ class KinematicPlan:
             return len(parent) - 1
 
         zero3 = np.zeros(3)
+        slide: set[int] = set()  # translation (prismatic) nodes, old numbering
         for j, jt in enumerate(joints):
             par = joint_node[jt.parent] if jt.parent >= 0 else -1
             d = jt.dofs
@@ -105,6 +109,15 @@ class KinematicPlan:
             s = slices[j]
             if isinstance(d, Hinge):
                 par = add(par, off, np.asarray(d.axis, dtype=np.float64), s.start)
+            elif isinstance(d, Free):
+                c = off
+                for comp in range(3):  # translations along x, y, z (prismatic nodes)
+                    par = add(par, c, EYE3[comp], s.start + comp)
+                    slide.add(len(parent) - 1)
+                    c = eye4
+                i, m, k = (AXES[ch] for ch in d.order)
+                for comp in (k, m, i):
+                    par = add(par, c, EYE3[comp], s.start + 3 + comp)
             elif isinstance(d, Ball) and d.free:
                 i, m, k = (AXES[ch] for ch in d.order)
                 c = off
@@ -156,7 +169,12 @@ class KinematicPlan:
             c = const[nd]
             a = axis[nd]
             t0[nn, :, :4] = c
-            if dof[nd] >= 0:
+            if nd in slide:  # T(θ a): T0 + θ·T1 (θ takes sin θ's coefficient)
+                t0[nn, :3, 4] = c[:3, :3] @ a
+                t1[nn, :3, 3] = c[:3, :3] @ a
+                node_q[nn] = dof[nd]
+                dof_node[dof[nd]] = nn
+            elif dof[nd] >= 0:
                 sk = skew(a)
                 t0[nn, :3, 4] = c[:3, :3] @ a
                 t1[nn, :3, :3] = c[:3, :3] @ sk
@@ -209,6 +227,9 @@ class KinematicPlan:
         self.max_level = max((stop - start for start, stop, _ in levels), default=1)
         self.node_q = node_q
         self.dof_node = dof_node
+        #: renumbered translation nodes and their DOFs (Free joints; none elsewhere)
+        self.slide_nodes = np.array(sorted(new[nd] for nd in slide), dtype=np.intp)
+        self.prismatic = np.array(sorted(dof[nd] for nd in slide), dtype=np.intp)
         #: (n_dofs, 1): dof_node broadcast against CYC (one fancy index for p and w)
         self.dof_cyc = dof_node[:, None]
         self.joint_node = np.array([new[nd] for nd in joint_node], dtype=np.intp)
@@ -218,7 +239,7 @@ class KinematicPlan:
         """Preallocated buffers of :meth:`frames` for ``b`` rows: ``(b, batch_last,
         buffers)`` (built once per solver run and row count, see
         :meth:`Skeleton.evaluate`'s ``memo``)."""
-        if b >= BATCH_LAST_ROWS and self.n_dofs:
+        if b >= BATCH_LAST_ROWS and self.n_dofs and not self.prismatic.size:
             return (b, True, self._workspace_last(b))
         return (b, False, self._workspace_first(b))
 
@@ -380,6 +401,8 @@ class KinematicPlan:
         # matrices (gemm), not a vector (gemv), and the row rounds exactly as in a batch
         np.sin(theta.T, sin_v)
         np.cos(theta.T, cos_v)
+        if self.slide_nodes.size:  # translations: θ itself in sin θ's place
+            sin_v[self.slide_nodes] = theta.T[self.slide_nodes]
         np.matmul(coef, self.tt, local_full)
         g_roots[...] = local_roots
         for parent_v, local_v, out_v in levels:

@@ -16,8 +16,8 @@ The loop (:meth:`IKSolver.run`), per batch row and iteration:
    ``‖e‖²`` has not dropped below ``(1 − stall_tolerance)`` × its best value for
    ``stall_iterations`` consecutive iterations (e.g. unreachable targets, a local minimum,
    joints pinned at limits; the window defaults to the method's
-   :attr:`IKSolver.stall_window`: 20, or 100 for the non-monotone EXTENDED_JACOBIAN and
-   JACOBIAN_TRANSPOSE's Barzilai–Borwein steps);
+   :attr:`IKSolver.stall_window`: 20, 100 for the non-monotone EXTENDED_JACOBIAN, 50 for
+   JACOBIAN_TRANSPOSE);
    MAX_ITERATIONS after ``max_iterations`` steps.
 3. Otherwise ``dq = step(state)``; ``dq`` is scaled so that ``max |dq_j| ≤ max_step``
    (Buss §8: "almost always a good idea to clamp the maximum angle change"; the

@@ -11,12 +11,14 @@ A :class:`Skeleton` is a list of :class:`Joint` objects, parents before children
 with ``offset_j`` the 4×4 rest transform in the parent's frame (for a root: in the
 skeleton's root/world frame) and ``R_j`` the rotation of its degrees of freedom
 (:class:`Ball`, :class:`Hinge` or :class:`Fixed`). Children's offsets are expressed in
-``G_j``. Every degree of freedom is rotational and measured in radians; lengths are in
-the skeleton's length unit (metres by convention). The joint's *origin* is the
-translation of ``G_j`` (it does not depend on ``R_j``).
+``G_j``. Degrees of freedom are rotational (radians) except the three translations of a
+:class:`Free` joint (``R_j = T(t)·R(euler)``, metres); lengths are in the skeleton's
+length unit (metres by convention). The joint's *origin* is the translation of ``G_j``
+(it does not depend on a rotation ``R_j``; a Free joint's translation moves it).
 
 The configuration vector ``q`` has :attr:`Skeleton.n_dofs` entries: joint by joint, for a
-Hinge its angle, for a Ball its unlocked Euler angles in component order (x, y, z) —
+Hinge its angle, for a Ball its unlocked Euler angles in component order (x, y, z), for a
+Free joint its translation (x, y, z) then its Euler angles (x, y, z) —
 Blender's convention (:mod:`core.geometry.rotations`): order ``'XYZ'`` means ``R = Rz·Ry·Rx``.
 :attr:`Skeleton.dof_slices` says which entries belong to which joint.
 
@@ -31,7 +33,9 @@ rows per block (see :class:`BlockKind`):
 
 * :class:`~core.goals.PositionGoal`: one POSITION block, ``e = position − s`` with
   ``s = G_j · point``; Jacobian column of DOF ``d`` is ``w_d × (s − p_d)`` (Buss §2),
-  ``w_d`` its world angular-velocity axis, ``p_d`` its joint's origin.
+  ``w_d`` its world angular-velocity axis, ``p_d`` its joint's origin. A translation DOF
+  (of a :class:`Free` joint) has the column ``w_d`` (its world axis) in every position
+  term and 0 in every rotation / direction term (it moves points, never turns axes).
 * :class:`~core.goals.OrientationGoal`: one ROTATION block, ``e = log(R_target · Rᵀ)``,
   the rotation vector (axis · angle, world frame, rad) that turns the current frame onto
   the target. Its exact Jacobian is ``J_r⁻¹(e) · w_d`` with ``J_r`` the right Jacobian
@@ -97,7 +101,7 @@ from ..goals import (
     PositionGoal,
     batch_size,
 )
-from .joints import Ball, BoolArray, FloatArray, Hinge, IntArray, Joint
+from .joints import Ball, BoolArray, FloatArray, Free, Hinge, IntArray, Joint
 from .kinematics import CYC, KinematicPlan
 from .residuals import (
     RESIDUALS,
@@ -226,6 +230,9 @@ class Skeleton:
             elif isinstance(d, Hinge):
                 lo.append(float(d.lower))  # type: ignore[arg-type]
                 hi.append(float(d.upper))  # type: ignore[arg-type]
+            elif isinstance(d, Free):
+                lo += np.concatenate([d.translation_lower, d.lower]).tolist()
+                hi += np.concatenate([d.translation_upper, d.upper]).tolist()
             start += k
         arrays: dict[str, NDArray[Any]] = {
             "parents": np.array([jt.parent for jt in joints], dtype=np.intp),
@@ -426,6 +433,7 @@ class Skeleton:
         return blocks, per
 
     _goal_plan = goal_plan
+    goal_joint = _goal_joint
 
     def _new_goal_plan(self, goals: Sequence[Goal]) -> tuple[tuple[RowBlock, ...], list[Any]]:
         """The plan of :meth:`_goal_plan`, computed (validates the goals' joints)."""
@@ -551,6 +559,12 @@ class Skeleton:
                 if need_mt:
                     # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
                     mt = np.swapaxes((skew(pw[..., :3, 0]) @ w[..., None])[..., 0], -1, -2)
+                if kin.prismatic.size:
+                    # translation DOFs: no turning (wt = 0), the axis in position terms
+                    if mt is not None:
+                        mt[..., kin.prismatic] = wt[..., kin.prismatic]
+                    wt = wt.copy()
+                    wt[..., kin.prismatic] = 0.0
 
         nb = len(blocks)
         bn = np.empty((b, nb))  # per-block error norms
@@ -579,6 +593,8 @@ class Skeleton:
                 d = ref5[:, :, None] - pw[:, None, :, :, 0]  # (b, Gp, n, 5)
                 w4 = pw[:, None, :, :, 1]
                 cols_all = w4[..., 1:4] * d[..., 2:5] - w4[..., 2:5] * d[..., 1:4]
+                if kin.prismatic.size:  # translation DOFs: the axis itself
+                    cols_all[:, :, kin.prismatic] = w4[:, :, kin.prismatic, :3]
                 cols_all = cols_all.swapaxes(-1, -2)  # (b, Gp, 3, n)
                 jac4 = jac.reshape(b, nb, 3, n)
                 if isinstance(sel, slice):

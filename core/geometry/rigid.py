@@ -110,16 +110,53 @@ def affine_inverse(m: ArrayLike) -> FloatArray:
     """Inverse of affine 4×4 transforms ``(..., 4, 4)`` (any invertible 3×3 part: scale
     and shear allowed). Raises ``numpy.linalg.LinAlgError`` for a singular one."""
     a = np.asarray(m, dtype=np.float64)
+    if _single(a):
+        return _affine_inverse_one(a)
+    # The cofactor formula in numpy, term for term the one of _affine_inverse_one (the
+    # same floats as a single matrix gives): no LAPACK call, whose thread pool costs
+    # milliseconds per call on a loaded machine.
+    p, q, r, x = (a[..., 0, j] for j in range(4))
+    u, v, w, y = (a[..., 1, j] for j in range(4))
+    g, h, k, z = (a[..., 2, j] for j in range(4))
+    c00, c01, c02 = v * k - w * h, r * h - q * k, q * w - r * v
+    det = p * c00 + u * c01 + g * c02
+    if not bool(np.all((det != 0.0) & np.isfinite(det))):
+        raise np.linalg.LinAlgError("Singular matrix")
+    s = 1.0 / det
     out = np.zeros(a.shape)
-    if _single(a):  # one LAPACK call on the 4×4 is cheapest for a single matrix
-        out = np.linalg.inv(a)
-        out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
-        return out
-    inv3 = np.linalg.inv(a[..., :3, :3])
-    out[..., :3, :3] = inv3
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv3, a[..., :3, 3])
+    rows = ((c00, c01, c02), (w * g - u * k, p * k - r * g, r * u - p * w),
+            (u * h - v * g, q * g - p * h, p * v - q * u))
+    for i, (e0, e1, e2) in enumerate(rows):
+        i0, i1, i2 = e0 * s, e1 * s, e2 * s
+        out[..., i, 0], out[..., i, 1], out[..., i, 2] = i0, i1, i2
+        out[..., i, 3] = -(i0 * x + i1 * y + i2 * z)
     out[..., 3, 3] = 1.0
     return out
+
+
+def _affine_inverse_one(a: FloatArray) -> FloatArray:
+    """:func:`affine_inverse` of one matrix ((4, 4) or (1, 4, 4)) on Python floats: the
+    3×3 inverse by cofactors over the determinant (no LAPACK call: a live solve inverts one
+    frame per limb and frame, where a library call's overhead — and, on a loaded machine,
+    its thread pool — costs far more than the arithmetic)."""
+    (p, q, r, x), (u, v, w, y), (g, h, k, z) = a.reshape(4, 4)[:3].tolist()
+    c00, c01, c02 = v * k - w * h, r * h - q * k, q * w - r * v
+    det = p * c00 + u * c01 + g * c02
+    if not (det != 0.0 and math.isfinite(det)):
+        raise np.linalg.LinAlgError("Singular matrix")
+    c10, c11, c12 = w * g - u * k, p * k - r * g, r * u - p * w
+    c20, c21, c22 = u * h - v * g, q * g - p * h, p * v - q * u
+    s = 1.0 / det
+    i00, i01, i02 = c00 * s, c01 * s, c02 * s
+    i10, i11, i12 = c10 * s, c11 * s, c12 * s
+    i20, i21, i22 = c20 * s, c21 * s, c22 * s
+    out = np.array((
+        (i00, i01, i02, -(i00 * x + i01 * y + i02 * z)),
+        (i10, i11, i12, -(i10 * x + i11 * y + i12 * z)),
+        (i20, i21, i22, -(i20 * x + i21 * y + i22 * z)),
+        (0.0, 0.0, 0.0, 1.0),
+    ))
+    return out if a.ndim == 2 else out[None]
 
 
 def rigid_inverse(m: ArrayLike) -> FloatArray:
@@ -142,8 +179,8 @@ def translation(t: ArrayLike) -> FloatArray:
     return out
 
 
-def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = False
-                  ) -> FloatArray:
+def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = False,
+                  inverse: ArrayLike | None = None) -> FloatArray:
     """A target frame expressed in an affine ``frame`` as a rigid goal, ``(..., 4, 4)``.
 
     ``frame``: the (possibly scaled or sheared) frame in which the solved rotations act,
@@ -152,9 +189,12 @@ def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = Fals
     Rotation: :func:`orthonormalize_yz` of ``frame⁻¹ · orthonormalize_yz(target)``, so the
     chain's end frame pushed through ``frame`` has the target's Y-first orientation.
     ``rigid_target``: the target is already orthonormal (skips its orthonormalisation).
+    ``inverse``: ``affine_inverse(frame)`` when the caller has it (a frame that did not
+    change since the last goal); ``frame`` is then not read.
     """
     t = np.asarray(target, dtype=np.float64) if rigid_target else orthonormalize_yz(target)
-    return orthonormalize_yz(affine_inverse(frame) @ t)
+    inv = affine_inverse(frame) if inverse is None else np.asarray(inverse, dtype=np.float64)
+    return orthonormalize_yz(inv @ t)
 
 
 def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArray[np.bool_]]:
@@ -198,6 +238,11 @@ def goal_errors(kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
     e = np.asarray(end, dtype=np.float64)
     t = np.asarray(target, dtype=np.float64)
     ax = np.asarray(axis, dtype=np.float64)
+    if e.ndim == 2 and t.ndim == 2 and kind in _KINDS:
+        try:
+            return _goal_errors_one(kind, ax, e, t)
+        except ZeroDivisionError:
+            pass  # a degenerate frame or direction: the array path says what it gives
     shape = np.broadcast_shapes(e.shape, t.shape)[:-2]
     zero = np.zeros(shape)
     pos = np.linalg.norm(e[..., :3, 3] - t[..., :3, 3], axis=-1) * np.ones(shape)
@@ -219,6 +264,64 @@ def goal_errors(kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
     cross = np.linalg.norm(np.cross(d, w), axis=-1)
     ori: FloatArray = np.arctan2(cross, np.sum(d * w, axis=-1)) * np.ones(shape)
     return pos, ori
+
+
+_KINDS = ("POSITION", "POSE", "PARTIAL", "AIM")
+
+
+def _unit3(x: float, y: float, z: float) -> tuple[float, float, float]:
+    n = math.sqrt(x * x + y * y + z * z)
+    return x / n, y / n, z / n
+
+
+def _angle3(d: tuple[float, float, float], w: tuple[float, float, float]) -> float:
+    """Angle between unit vectors, ``atan2(|d × w|, d · w)`` (as the batched path)."""
+    cx, cy, cz = d[1] * w[2] - d[2] * w[1], d[2] * w[0] - d[0] * w[2], d[0] * w[1] - d[1] * w[0]
+    return math.atan2(math.sqrt(cx * cx + cy * cy + cz * cz),
+                      d[0] * w[0] + d[1] * w[1] + d[2] * w[2])
+
+
+def _goal_errors_one(kind: str, ax: FloatArray, e: FloatArray, t: FloatArray
+                     ) -> tuple[FloatArray, FloatArray]:
+    """:func:`goal_errors` of one end frame against one target on Python floats (a
+    verification measures one end bone per limb and frame)."""
+    (e00, e01, e02, ex), (e10, e11, e12, ey), (e20, e21, e22, ez) = e[:3].tolist()
+    (t00, t01, t02, tx), (t10, t11, t12, ty), (t20, t21, t22, tz) = t[:3].tolist()
+    dx, dy, dz = ex - tx, ey - ty, ez - tz
+    pos = math.sqrt(dx * dx + dy * dy + dz * dz)
+    ori = 0.0
+    if kind == "POSE":  # the angle between the Y-first orientations
+        ye, yt = _unit3(e01, e11, e21), _unit3(t01, t11, t21)
+        ze, zt = (e02, e12, e22), (t02, t12, t22)
+        k = ze[0] * ye[0] + ze[1] * ye[1] + ze[2] * ye[2]
+        ze = _unit3(ze[0] - k * ye[0], ze[1] - k * ye[1], ze[2] - k * ye[2])
+        k = zt[0] * yt[0] + zt[1] * yt[1] + zt[2] * yt[2]
+        zt = _unit3(zt[0] - k * yt[0], zt[1] - k * yt[1], zt[2] - k * yt[2])
+        xe = (ye[1] * ze[2] - ye[2] * ze[1], ye[2] * ze[0] - ye[0] * ze[2],
+              ye[0] * ze[1] - ye[1] * ze[0])
+        xt = (yt[1] * zt[2] - yt[2] * zt[1], yt[2] * zt[0] - yt[0] * zt[2],
+              yt[0] * zt[1] - yt[1] * zt[0])
+        ce, ct = (xe, ye, ze), (xt, yt, zt)  # columns
+
+        def m(i: int, j: int) -> float:  # (Reᵀ·Rt)[i, j]
+            a, b = ce[i], ct[j]
+            return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+        vx, vy, vz = m(2, 1) - m(1, 2), m(0, 2) - m(2, 0), m(1, 0) - m(0, 1)
+        ori = math.atan2(math.sqrt(vx * vx + vy * vy + vz * vz),
+                         m(0, 0) + m(1, 1) + m(2, 2) - 1.0)
+    elif kind != "POSITION":
+        a0, a1, a2 = ax.tolist()
+        d = _unit3(e00 * a0 + e01 * a1 + e02 * a2, e10 * a0 + e11 * a1 + e12 * a2,
+                   e20 * a0 + e21 * a1 + e22 * a2)
+        if kind == "PARTIAL":
+            w = _unit3(t00 * a0 + t01 * a1 + t02 * a2, t10 * a0 + t11 * a1 + t12 * a2,
+                       t20 * a0 + t21 * a1 + t22 * a2)
+        else:  # AIM
+            w = _unit3(-dx, -dy, -dz)
+            pos = 0.0
+        ori = _angle3(d, w)
+    return np.array(pos), np.array(ori)
 
 
 def continuous_quaternions(q: ArrayLike, previous: ArrayLike | None = None) -> FloatArray:
@@ -283,22 +386,30 @@ def goal_offset(goal: ArrayLike, target: ArrayLike) -> FloatArray:
 
 def extrapolate_offset(*offsets: ArrayLike) -> FloatArray:
     """Goal offsets (see :func:`goal_offset`) of consecutive frames, oldest first,
-    extrapolated one frame on: one offset is kept; the translation is extrapolated
-    linearly from two (``2·t₁ − t₀``) or quadratically from three (``3·t₂ − 3·t₁ + t₀``),
-    the rotation linearly from the last two (``(R₁·R₀ᵀ)·R₁``, re-orthonormalised). For
-    offsets that change smoothly from frame to frame."""
+    extrapolated one frame on: one offset is kept; from two, the translation linearly
+    (``2·t₁ − t₀``) and the rotation by repeating the last step (``(R₁·R₀ᵀ)·R₁``); from
+    three (the last three are used), the translation quadratically (``3·t₂ − 3·t₁ + t₀``)
+    and the rotation by a step grown as much as the last one grew (steps ``A = R₁·R₀ᵀ``,
+    ``B = R₂·R₁ᵀ``: ``B·Aᵀ·B·R₂``; exact for a turn about a fixed axis whose angle is
+    quadratic in time), re-orthonormalised. For offsets that change smoothly from frame
+    to frame (a checked bake's corrections: the grown step needs about half as many
+    corrective solves as the repeated one)."""
     m = [np.asarray(o, dtype=np.float64) for o in offsets]
     if not m:
         raise ValueError("extrapolate_offset needs at least one offset")
     out = np.array(m[-1])
     if len(m) == 1:
         return out
-    p, q = m[-2], m[-1]
-    out[..., :3, :3] = q[..., :3, :3] @ np.swapaxes(p[..., :3, :3], -1, -2) @ q[..., :3, :3]
+    p, q = m[-2][..., :3, :3], m[-1][..., :3, :3]
+    step = q @ np.swapaxes(p, -1, -2)
     if len(m) == 2:
-        out[..., :3, 3] = 2.0 * q[..., :3, 3] - p[..., :3, 3]
+        out[..., :3, :3] = step @ q
+        out[..., :3, 3] = 2.0 * m[-1][..., :3, 3] - m[-2][..., :3, 3]
     else:
-        out[..., :3, 3] = 3.0 * q[..., :3, 3] - 3.0 * p[..., :3, 3] + m[-3][..., :3, 3]
+        before = p @ np.swapaxes(m[-3][..., :3, :3], -1, -2)
+        out[..., :3, :3] = step @ np.swapaxes(before, -1, -2) @ step @ q
+        out[..., :3, 3] = (3.0 * m[-1][..., :3, 3] - 3.0 * m[-2][..., :3, 3]
+                           + m[-3][..., :3, 3])
     return orthonormalize_yz(out)
 
 

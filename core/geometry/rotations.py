@@ -715,6 +715,8 @@ def check_rotation(
     if m.ndim < 2 or m.shape[-2:] != (3, 3):
         raise error(f"{name} must have shape (..., 3, 3) (rotation matrices), got shape {m.shape}")
     batch = m.shape[:-2]
+    if m.ndim == 2 and single_rotation_ok(m, tol):
+        return m  # one valid matrix: checked on floats (False for any non-finite entry)
     if m.size == 0:
         return m
     if not np.isfinite(m).all():
@@ -724,8 +726,6 @@ def check_rotation(
             f"{name} must be a finite rotation matrix; batch index {_index_str(bad)} "
             f"contains non-finite entries: {m[bad].tolist()}"
         )
-    if m.ndim == 2 and _single_rotation_ok(m, tol):
-        return m  # one valid matrix: checked on floats (tiny numpy calls cost more)
     dev = np.abs(np.swapaxes(m, -1, -2) @ m - _EYE).max(axis=(-2, -1))
     if not dev.max() <= tol:
         worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(dev)), batch))
@@ -734,7 +734,8 @@ def check_rotation(
             f"{_index_str(worst)} has max |R^T R - I| = {float(dev[worst]):.3g}: "
             f"{m[worst].tolist()}"
         )
-    det = np.linalg.det(m)
+    det = np.einsum("...i,...i->...", m[..., :, 0],
+                    np.cross(m[..., :, 1], m[..., :, 2]))  # no LAPACK call per check
     if not det.min() > 0.0:
         bad = tuple(int(i) for i in np.argwhere(det <= 0.0)[0]) if batch else ()
         raise error(
@@ -744,10 +745,12 @@ def check_rotation(
     return m
 
 
-def _single_rotation_ok(m: FloatArray, tol: float) -> bool:
+def single_rotation_ok(m: FloatArray, tol: float) -> bool:
     """True when one finite 3×3 matrix passes :func:`check_rotation`'s tests (max
-    |RᵀR − I| ≤ tol and det > 0), computed on Python floats. False sends the caller to
-    the array checks, which name the failure."""
+    |RᵀR − I| ≤ tol and det > 0), computed on Python floats. False for any non-finite
+    entry (every entry enters the determinant, and a NaN or infinite determinant fails
+    ``det > 0`` or the deviation test). False sends the caller to the array checks, which
+    name the failure."""
     (a, b, c), (d, e, f), (g, h, i) = m.tolist()
     dev = max(
         abs(a * a + d * d + g * g - 1.0),

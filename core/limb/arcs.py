@@ -356,7 +356,7 @@ def limits_at_bound(
         if lim is None or not any(lim.limited):
             continue
         fam = matrix_to_euler_families(np.asarray(rot, dtype=np.float64), lim.order)
-        ok = lim.contains(fam, LIMIT_TOLERANCE + tol)
+        ok = lim.contains_unchecked(fam, LIMIT_TOLERANCE + tol)
         ang = fam[int(np.argmax(ok))]
         lo3, hi3 = lim.bounds()
         for i in range(3):

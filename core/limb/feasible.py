@@ -119,13 +119,13 @@ def _rotations_ok(
     if len(active) == 2 and len(orders) == 1:
         fam = matrix_to_euler_families(np.stack(rotations), orders.pop(), check=False)
         for i in active:
-            out[i] = limits[i].contains(fam[i]).any(axis=-1)  # type: ignore[union-attr]
+            out[i] = limits[i].contains_unchecked(fam[i]).any(axis=-1)  # type: ignore[union-attr]
     else:
         for i in active:
             lim = limits[i]
             assert lim is not None
             fam_i = matrix_to_euler_families(rotations[i], lim.order, check=False)
-            out[i] = lim.contains(fam_i).any(axis=-1)
+            out[i] = lim.contains_unchecked(fam_i).any(axis=-1)
     return out[0], out[1]
 
 
@@ -219,7 +219,7 @@ def feasible_sets(
     mid = np.where(valid, 0.5 * (lo_b + hi_b), 0.0)
     ok_sh, ok_wr = _rotations_ok((sh.at(mid), wr.at(mid)), (limits.shoulder, limits.wrist))
     ok_sh &= valid
-    elbow_ok = limits.elbow_contains(theta)[:, None]
+    elbow_ok = limits.elbow_contains_unchecked(theta)[:, None]
     feas_sh = ok_sh & elbow_ok
     feas = feas_sh & ok_wr
     # A zero-length segment between two feasible ones must not split them.
@@ -283,8 +283,8 @@ def _angles_at(
         if lim is None:
             first: FloatArray = fam[..., 0, :]
             return first
-        ok1 = lim.contains(fam[..., 0, :])
-        ok2 = lim.contains(fam[..., 1, :])
+        ok1 = lim.contains_unchecked(fam[..., 0, :])
+        ok2 = lim.contains_unchecked(fam[..., 1, :])
         use2 = ~ok1 & ok2
         out: FloatArray = np.where(use2[..., None], fam[..., 1, :], fam[..., 0, :])
         return out
@@ -386,6 +386,6 @@ def within_limits(
     ok = np.ones(n, dtype=bool)
     if limits is None:
         return ok
-    ok &= limits.elbow_contains(theta)
+    ok &= limits.elbow_contains_unchecked(theta)
     ok_sh, ok_wr = _rotations_ok((shoulder, wrist), (limits.shoulder, limits.wrist))
     return ok & ok_sh & ok_wr

@@ -110,18 +110,16 @@ def _public_array(value: ArrayLike, name: str, tail: tuple[int, ...]) -> FloatAr
     return arr
 
 
-def _lenient_array(value: ArrayLike, name: str, tail: tuple[int, ...]) -> FloatArray:
-    """As :func:`_public_array`, but a float64 ndarray of the right trailing shape passes
-    as it is, NaN included (the membership tests take the solvers' NaN-padded angle
-    families; NaN is never inside a limit, so their boolean answer stays honest)."""
+def _tolerance(tol: object) -> float:
+    """``tol`` of the membership tests: a finite number ≥ 0 (rad)."""
     if (
-        type(value) is np.ndarray
-        and value.dtype == np.float64
-        and value.ndim >= len(tail)
-        and value.shape[value.ndim - len(tail) :] == tail
+        not isinstance(tol, int | float | np.integer | np.floating)
+        or isinstance(tol, bool)
+        or not math.isfinite(tol)
+        or tol < 0.0
     ):
-        return value
-    return _public_array(value, name, tail)
+        raise InvalidInputError(f"tol must be a finite number >= 0 (rad), got {format_value(tol)}")
+    return float(tol)
 
 
 def _angle_bounds(
@@ -228,11 +226,16 @@ class EulerLimits:
         return lo, hi
 
     def contains(self, angles: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
-        """Whether Euler angles (..., 3) lie within the limits (mod 2π, with slack ``tol``)."""
-        a = _lenient_array(angles, "angles", (3,))
-        width = self._width
-        d = np.mod(a - self._lo, V.TAU)
-        ok: BoolArray = ((d <= width + tol) | (d >= V.TAU - tol)).all(axis=-1)
+        """Whether Euler angles (..., 3) (rad, finite) lie within the limits (mod 2π, with
+        slack ``tol`` ≥ 0 rad). Raises InvalidInputError for non-finite, non-numeric or
+        wrongly shaped angles."""
+        return self.contains_unchecked(_public_array(angles, "angles", (3,)), _tolerance(tol))
+
+    def contains_unchecked(self, angles: FloatArray, tol: float = LIMIT_TOLERANCE) -> BoolArray:
+        """:meth:`contains` without validation, for the solvers' float64 (..., 3) arrays,
+        which may hold NaN-padded Euler families (NaN is never inside: False)."""
+        d = np.mod(angles - self._lo, V.TAU)
+        ok: BoolArray = ((d <= self._width + tol) | (d >= V.TAU - tol)).all(axis=-1)
         return ok
 
 
@@ -339,9 +342,19 @@ class LimbLimits:
                 )
 
     def elbow_contains(self, angle: ArrayLike, tol: float = LIMIT_TOLERANCE) -> BoolArray:
+        """Whether elbow angles (any shape; rad, finite) lie within ``elbow`` (slack ``tol``
+        ≥ 0 rad; all True without elbow limits). Raises InvalidInputError for non-finite
+        or non-numeric angles."""
+        return self.elbow_contains_unchecked(_public_array(angle, "angle", ()), _tolerance(tol))
+
+    def elbow_contains_unchecked(
+        self, angle: FloatArray, tol: float = LIMIT_TOLERANCE
+    ) -> BoolArray:
+        """:meth:`elbow_contains` without validation (the solvers' float64 arrays; NaN is
+        never inside: False)."""
         if self.elbow is None:
             return np.ones(np.shape(angle), dtype=bool)
-        return _in_range(_lenient_array(angle, "angle", ()), *self.elbow, tol)
+        return _in_range(angle, *self.elbow, tol)
 
 
 class LimbConstants:
@@ -573,6 +586,53 @@ class Limb:
                 f"shoulder {r1.shape} and elbow {th.shape} do not broadcast"
             ) from exc
         return out
+
+    def frames(self, shoulder: ArrayLike, elbow: ArrayLike, wrist: ArrayLike) -> FloatArray:
+        """The three joint frames (…, 3, 4, 4) in the shoulder frame: T1, T1·A·T_k(θ4),
+        T1·A·T_k(θ4)·B·T2 (upper, lower and end bone; Eq. 3 without the effector E).
+
+        Args: as :meth:`forward` (leading axes broadcast).
+        """
+        r1 = _public_array(shoulder, "shoulder", (3, 3))
+        r2 = _public_array(wrist, "wrist", (3, 3))
+        th = _public_array(elbow, "elbow", ())
+        try:
+            shape = np.broadcast_shapes(r1.shape[:-2], th.shape, r2.shape[:-2])
+        except ValueError as exc:
+            raise ShapeMismatchError(
+                f"shoulder {r1.shape}, elbow {th.shape} and wrist {r2.shape} do not broadcast"
+            ) from exc
+        t1 = np.zeros(shape + (4, 4))
+        t1[..., :3, :3] = r1
+        t1[..., 3, 3] = 1.0
+        tk = np.zeros(shape + (4, 4))
+        tk[..., :3, :3] = rodrigues(np.asarray(self.elbow_axis, dtype=np.float64), th)
+        tk[..., 3, 3] = 1.0
+        t2 = np.zeros(shape + (4, 4))
+        t2[..., :3, :3] = r2
+        t2[..., 3, 3] = 1.0
+        lower = t1 @ np.asarray(self.a) @ tk
+        end = lower @ np.asarray(self.b) @ t2
+        out: FloatArray = np.stack([t1, lower, end], axis=-3)
+        return out
+
+    def pole_position(self, shoulder: ArrayLike, elbow: ArrayLike,
+                      distance: float | None = None) -> FloatArray:
+        """A pole point (…, 3) in the shoulder frame for the pose (R1, θ4): out from the
+        swivel circle's centre (the elbow projected on the shoulder–wrist line) through
+        the elbow, ``distance`` beyond it (default: the upper segment's length, |tA|). On
+        a straight limb (the elbow on that line) the elbow itself. A pole there names the
+        pose's swivel in any pole convention that turns the elbow toward the pole."""
+        e = self.elbow_position(shoulder)
+        w = self.wrist_position(shoulder, elbow)
+        e, w = np.broadcast_arrays(e, w)
+        d = float(np.linalg.norm(np.asarray(self.a)[:3, 3])) if distance is None else distance
+        wn = w / np.maximum(np.linalg.norm(w, axis=-1, keepdims=True), 1e-300)
+        out_dir = e - wn * np.sum(e * wn, axis=-1, keepdims=True)
+        n = np.linalg.norm(out_dir, axis=-1, keepdims=True)
+        step = np.where(n > 1e-9 * self.length, out_dir / np.maximum(n, 1e-300) * d, 0.0)
+        result: FloatArray = e + step
+        return result
 
 
 LimbGoal = PositionGoal | PoseGoal

@@ -260,7 +260,7 @@ def solve_general(
             pe_a, oe_a = _fk_errors(limb, goal, shoulder[None], np.array([elbow]), wrist_m[None])
             pe, oe = float(pe_a[0]), float(oe_a[0])
         within = limits is None or (
-            bool(limits.elbow_contains(elbow))
+            bool(limits.elbow_contains_unchecked(elbow))
             and euler_ok_one(shoulder.tolist(), limits.shoulder)
             and euler_ok_one(wrist_m.tolist(), limits.wrist)
         )

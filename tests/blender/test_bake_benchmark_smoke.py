@@ -16,8 +16,9 @@ def test_quick_run_has_every_row(limber: Any, tmp_path: Path) -> None:
     text = suite.markdown
     assert text.startswith("## Bake throughput")
     for row in ("Limber per frame", "Limber core solve per limb", "Limber bake, 50 frames",
-                "Blender bake, 50 frames", "speed-up", "process CPU time",
+                "Blender bake, 50 frames", "speed-up", "the same, wall",
                 "Blender's IK constraints per frame", "Limber bake, one limb stretched"):
         assert f"| {row}" in text, row
     assert len(suite.targets) == 3
-    assert all(t.detail for t in suite.targets)
+    assert all(t.detail and "CPU" in t.detail and "wall" in t.detail for t in suite.targets)
+    assert "load average" in text

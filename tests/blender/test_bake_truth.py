@@ -103,6 +103,94 @@ def test_sub_range_keeps_every_field_outside_and_continues_from_the_kept_key(
     assert st.reached and "worst frame" in st.message and st.frame in range(12, 21)
 
 
+def test_sub_range_euler_keys_continue_the_kept_keys_branch(limber: Any) -> None:
+    """An XYZ-Euler arm whose kept keys sit a full turn away from the principal angles
+    (the same rotations): the first baked keys unwrap onto the kept keys' branch (each
+    angle within π of the kept one before the range), the baked keys are continuous, the
+    kept keys stay as keyed and the baked keys play back on target."""
+    obj = metarig()
+    t = _animated_target(obj, range(-10, 41, 5))
+    add_limb(obj, "arm.L", ARM, target=t)
+    pbs = obj.pose.bones
+    for b in ARM:
+        pbs[b].rotation_mode = "XYZ"
+    turn = 2.0 * math.pi
+    for f in (5, 9, 30):
+        for i, b in enumerate(ARM):
+            pbs[b].rotation_euler = (0.2 + turn, -0.1 * i - turn, 0.3 + 2 * turn)
+            pbs[b].keyframe_insert("rotation_euler", frame=f)
+    before = _keys(_fcurves(limber, obj))
+    assert bpy.ops.limber.bake(armature=obj.name, frame_start=12, frame_end=20) == {"FINISHED"}
+    after = _keys(_fcurves(limber, obj))
+    for b in ARM:
+        path = f'pose.bones["{b}"].rotation_euler'
+        for i in range(3):
+            rows = after[(path, i)]
+            kept = next(r for r in rows if r[0][0] == 9)[0][1]
+            first = next(r for r in rows if r[0][0] == 12)[0][1]
+            assert abs(first - kept) < math.pi, (b, i, kept, first)
+            baked = [r[0][1] for r in rows if 12 <= r[0][0] <= 20]
+            assert np.all(np.abs(np.diff(baked)) < math.pi)
+            outside = [r for r in before[(path, i)] if not 12 <= r[0][0] <= 20]
+            assert [r for r in rows if not 12 <= r[0][0] <= 20] == outside
+    _on_target(obj, t, range(12, 21))
+
+
+def _pose_at(obj: Any, frames: Any) -> dict[int, np.ndarray]:
+    """Every pose bone's evaluated world matrix at these frames."""
+    scene = bpy.context.scene
+    out = {}
+    for f in frames:
+        scene.frame_set(f)
+        dg = bpy.context.evaluated_depsgraph_get()
+        ev = obj.evaluated_get(dg)
+        out[f] = np.array([np.array(ev.matrix_world @ pb.matrix) for pb in ev.pose.bones])
+    return out
+
+
+@pytest.mark.parametrize("start, end", [(12, 20), (10, 29)])
+def test_sub_range_bake_keeps_every_frame_up_to_and_from_the_kept_keys(
+    limber: Any, start: int, end: int
+) -> None:
+    """Keys on all three arm bones at 1, 5, 9 (BACK / ELASTIC / BOUNCE eased, free
+    handles) and 30, 40; a bake of 12–20 (or 10–29). Every frame governed only by kept
+    keys (up to the last kept key before the range and from the first kept key after it,
+    and beyond) evaluates to the same pose for every bone of the armature; only the
+    segments that touch the range (9→12 and 20→30) follow the baked keys (see the bake's
+    docstring) — a range from the frame after a kept key to the frame before the next
+    leaves every whole frame outside it unchanged."""
+    obj = metarig()
+    t = _animated_target(obj, range(-10, 61, 5))
+    add_limb(obj, "arm.L", ARM, target=t)
+    pbs = obj.pose.bones
+    for f in (1, 5, 9, 30, 40):
+        a = 0.2 * f
+        for i, b in enumerate(ARM):
+            pbs[b].rotation_quaternion = Quaternion(
+                (1.0, 0.2 * math.sin(a + i), 0.1 * math.cos(a), 0.15 * i)).normalized()
+            pbs[b].keyframe_insert("rotation_quaternion", frame=f)
+    easings = (("BACK", "EASE_IN"), ("ELASTIC", "EASE_OUT"), ("BOUNCE", "EASE_IN_OUT"))
+    for fc in _fcurves(limber, obj):
+        for j, k in enumerate(fc.keyframe_points):
+            k.interpolation, k.easing = easings[j % 3]
+            k.back, k.amplitude, k.period = 1.5 + 0.1 * j, 0.5, 2.0 + j
+            k.handle_left_type = k.handle_right_type = "FREE"
+    outside = [*range(-5, 10), *range(30, 46)]
+    if (start, end) == (10, 29):
+        outside = [f for f in range(-5, 46) if not start <= f <= end]
+    before = _pose_at(obj, outside)
+    keys = _keys(_fcurves(limber, obj))
+    assert bpy.ops.limber.bake(armature=obj.name, frame_start=start,
+                               frame_end=end) == {"FINISHED"}
+    after = _pose_at(obj, outside)
+    for f in outside:
+        assert np.abs(after[f] - before[f]).max() <= 1e-6, f
+    now = _keys(_fcurves(limber, obj))
+    for key, rows in keys.items():
+        assert [r for r in now[key] if not start <= r[0][0] <= end] == rows, key
+    _on_target(obj, t, range(start, end + 1))
+
+
 def _strip_action(obj: Any, frames: range) -> Any:
     """An action keying the arm's rotations over ``frames``, pushed into an NLA strip."""
     pbs = obj.pose.bones

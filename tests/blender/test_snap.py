@@ -93,12 +93,7 @@ def test_snap_with_an_fk_forearm_turned_off_its_hinge(limber: Any, mode: str) ->
     snap = solve.snap_fk(obj, limb)
     assert snap.residual < TOL
     assert np.allclose(snap.fk_elbow, before[2], atol=1e-6)  # forearm head = FK elbow
-    if mode == "POLE":
-        limb.pole = add_empty("Pole")
-        limb.swivel_mode = "POLE"
-        assert bpy.ops.limber.snap_pole(armature=obj.name, limb="arm.L") == {"FINISHED"}
-    else:
-        assert bpy.ops.limber.snap_swivel(armature=obj.name, limb="arm.L") == {"FINISHED"}
+    _snap(obj, limb, mode)
     hand = world_pose(obj, "hand.L")
     st = solve.solve_object(obj, limbs=["arm.L"])[0]
     assert st.reached, st.message
@@ -106,8 +101,57 @@ def test_snap_with_an_fk_forearm_turned_off_its_hinge(limber: Any, mode: str) ->
     assert np.abs(world_pose(obj, "hand.L") - hand).max() < TOL
 
 
+def _snap(obj: Any, limb: Any, mode: str) -> None:
+    """Snap the swivel (ANGLE) or a new pole object (POLE) to the FK elbow."""
+    if mode == "POLE":
+        limb.pole = add_empty("Pole")
+        limb.swivel_mode = "POLE"
+        assert bpy.ops.limber.snap_pole(armature=obj.name, limb="arm.L") == {"FINISHED"}
+    else:
+        assert bpy.ops.limber.snap_swivel(armature=obj.name, limb="arm.L") == {"FINISHED"}
+
+
 def test_snap_pole_without_a_pole_is_refused_by_name(limber: Any) -> None:
     obj, _ = _fk_pose(limber, 0, 0.0)
     with pytest.raises(RuntimeError, match="no pole object"):
         bpy.ops.limber.snap_pole(armature=obj.name, limb="arm.L")
     assert bpy.ops.limber.snap_pole(armature=obj.name) == {"FINISHED"}  # none with a pole
+
+
+@pytest.mark.parametrize("mode", ["ANGLE", "POLE"])
+def test_snap_residual_off_the_hinge_circle_is_reported(
+    limber: Any, mode: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """An FK elbow truly off the hinge circle: the limb's hinge axis is tilted toward the
+    forearm (CUSTOM (1, 0.6, 0)), so it cannot fold the arm as far as the FK forearm,
+    bent 150° about X, does. No swivel reproduces the FK pose: the snap reports how far
+    IK moves the elbow (operator report), the solve puts the elbow exactly there, and the
+    status reports the hand's miss instead of claiming the goal."""
+    solve = limber.sub("addon.run.solve")
+    obj = metarig()
+    limb = add_limb(obj, "arm.L", BONES, hinge_axis="CUSTOM", hinge_custom=(1.0, 0.6, 0.0))
+    limb.target = add_empty("T")
+    pbs = obj.pose.bones
+    for b in BONES:
+        pbs[b].rotation_mode = "QUATERNION"
+    pbs["upper_arm.L"].rotation_quaternion = Quaternion((0.3, 0.2, 1.0), 0.7)
+    pbs["forearm.L"].rotation_quaternion = Quaternion((1.0, 0.0, 0.0), np.radians(150.0))
+    evaluate()
+    assert bpy.ops.limber.snap_target(armature=obj.name, limb="arm.L") == {"FINISHED"}
+    evaluate()
+    snap = solve.snap_fk(obj, limb)
+    assert snap.residual > 1e-3  # millimetres, far above float32
+    capfd.readouterr()
+    _snap(obj, limb, mode)
+    out = capfd.readouterr()
+    assert f"arm.L {snap.residual * 1000.0:.3g} mm" in out.out + out.err
+    st = solve.solve_object(obj, limbs=["arm.L"])[0]
+    elbow = _points(obj)[2]  # the forearm's head
+    moved = float(np.linalg.norm(elbow - snap.fk_elbow))
+    print(f"snap residual {snap.residual * 1000:.3f} mm, elbow moved {moved * 1000:.3f} mm, "
+          f"hand miss {st.position_error * 1000:.3f} mm ({mode})")
+    assert np.linalg.norm(elbow - snap.elbow) < TOL
+    assert abs(moved - snap.residual) < TOL
+    assert not st.reached and st.position_error > TOL
+    assert limb.status.position_error == pytest.approx(st.position_error)
+    assert "not reached" in limb.status.message or "reach" in limb.status.message

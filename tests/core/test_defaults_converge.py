@@ -35,20 +35,9 @@ FIXTURES = {
     "arm-pose": (arm_chain, True),
     "chain12": (serial_chain, False),
 }
-#: Issue 16's target: ≥ 99 % reached at the defaults (within each method's default
-#: budget, ``IKSolver.default_max_iterations``).
+#: Issue 16's target: ≥ 99 % reached at the defaults, by every method on every fixture
+#: (within each method's default budget, ``IKSolver.default_max_iterations``).
 RATE = 0.99
-#: Where a method does not reach the target, its measured rate (100 problems, seed 1) as
-#: the floor this test holds — issue 16's 99 % is NOT met there. Both misses are targets
-#: near a singularity (σ_min/σ_max ≈ 2e-3, the elbow nearly straight) where first-order
-#: steps (JT) and coordinate descent (CCD) crawl; both keep improving (MAX_ITERATIONS).
-#: Which of those slow rows finish within the budget depends on last-bit rounding (JT:
-#: 98 % with numpy 1.26's OpenBLAS, 97 % with numpy 2.5's; CCD 90-93 %), so the floors sit
-#: a little below the measured rates.
-SHORTFALL = {
-    (Method.JACOBIAN_TRANSPOSE, "arm-pose"): 0.96,
-    (Method.CCD, "arm-pose"): 0.9,
-}
 
 
 @pytest.mark.parametrize("fixture", list(FIXTURES))
@@ -60,7 +49,7 @@ def test_success_rate_at_defaults(method, fixture):
     goals, q0, _ = reachable_problems(fx, n, seed=1, pose=pose)
     r = solve(fx.skeleton, goals, q0, method)
     rate = float(np.mean(r.reached))
-    assert rate >= SHORTFALL.get((method, fixture), RATE), (method.name, fixture, rate)
+    assert rate >= RATE, (method.name, fixture, rate)
     # honest: reached ⇔ every goal within tolerance at the returned q
     errors = fx.skeleton.goal_errors(r.q, goals)
     np.testing.assert_allclose(r.error, errors.max(axis=1), rtol=1e-9, atol=1e-12)
@@ -141,20 +130,14 @@ def test_task_priority_meets_level_zero_and_lower_levels_match_slsqp(seed, dista
     from the origin (often unreachable) on the other tip, sharing the trunk. Level 0 is
     met to the tolerance (issue 16: before, 1.5–9.9 mm off in 3 of 5 draws, reported
     converged), the result says so per level, and level 1 is at a local optimum of the
-    problem constrained to level 0 (SLSQP from the result finds nothing better). Not
-    asserted: SLSQP from the same *start* can find another, better local optimum (seed
-    544, distance 0.695 m: SLSQP from q0 reaches level 1 exactly, TASK_PRIORITY stalls
-    at 0.179 m, where SLSQP from there stays); on 60 Y draws measured earlier they
-    agreed 60/60."""
+    problem constrained to level 0 (SLSQP from the result finds nothing better). The
+    comparison with SLSQP from the same *start* is the next test's, over a population:
+    per draw it does not always hold, since both are local methods (seed 544, distance
+    0.695 m: SLSQP from q0 reaches level 1 exactly, TASK_PRIORITY stalls at 0.179 m in
+    another constrained local optimum, where SLSQP started there stays)."""
     fx = buss_y()
     sk = fx.skeleton
-    rng = np.random.default_rng(seed)
-    qs = rng.uniform(-1.0, 1.0, sk.n_dofs)
-    q0 = qs + rng.normal(0.0, 0.3, sk.n_dofs)
-    tip = sk.forward(qs)[sk.joint_index("effector_right"), :3, 3]
-    d = np.asarray(direction) / np.linalg.norm(direction)
-    high = [PositionGoal(tip, joint="effector_right")]
-    low = [PositionGoal(distance * d, joint="effector_left", priority=1)]
+    high, low, q0 = _y_priority_draw(sk, seed, distance, np.asarray(direction))
     r = solve(sk, high + low, q0, Method.TASK_PRIORITY)
     tol = SolveSettings().tolerance
     assert r.per_goal_error[0] <= tol
@@ -162,10 +145,56 @@ def test_task_priority_meets_level_zero_and_lower_levels_match_slsqp(seed, dista
     assert r.level_error[1] == r.per_goal_error[1]
     assert r.reached == bool(r.level_reached.all())
     # level 1 at a constrained local optimum: SLSQP (min ‖e₁‖² s.t. e₀ = 0) started at the
-    # result finds nothing better (to 1e-5: the lower level converges linearly)
+    # result finds nothing better, to 1e-5 relative + 1e-5 m: the lower level converges
+    # linearly and stalls that close (seed 187, 5 m away: 1.9e-5 m above SLSQP's 4.1 m)
     ref = _slsqp_reference(sk, high, low, r.q)
     if ref is not None:
-        assert r.per_goal_error[1] <= ref + 1e-5
+        assert r.per_goal_error[1] <= ref * (1.0 + 1e-5) + 1e-5
+
+
+def _y_priority_draw(
+    sk: object, seed: int, distance: float, direction: np.ndarray
+) -> tuple[list[PositionGoal], list[PositionGoal], np.ndarray]:
+    """Buss's Y: a reachable priority-0 goal on the right tip (FK of a random q*), a
+    priority-1 goal ``distance`` from the origin along ``direction`` on the left tip, and
+    a start q* + N(0, 0.3²)."""
+    rng = np.random.default_rng(seed)
+    qs = rng.uniform(-1.0, 1.0, sk.n_dofs)  # type: ignore[attr-defined]
+    q0 = qs + rng.normal(0.0, 0.3, sk.n_dofs)  # type: ignore[attr-defined]
+    tip = sk.forward(qs)[sk.joint_index("effector_right"), :3, 3]  # type: ignore[attr-defined]
+    d = np.asarray(direction, dtype=float) / np.linalg.norm(direction)
+    high = [PositionGoal(tip, joint="effector_right")]
+    low = [PositionGoal(distance * d, joint="effector_left", priority=1)]
+    return high, low, q0
+
+
+def test_task_priority_lower_level_no_worse_than_slsqp_from_the_same_start():
+    """Issue 16's reference, from the same start: over 40 random draws (reachable
+    priority-0 tip, the other tip's goal 0.5–10 m away in a random direction), level 0
+    is met in every draw and level 1 is no worse than SLSQP's optimum of ‖e₁‖² subject
+    to e₀ = 0 started from the same q0 (to 0.1 % + 1e-5 m) in at least 95 % of them.
+    Both are local methods: measured on 100 other draws, 3 ended in another constrained
+    local optimum than SLSQP's (0.3–3.5 % higher; SLSQP started at TASK_PRIORITY's result
+    stays there, and in 2 of the 3 a restart of TASK_PRIORITY from a random null-space
+    perturbation of level 0 finds SLSQP's optimum — not done by the solver); these 40
+    draws: 40/40."""
+    fx = buss_y()
+    sk = fx.skeleton
+    rng = np.random.default_rng(16)
+    tol = SolveSettings().tolerance
+    no_worse = []
+    while len(no_worse) < 40:
+        seed, distance = int(rng.integers(0, 10_000)), float(rng.uniform(0.5, 10.0))
+        direction = rng.uniform(-1.0, 1.0, 3)
+        if np.linalg.norm(direction) < 0.2:
+            continue
+        high, low, q0 = _y_priority_draw(sk, seed, distance, direction)
+        r = solve(sk, high + low, q0, Method.TASK_PRIORITY)
+        assert r.per_goal_error[0] <= tol and r.level_reached[0], seed
+        ref = _slsqp_reference(sk, high, low, q0)
+        if ref is not None:
+            no_worse.append(r.per_goal_error[1] <= ref * (1.0 + 1e-3) + 1e-5)
+    assert np.mean(no_worse) >= 0.95, np.flatnonzero(~np.array(no_worse))
 
 
 def test_stalled_task_priority_with_level_zero_unmet_is_not_converged():

@@ -280,6 +280,23 @@ def test_the_issue_cases_raise_limber_errors_naming_the_value():
         (lambda: solve(Y, [TIP, None], Y.zero()), "None"),
         (lambda: solve_limb(LIMITED, POSE, swivel=math.nan), "nan"),
         (lambda: solve_limb(LIMITED, PARTIAL, swivel=math.inf), "inf"),
+        (lambda: solve_limb(LIMITED, AIM, swivel=math.nan), "nan"),
+        # strings on both the partial and the aim path, free and limited limbs
+        (lambda: solve_limb(LIMITED, PARTIAL, psi="x"), "'x'"),
+        (
+            lambda: solve_limb(LIMITED, PARTIAL, psi_strategy=PsiStrategy.LOWEST_WRIST, up="x"),
+            "'x'",
+        ),
+        (lambda: solve_limb(FREE, PARTIAL, swivel="x"), "'x'"),
+        (lambda: solve_limb(LIMITED, AIM, swivel="x"), "'x'"),
+        (lambda: solve_limb(LIMITED, AIM, wrist="x"), "'x'"),
+        (lambda: solve_limb(FREE, PARTIAL, elbow="x"), "elbow"),
+        (lambda: solve_limb(FREE, AIM, psi="x"), "psi"),
+        # NaN arrays (not only scalars) in the membership tests
+        (lambda: EulerLimits("XYZ", (-1, -1, -1), (1, 1, 1)).contains(np.full(3, np.nan)), "nan"),
+        (lambda: LimbLimits(elbow=(0.0, 2.0)).elbow_contains(np.array([np.nan])), "nan"),
+        (lambda: LimbLimits().elbow_contains("x"), "'x'"),
+        (lambda: EulerLimits("XYZ").contains(np.zeros(3), tol=math.nan), "nan"),
         (lambda: PositionGoal((1e160, 0, 0)), "1e+160"),
         (lambda: Limb(translation((0, 1e200, 0)), translation((0, 1e200, 0))), "e+200"),
     ]
@@ -352,3 +369,23 @@ def test_beyond_the_bound_is_an_invalid_goal():
             AimGoal((0.0, 0.0, -value), (0, 1, 0))
     with pytest.raises(InvalidSkeletonError):
         Joint("far", -1, translation((0.0, 2e12, 0.0)))
+
+
+@pytest.mark.parametrize("at", [0, 1, 2])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, 2e12])
+def test_one_float64_goal_point_is_checked_like_any_other(at, value):
+    """A single float64 (3,) array takes the goals' scalar fast path: a non-finite or too
+    large coordinate in any position is still an InvalidGoalError, and a rotation with a
+    NaN anywhere is rejected."""
+    p = np.zeros(3)
+    p[at] = value
+    with pytest.raises(InvalidGoalError):
+        PositionGoal(p)
+    with pytest.raises(InvalidGoalError):
+        PoseGoal(p, np.eye(3))
+    r = np.eye(3)
+    r[at, (at + 1) % 3] = math.nan
+    with pytest.raises(InvalidGoalError):
+        PoseGoal(np.zeros(3), r)
+    good = PoseGoal(np.array([0.1, 0.2, 0.3]), np.eye(3))
+    assert good._n is None and good.weight == 1.0 and good.priority == 0

@@ -89,8 +89,9 @@ def test_extended_jacobian_default_stall_window_lets_it_converge():
     differences (the BLAS kernel decides whether a 20-iteration window happens to stall
     here), so neither a stall nor an iteration count is asserted: only the windows and
     that the default reaches the goal."""
-    wide = (Method.EXTENDED_JACOBIAN, Method.JACOBIAN_TRANSPOSE)  # JT: BB steps (issue 16)
-    assert all(STEP_CLASSES[m].stall_window == 100 for m in wide)
+    # JT: its clamped conjugate-gradient steps are not quite monotone either (issue 16)
+    wide = {Method.EXTENDED_JACOBIAN: 100, Method.JACOBIAN_TRANSPOSE: 50}
+    assert all(STEP_CLASSES[m].stall_window == w for m, w in wide.items())
     assert all(c.stall_window == 20 for m, c in STEP_CLASSES.items() if m not in wide)
     fx = buss_double_y()
     goals, q0, _ = reachable_goals(fx)
@@ -134,21 +135,17 @@ def test_ccd_on_pose_goals_and_the_double_y_reduces_error_monotonically():
 
 
 def test_ccd_on_arm_pose_goals():
-    """The limitation, with numbers (issue 16 changed them: the sweeps are now
-    Anderson-accelerated). Plain CCD reached the 8 arm pose problems in 1723, 11773,
-    16193, 1682, 1056, —, 1163 and 1632 sweeps; accelerated: 16, 19, 21, 155, 181, —, 19,
-    186. Problem 5 (elbow 0.027 rad from straight at the target, σ_min/σ_max < 2e-3) is
-    still at ~5e-5 after 2,000 sweeps (MAX_ITERATIONS, not STALLED); monotonicity is
-    checked above."""
+    """Plain CCD reached the 8 arm pose problems in 1723, 11773, 16193, 1682, 1056, —,
+    1163 and 1632 sweeps; Anderson-accelerated in 16, 19, 21, 155, 181, —, 19, 186, with
+    problem 5 (elbow 0.027 rad from straight at the target, σ_min/σ_max < 2e-3) still
+    ~5e-5 off after 2,000. With the damped least-squares rescue (CCDStep._accelerate) all
+    8 are reached at the defaults (measured: 11, 19, 16, 15, 12, 26, 15, 19 iterations);
+    monotonicity is checked above."""
     fx = arm_chain()
     sk = fx.skeleton
     goals, q0, _ = reachable_goals(fx)
-    start = sk.goal_errors(q0, goals).max(axis=1)
-    r = solve(sk, goals, q0, Method.CCD, SolveSettings(max_iterations=2000))
-    fast = np.array([0, 1, 2, 3, 4, 6, 7])
-    assert np.all(r.reached[fast]) and np.all(r.iterations[fast] <= 400)
-    assert not r.reached[5] and r.reason[5] is StopReason.MAX_ITERATIONS
-    assert r.error[5] < 1e-2 * start[5]
+    r = solve(sk, goals, q0, Method.CCD)
+    assert np.all(r.reached) and np.all(r.iterations <= 60)
 
 
 def test_ccd_direction_and_orientation_updates_are_exact_per_dof():

@@ -375,6 +375,49 @@ def test_forward_matches_chain_product() -> None:
     assert limb.length == pytest.approx(ta + tb + te, rel=1e-15)
 
 
+def test_frames_are_the_chain_products_of_each_bone() -> None:
+    """Limb.frames: T1, T1·A·T_k(θ4), T1·A·T_k(θ4)·B·T2 per pose; the last times E is
+    Limb.forward; broadcasting like forward."""
+    rng = np.random.default_rng(4)
+    limb = random_limb(rng)
+    r1, r2 = rand_rot(rng, 5), rand_rot(rng, 5)
+    theta = rng.uniform(-PI, PI, 5)
+    got = limb.frames(r1, theta, r2)
+    assert got.shape == (5, 3, 4, 4)
+    for i in range(5):
+        hinge = tf(axis_angle_to_matrix(limb.elbow_axis, theta[i]))
+        np.testing.assert_allclose(got[i, 0], tf(r1[i]), atol=1e-14)
+        np.testing.assert_allclose(got[i, 1], tf(r1[i]) @ limb.a @ hinge, atol=1e-14)
+        np.testing.assert_allclose(got[i, 2] @ limb.effector, limb.forward(r1[i], theta[i], r2[i]),
+                                   atol=1e-14)
+    np.testing.assert_allclose(limb.frames(r1[0], theta, r2[0])[3],
+                               limb.frames(r1[0], theta[3], r2[0]), atol=1e-14)
+    with pytest.raises(ShapeMismatchError):
+        limb.frames(r1, theta[:3], r2)
+
+
+def test_pole_position_lies_on_the_elbow_side_of_the_swivel_plane() -> None:
+    """The pole point is in the plane of shoulder, elbow and wrist, on the elbow's side of
+    the shoulder-wrist line, |tA| beyond the elbow along the circle's radius; on a straight
+    limb it is the elbow."""
+    rng = np.random.default_rng(5)
+    limb = random_limb(rng)
+    r1 = rand_rot(rng, 6)
+    theta = rng.uniform(0.3, 2.5, 6)
+    pole = limb.pole_position(r1, theta)
+    e, w = limb.elbow_position(r1), limb.wrist_position(r1, theta)
+    for i in range(6):
+        n = np.cross(e[i], w[i])
+        assert abs(np.dot(pole[i], n)) < 1e-12 * np.linalg.norm(n) * 10
+        wn = w[i] / np.linalg.norm(w[i])
+        radius = e[i] - wn * np.dot(e[i], wn)
+        step = pole[i] - e[i]
+        np.testing.assert_allclose(step, radius / np.linalg.norm(radius)
+                                   * np.linalg.norm(np.asarray(limb.a)[:3, 3]), atol=1e-12)
+    np.testing.assert_allclose(limb.pole_position(r1[0], theta[0], distance=0.0), e[0],
+                               atol=1e-15)
+
+
 # ======================================================================================
 # The swivel angle: the elbow on Eq. (6)'s circle
 # ======================================================================================

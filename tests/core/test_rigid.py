@@ -28,6 +28,7 @@ from core import (
     quat_to_matrix,
     refine_goal,
     rigid_inverse,
+    rotation_about,
     similarity_scale,
     transform_points,
     translation,
@@ -103,6 +104,22 @@ def test_similarity_scale() -> None:
     assert not ok.any()
     _, ok = similarity_scale(-np.eye(3))
     assert not ok
+
+
+def test_goal_errors_of_one_frame_match_the_batched_path() -> None:
+    """The single-frame path (Python floats) gives the batched path's errors, for every
+    kind, on sheared and scaled frames; degenerate ones take the batched path."""
+    rng = np.random.default_rng(21)
+    e, t = _affine(rng, 40), _affine(rng, 40)
+    for kind in ("POSITION", "POSE", "PARTIAL", "AIM"):
+        axis = np.array([0.6, 0.0, 0.8])
+        bp, bo = goal_errors(kind, axis, e, t)
+        for i in range(len(e)):
+            p, o = goal_errors(kind, axis, e[i], t[i])
+            assert np.shape(p) == np.shape(o) == ()
+            assert abs(float(p) - bp[i]) <= 1e-14 and abs(float(o) - bo[i]) <= 1e-14
+    with pytest.raises(ValueError, match="degenerate"):
+        goal_errors("POSE", axis, np.zeros((4, 4)), t[0])
 
 
 def test_goal_errors_by_kind() -> None:
@@ -212,10 +229,22 @@ def test_single_matrix_fast_paths_match_the_batched_ones() -> None:
     for i in range(len(a)):
         assert np.allclose(orthonormalize_yz(a[i]), batched[i], atol=1e-12)
         assert np.allclose(orthonormalize_yz(a[i:i + 1])[0], batched[i], atol=1e-12)
-        assert np.allclose(affine_inverse(a[i]), inv[i], atol=1e-10)
+        assert np.array_equal(affine_inverse(a[i]), inv[i])  # the same arithmetic
         s1, ok1 = similarity_scale(a[i:i + 1])
         assert np.allclose(s1, scale[i]) and bool(ok1[0]) == bool(ok[i])
     assert ok.tolist() == [False, False, False, True, False, False]
+    for i in range(len(a)):  # (1, 4, 4) keeps its batch axis; the last row is exact
+        one = affine_inverse(a[i:i + 1])
+        assert one.shape == (1, 4, 4) and one[0, 3].tolist() == [0.0, 0.0, 0.0, 1.0]
+        t = orthonormalize_yz(_rigid(rng, 1)[0])
+        assert np.array_equal(goal_in_frame(a[i], t, inverse=affine_inverse(a[i])),
+                              goal_in_frame(a[i], t))
+    singular = np.eye(4)
+    singular[:3, 2] = singular[:3, 0]
+    with pytest.raises(np.linalg.LinAlgError):
+        affine_inverse(singular)
+    with pytest.raises(np.linalg.LinAlgError):
+        affine_inverse(np.full((4, 4), np.nan))
 
 
 def test_goal_offset_round_trips() -> None:
@@ -240,6 +269,22 @@ def test_extrapolate_offset_is_exact_for_polynomial_translations() -> None:
     assert np.allclose(extrapolate_offset(off(1.0)), off(1.0))
     with pytest.raises(ValueError):
         extrapolate_offset()
+
+
+def test_extrapolate_offset_is_exact_for_quadratic_turns_about_a_fixed_axis() -> None:
+    """Three offsets whose rotation turns about one axis by an angle quadratic in time
+    (any fixed tilt on the right) extrapolate exactly; a fourth, older one is ignored."""
+    axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+    tilt = rotation_about((1.0, 0.0, 0.0), 0.4)
+
+    def off(t: float) -> np.ndarray:
+        m = np.eye(4)
+        m[:3, :3] = rotation_about(axis, 0.02 + 0.01 * t + 0.003 * t * t) @ tilt
+        m[:3, 3] = (t * t, 1.0, -t)
+        return m
+
+    got = extrapolate_offset(off(-5.0), off(0.0), off(1.0), off(2.0))
+    assert np.allclose(got, off(3.0), atol=1e-12)
 
 
 def test_transform_points_and_compose_trs() -> None:

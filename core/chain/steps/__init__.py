@@ -40,10 +40,14 @@ POSITION and ROTATION blocks a sweep costs one forward kinematics (the DOF's rot
 applied to what lies below it by Rodrigues' formula, see :class:`CCDStep`); with
 DIRECTION or AIM blocks the skeleton is re-evaluated after each DOF (n evaluations).
 CCD never increases the objective ‖e‖² within a sweep (each DOF update is an exact 1-D
-minimisation), but converges only linearly, so the sweeps are Anderson-accelerated (a
-sweep is a fixed-point map; :meth:`CCDStep._accelerate`), an accelerated point taken
-only where it lowers ‖e‖² below the current one — the objective still never increases.
-One iteration is a sweep plus one residual evaluation; default budget 1,000 iterations.
+minimisation), but converges only linearly, and crawls near singular configurations, so
+the sweeps are Anderson-accelerated (a sweep is a fixed-point map) and a damped
+least-squares step from q is proposed beside the accelerated point as a rescue (Wang &
+Chen's combination of CCD with a Newton-type method; :meth:`CCDStep._accelerate`); a
+candidate is taken only where it lowers ‖e‖² below the current one — the objective still
+never increases. One iteration is a sweep (independent branches updated together) plus
+one residual evaluation, and a damped least-squares solve and evaluation where the
+rescue is needed; default budget 1,000 iterations.
 
 LBFGSB — Ki & Sheen §3: minimise F(q) = ‖e(q)‖² + γ²‖q − q_ref‖² (Eq. 3.1; e weighted as
 in the loop, γ = ``tikhonov``, q_ref = ``q_rest`` or zeros) subject to the bounds (Eq. 3.2)

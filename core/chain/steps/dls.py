@@ -48,7 +48,7 @@ def spd_solve(a: FloatArray, r: FloatArray, parallel: bool = False) -> FloatArra
     return out
 
 
-def _dls(
+def damped_step(
     j: FloatArray, e: FloatArray, lam2: float | FloatArray, gate: Gate | None = None
 ) -> FloatArray:
     """Δq = Jᵀ(JJᵀ + λ²I)⁻¹e (Buss Eq. 11) when m ≤ n, else the equal (JᵀJ + λ²I)⁻¹Jᵀe
@@ -107,7 +107,7 @@ def _solve_dls(state: StepState, e: FloatArray, gate: Gate | None = None) -> Flo
     # tiniest damping.
     lam2 = _damping(state, gate)
     lam2 = max(lam2, 1e-300) if isinstance(lam2, float) else np.maximum(lam2, 1e-300)
-    return _dls(state.J, e, lam2, gate)
+    return damped_step(state.J, e, lam2, gate)
 
 
 @register

@@ -14,72 +14,72 @@ from ..settings import Method, NullSpace
 
 @register
 class JacobianTransposeStep(IKSolver):
-    """Buss §3: Δq = α Jᵀe, with a Barzilai–Borwein step length.
+    """Buss §3: Δq = α d along the transpose direction g = Jᵀe, with conjugate directions.
 
-    Buss's α = ⟨e, JJᵀe⟩ / ⟨JJᵀe, JJᵀe⟩ (0 when JJᵀe = 0; the step that minimises
-    ‖e − αJJᵀe‖ for the linearised error) is the exact line search of steepest descent
-    on ½‖e‖², which zig-zags: on Buss's Y it reached none of 20 random reachable targets
-    (from 0.3 rad away) in 200 iterations. From the second iteration on, the step is
-    Barzilai & Borwein's (1988) α_BB = ⟨s, s⟩ / ⟨s, y⟩ with s = q_k − q_{k−1} and
-    y = g_{k−1} − g_k the change of the descent direction g = Jᵀe (the gradient of ½‖e‖²
-    is −g): the secant estimate of the inverse curvature along the last step. It is not
-    monotone (the loop keeps the best iterate; :attr:`stall_window` 100); where
-    ⟨s, y⟩ ≤ 0 (negative curvature) or the step is zero, Buss's α is used. The previous q
-    and g are kept per batch row for the iterations of one solve. Measured on 20 random
-    reachable targets 0.3 rad (σ) away, budget 1,000: Y 20/20 (median 115 iterations),
-    double-Y 20/20 (310), 7-DOF arm position 20/20 (26), pose 19/20 (160; the miss is
-    near a singularity, σ_min/σ_max ≈ 2e-3, where first-order steps crawl), 12-joint
-    chain 20/20 (23). BB's shorter step ⟨s, y⟩/⟨y, y⟩ and alternating the two were
-    measured too: faster on the double-Y (265 iterations) but 16–17/20 on the arm's
-    poses. Default budget 3,000 iterations (≈ 0.2 s on one problem): on 100 arm pose
-    targets 92 % are reached within 1,000, 98 % within 3,000 (5,000: no more)."""
+    Buss's α = ⟨e, Jd⟩ / ⟨Jd, Jd⟩ (0 when Jd = 0) is the step along d that minimises
+    ‖e − αJd‖ for the linearised error — his optimal step for d = Jᵀe, the exact line
+    search of steepest descent on ½‖e‖². Steepest descent alone zig-zags (on Buss's Y it
+    reached none of 20 random reachable targets from 0.3 rad away in 200 iterations), so
+    from the second iteration on d is a momentum direction: nonlinear conjugate gradients
+    (Polak & Ribière 1969, the "PR+" variant), d_k = g_k + β d_{k−1} with
+    β = max(0, ⟨g_k, g_k − g_{k−1}⟩ / ⟨g_{k−1}, g_{k−1}⟩), restarted (β = 0) every n
+    iterations (n = the DOF count; Powell 1977). α is the minimiser over all real α, so
+    where d happens not to be a descent direction of the linearised error (⟨d, g⟩ < 0)
+    α is negative and the step still descends. With a constant J this is CGLS —
+    conjugate gradients on the normal equations, exact in at most n steps whatever the
+    conditioning — so the method only ever multiplies by J and Jᵀ (no factorisation)
+    yet does not crawl near singular configurations (Buss cites conjugate-gradient IK
+    among the alternatives to the transpose). The previous g, 1/‖g‖² and d are kept per
+    batch row for the iterations of one solve; :func:`~core.chain.solve.step_once` (no
+    history) takes Buss's α on Jᵀe. Cost per iteration: one product with J and one with
+    Jᵀ, like Buss's α on Jᵀe, plus a few vector operations.
+
+    Measured on 3 × 100 random reachable targets 0.3 rad (σ) away (median / largest
+    iterations): Y 100 % (40–42 / 347), double-Y 100 % (75–79 / 149), 7-DOF arm
+    position 100 % (14–15 / 30) and pose 100 % (49 / 238), 12-joint chain 100 % (15 /
+    27). Before, Barzilai & Borwein's step (1988) on d = Jᵀe: pose 95–98 % (median
+    210–250, non-monotone, rows stalling near σ_min/σ_max ≈ 2e-3) and double-Y 280.
+    Default budget 2,000 iterations."""
 
     method = Method.JACOBIAN_TRANSPOSE
-    #: Per thread of the solve: the rows, q and g of the previous iteration (created by
-    #: start(); None in step_once, which then takes Buss's α).
-    _history: dict[int, tuple[IntArray, FloatArray, FloatArray]] | None = None
+    #: Per thread of the solve: the rows, g, 1/‖g‖² and d of the previous iteration
+    #: (created by start(); None in step_once, which then takes Buss's α on Jᵀe).
+    _history: dict[int, tuple[IntArray, FloatArray, FloatArray, FloatArray]] | None = None
 
     def start(self, rows: int, n: int) -> None:
         self._history = {}
 
-    #: BB steps are not monotone: the error may stay above its best for tens of
-    #: iterations while converging (a 20-iteration window stalled 5 of 20 reachable
-    #: double-Y targets).
-    stall_window = 100
-    default_max_iterations = 3000
+    #: The max_step clamp and the nonlinearity make the descent not quite monotone: a
+    #: little longer than the default window.
+    stall_window = 50
+    default_max_iterations = 2000
 
     def step(self, state: StepState) -> FloatArray:
-        g = matvec(np.swapaxes(state.J, -1, -2), state.e)
+        jac, e = state.J, state.e
+        g = (e[:, None, :] @ jac)[:, 0]  # Jᵀe
+        d = g
         history = self._history
-        bb: FloatArray | None = None
-        ok: NDArray[np.bool_] | None = None
         if history is not None:
-            # per thread (a threaded solve's chunks share this instance): the rows, q and
-            # g of the previous iteration; rows only ever drop out (compaction keeps order)
+            # per thread (a threaded solve's chunks share this instance); rows only ever
+            # drop out (compaction keeps order); every row still iterating has taken
+            # state.iteration steps, so the restarts (β = 0 every n) are common to all
             key = threading.get_ident()
-            prev = history.get(key)
-            rows = state.rows
-            if prev is not None and state.iteration > 0:
-                r0, q_p, g_p = prev
-                if len(r0) != len(rows):
-                    pick = np.searchsorted(r0, rows)
-                    q_p, g_p = q_p[pick], g_p[pick]
-                s = state.q - q_p
-                sy = np.add.reduce(s * (g_p - g), axis=-1)
-                ok = sy > 0.0
-                bb = np.add.reduce(s * s, axis=-1) / np.where(ok, sy, 1.0)
-            history[key] = (rows, state.q, g)
-        if bb is not None and ok is not None and ok.all():
-            out: FloatArray = bb[:, None] * g
-            return out
-        # Buss's α (first iteration, step_once, or negative curvature)
-        jg = matvec(state.J, g)
-        num = np.sum(state.e * jg, axis=-1)
-        den = np.sum(jg * jg, axis=-1)
-        alpha = np.where(den > 0.0, num / np.where(den > 0.0, den, 1.0), 0.0)
-        if bb is not None and ok is not None:
-            alpha = np.where(ok, bb, alpha)
-        out = alpha[:, None] * g
+            if state.iteration % max(g.shape[1], 1):
+                r0, g_p, inv_p, d_p = history[key]
+                if len(r0) != len(state.rows):
+                    pick = np.searchsorted(r0, state.rows)
+                    g_p, inv_p, d_p = g_p[pick], inv_p[pick], d_p[pick]
+                beta = np.add.reduce(g * (g - g_p), axis=-1) * inv_p
+                d = g + np.maximum(beta, 0.0)[:, None] * d_p
+            gg = np.add.reduce(g * g, axis=-1)
+            # 1/‖g‖² (0 where g = 0: the next β is then 0)
+            inv = 1.0 / gg if gg.all() else np.divide(1.0, gg, out=np.zeros(gg.shape), where=gg > 0)
+            history[key] = (state.rows, g, inv, d)
+        # Buss's α along d: the exact minimiser over all α of ‖e − αJd‖ (negative where d
+        # is not a descent direction of the linearised error, so the step still descends)
+        jd = (jac @ d[:, :, None])[:, :, 0]
+        alpha = np.add.reduce(e * jd, axis=-1) / (np.add.reduce(jd * jd, axis=-1) + 1e-300)
+        out: FloatArray = alpha[:, None] * d
         return out
 
 

@@ -191,9 +191,13 @@ class TaskPriorityStep(IKSolver):
         inverses: list[_Inverse] = []
         for k, rows in enumerate(_levels(state.blocks)):
             jk = j_all[:, rows, :]
-            smax_k = np.linalg.norm(jk, ord=2, axis=(1, 2)) if jk.size else np.zeros(b)
-            jh = jk @ proj
+            # the first level's projector is the identity: its SVD gives σ_max(J_k) too
+            jh = jk @ proj if k else jk
             u, s, vt = np.linalg.svd(jh, full_matrices=False)
+            if k == 0:
+                smax_k = s[:, 0] if s.shape[1] else np.zeros(b)
+            else:
+                smax_k = np.linalg.norm(jk, ord=2, axis=(1, 2)) if jk.size else np.zeros(b)
             keep = (s > st.svd_cutoff * smax_k[:, None]) & (s > 0.0)
             r = state.e[:, rows] - matvec(jk, dq)
             ck2 = c2
@@ -294,6 +298,8 @@ class TaskPriorityStep(IKSolver):
             tries == 0, np.maximum(kappa / self.KAPPA_DOWN, self.KAPPA_MIN), kappa
         )
         return result
+
+    cascade = _cascade
 
     def _restore(
         self, state: StepState, dq: FloatArray, upper: list[NDArray[np.intp]]

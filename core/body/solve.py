@@ -1,0 +1,1015 @@
+"""Full-body IK: exact analytic limbs inside a numeric body (:func:`solve_body`).
+
+The hybrid of Lee's lecture notes ("arms and legs allow analytic solutions; redundancy
+can be parameterized by elbow circles; we can replace 7 dof for each limb by a single
+elbow circle parameter; the numerical optimization can be done with fewer parameters")
+and of Tolani, Goswami & Badler (2000) §4.2 ("once all the goals lie within the workspace
+of the corresponding end effector, the inverse kinematics routines for individual
+kinematic units … are invoked").
+
+Unknowns of the numeric level (``x``): every DOF of the skeleton outside the *goaled*
+limbs (a limb whose end joint carries exactly one PositionGoal / PoseGoal, and no goal on
+its other joints or below its end), then one swivel φ per goaled limb. Its tasks, in
+strict priority order (:class:`~core.chain.TaskPriorityStep`'s cascade, Ki & Sheen §5–7,
+reused as it is; weights blend goals within a level):
+
+* every goal not on a goaled limb, its usual residual and Jacobian
+  (:meth:`~core.chain.Skeleton.evaluate`, the columns of ``x``);
+* every goaled limb's *shell constraint*, at its goal's priority and weight: the goal's
+  wrist centre (pose goals; the effector point for position goals) must lie at a
+  distance from the shoulder in ``[d_min + m, d_max − m]`` — the distances the elbow can
+  make within its limits (Eq. 5: d²(θ4) = C + 2 r cos(θ4 − δ)), ``m`` the margin
+  :attr:`BodySettings.shell_margin` × limb length. Residual: the point's distance
+  outside that interval, along the shoulder–target line (zero inside); Jacobian from the
+  shoulder's position Jacobian;
+* lowest, in the null space of all of them: the rest-pose / preferred-angle term
+  √w (x_rest − x), the swivels' part pulling each φ to its preferred value.
+
+Each goaled limb is then solved in closed form by :func:`~core.limb.solve_limb` in the
+shoulder frame the numeric level leaves (its goal exact whenever in reach, φ the feasible
+swivel nearest the numeric φ, CLOSEST), and its joint angles are written back into ``q``
+(the Euler family within the Ball limits, angles shifted by 2π into the linear ranges).
+All errors are then measured by forward kinematics of the whole skeleton.
+
+Limits inside the shell. A goal inside the shell can still be out of the limb's reach
+*within its joint limits* from where the body put the shoulder (§3.2.4: no feasible φ —
+a hand orientation the wrist cannot take from that forearm); the shell cannot see that.
+After the numeric level each goaled limb's feasible swivel set is computed (closed form).
+Rows where some limb has none, or where the numeric level did not settle (a conflict it
+could not resolve), are finished by :func:`~core.chain.solve` with TASK_PRIORITY over
+every joint, starting from the numeric result with each limb placed in closed form where
+it has a feasible φ and as a *witness* where it has not (the limb solved without limits at
+the one of :data:`_SAMPLES` swivels least outside its limits, its angles clamped a little
+inside them); where that leaves priority 0 unmet, from the start pose placed likewise. A
+level still unmet there is finished by SLSQP (scipy) with the levels above as equality
+constraints and the limits as bounds (one per row: a Python loop), since the clamping
+loop of TASK_PRIORITY stops short of the bounded optimum. The limbs are then solved in
+closed form again, with the swivel whose elbow is nearest the numeric one (§3.2.2); a
+limb whose closed form does not reach the goal keeps its numeric angles
+(``limb_reached`` False).
+
+Batching: every array carries the rows (frames); the numeric level iterates all rows
+together (rows that have finished are dropped), each limb's closed form is one batched
+call, the whole-body pass is one batched TASK_PRIORITY solve per pattern of infeasible
+limbs. Python loops run over iterations, priority levels, goals, limbs and those patterns,
+and over rows only in the SLSQP finish.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import minimize
+
+from ..chain.loop import StepState, lexicographic_less
+from ..chain.residuals import BlockKind, RowBlock
+from ..chain.settings import Method, SolveSettings, StopReason
+from ..chain.skeleton import goal_tuple
+from ..chain.solve import solve
+from ..chain.steps.task_priority import TaskPriorityStep, budget
+from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
+from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
+from ..geometry.vec3 import wrap
+from ..goals import Goal, PoseGoal, PositionGoal, batch_size
+from ..limb import Limb, feasible_swivel, solve_limb
+from ..limb.model import family_violations
+from .model import Body, BodySettings, BodySolution
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+TAU = 2.0 * math.pi
+
+#: Iterations without a lexicographic improvement of the goal levels before a row whose
+#: goals are not all met stops (STALLED: a conflicting level at its constrained optimum).
+_STALL = 10
+
+#: Width (× limb length) of the band inside a limb's shell where its distance constraint
+#: is active (held), so that lower levels cannot push the goal back and forth across it.
+_BAND = 1e-3
+
+#: Weight of the preferred-distance rows relative to ``rest_weight`` (m against rad).
+
+
+#: Relative decrease of the objective that counts as progress.
+_PROGRESS = 1e-6
+
+#: Iterations without improvement after which a row whose goals are all met has
+#: converged (the rest term at its optimum in the goals' null space).
+_SETTLED = 3
+
+#: Iteration budget (× ``BodySettings.max_iterations``) of the whole-body TASK_PRIORITY
+#: solve (a conflicting lower level converges linearly there).
+_WHOLE_BODY_ITERATIONS = 2
+
+#: Tolerance (× ``BodySettings.tolerance``) of the numeric solve of a limb without a
+#: feasible φ, so that its closed-form re-solve starts from within the goal.
+_NUMERIC_LIMB_TOLERANCE = 1e-3
+
+
+#: Slack (× limb length) of the shell test of :func:`_limbs`.
+_SHELL_SLACK = 1e-6
+
+
+#: Swivel samples of a witness search.
+_SAMPLES = 24
+
+#: How far inside its limits a witness's clamped angle is put (rad; at most a quarter of
+#: the range).
+_WITNESS_INSET = 0.02
+
+#: Slack (rad / m) of :attr:`BodySolution.within_limits`.
+LIMIT_SLACK = 1e-9
+
+
+class _Reduced:
+    """The numeric level's unknowns as the task-priority step sees a skeleton: their
+    limits (swivels unlimited) and clipping."""
+
+    def __init__(self, lower: FloatArray, upper: FloatArray) -> None:
+        self.lower = lower
+        self.upper = upper
+        self.n_dofs = lower.shape[0]
+        self.has_limits = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
+
+    def clip_unchecked(self, x: FloatArray) -> FloatArray:
+        out: FloatArray = np.minimum(np.maximum(x, self.lower), self.upper)
+        return out
+
+
+@dataclass
+class _Analytic:
+    """One goaled limb: its index in ``Body.limbs``, the goal's index, the limb model
+    (effector = the goal's point), the wrist held for position goals, the shell."""
+
+    limb: int
+    goal: int
+    model: Limb
+    wrist: FloatArray | None
+    d_min: float
+    d_max: float
+
+    @functools.cached_property
+    def free(self) -> Limb:
+        """The same limb without limits (the witnesses' solves; built when first needed)."""
+        return self.model.with_limits(None)
+
+
+def shell(model: Limb, wrist: FloatArray | None = None) -> tuple[float, float]:
+    """(d_min, d_max): the distances from the shoulder at which the limb can put its
+    wrist centre (``wrist`` None) or, with R2 = ``wrist``, its effector point, over the
+    elbow angles within the elbow limits (Tolani Eq. 5: |tA + RA Rθ t|² = C + 2 r cos(θ − δ))."""
+    a = np.asarray(model.a)
+    b = np.asarray(model.b)
+    e = np.asarray(model.effector)
+    k = np.asarray(model.elbow_axis)
+    t = b[:3, 3] if wrist is None else b[:3, 3] + b[:3, :3] @ wrist @ e[:3, 3]
+    ta = a[:3, 3]
+    ta_l = a[:3, :3].T @ ta
+    kta, ktb = float(k @ ta_l), float(k @ t)
+    ca = float(ta_l @ t) - kta * ktb
+    cb = float(ta_l @ np.cross(k, t))
+    r = math.hypot(ca, cb)
+    delta = math.atan2(cb, ca)
+    const = float(ta @ ta + t @ t) + 2.0 * kta * ktb
+    limits = model.limits
+    hi_c, lo_c = 1.0, -1.0
+    if limits is not None and limits.elbow is not None:
+        lo, hi = limits.elbow
+        ends = [math.cos(lo - delta), math.cos(hi - delta)]
+
+        def inside(angle: float) -> bool:
+            return (angle - lo) % TAU <= hi - lo
+
+        hi_c = 1.0 if inside(delta) else max(ends)
+        lo_c = -1.0 if inside(delta + math.pi) else min(ends)
+    return (
+        math.sqrt(max(const + 2.0 * r * lo_c, 0.0)),
+        math.sqrt(max(const + 2.0 * r * hi_c, 0.0)),
+    )
+
+
+def _into_range(a: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
+    """Angles ``a`` shifted by a multiple of 2π into [lo, hi] where one fits (else the
+    shift leaving them nearest the range; unlimited entries stay)."""
+    best = a
+    best_out = np.maximum(lo - a, 0.0) + np.maximum(a - hi, 0.0)
+    for k in (-2, -1, 1, 2):
+        c = a + k * TAU
+        out = np.maximum(lo - c, 0.0) + np.maximum(c - hi, 0.0)
+        better = out < best_out - 1e-12
+        best = np.where(better, c, best)
+        best_out = np.where(better, out, best_out)
+    return best
+
+
+def _euler_in_limits(rot: FloatArray, model_limits: Any, order: str) -> FloatArray:
+    """(B, 3) Euler angles (``order``) of rotations (B, 3, 3): the family least outside
+    the limits (Tolani §3.2.4's two families)."""
+    fam = matrix_to_euler_families(rot, order, check=False)  # (B, 2, 3)
+    if model_limits is None:
+        return fam[:, 0]
+    pick = np.argmin(family_violations(fam, model_limits), axis=1)
+    out: FloatArray = fam[np.arange(fam.shape[0]), pick]
+    return out
+
+
+def _plan(
+    body: Body,
+    goals: tuple[Goal, ...],
+    settings: BodySettings,
+    numeric_limbs: frozenset[int] = frozenset(),
+) -> dict[str, Any]:
+    """Which limbs are solved analytically (not those in ``numeric_limbs``), the numeric
+    unknowns and the preferred configuration."""
+    sk = body.skeleton
+    gj = [sk.goal_joint(g, i) for i, g in enumerate(goals)]
+    anc = sk.ancestors
+    analytic: list[_Analytic] = []
+    limb_goal: dict[int, int] = {}
+    q_rest = _rest(body, settings)
+    for k, (u, _, e) in enumerate(body.joints):
+        on_end = [i for i, j in enumerate(gj) if j == e]
+        inside = [i for i, j in enumerate(gj) if anc[u, j] and j != e]
+        if (
+            k in numeric_limbs
+            or len(on_end) != 1
+            or inside
+            or not isinstance(goals[on_end[0]], PositionGoal | PoseGoal)
+        ):
+            continue
+        gi = on_end[0]
+        goal = goals[gi]
+        model = body.models[k]
+        wrist = None
+        if isinstance(goal, PositionGoal):
+            point = np.asarray(goal.point, dtype=np.float64)
+            if point.ndim != 1:
+                raise InvalidGoalError(
+                    f"goals[{gi}]: a PositionGoal on limb {body.limbs[k].name!r}'s end joint "
+                    f"needs one point (3,) for all rows, got shape {point.shape}"
+                )
+            end_ball = sk.joints[e].dofs
+            wrist = euler_to_matrix(q_rest[sk.dof_slices[e]], end_ball.order)  # type: ignore[union-attr]
+            if np.any(point):
+                eff = np.eye(4)
+                eff[:3, 3] = point
+                model = Limb(
+                    model.a,
+                    model.b,
+                    model.elbow_axis,
+                    eff,
+                    model.limits,
+                    model.swivel_reference,
+                )
+        d_min, d_max = shell(model, wrist)
+        margin = settings.shell_margin * model.length
+        if d_max - d_min > 2.0 * margin:
+            d_min, d_max = d_min + margin, d_max - margin
+        else:
+            d_min = d_max = 0.5 * (d_min + d_max)
+        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max))
+        limb_goal[gi] = k
+    in_limb = np.zeros(sk.n_dofs, dtype=bool)
+    for an in analytic:
+        for j in body.joints[an.limb]:
+            in_limb[sk.dof_slices[j]] = True
+    free = np.flatnonzero(~in_limb)
+    numeric = [i for i in range(len(goals)) if i not in limb_goal]
+    return {"analytic": analytic, "free": free, "numeric": numeric, "q_rest": q_rest}
+
+
+def _rest(body: Body, settings: BodySettings) -> FloatArray:
+    sk = body.skeleton
+    if settings.q_rest is None:
+        return sk.clip_unchecked(np.zeros(sk.n_dofs))
+    qr = np.asarray(settings.q_rest, dtype=np.float64)
+    if qr.shape != (sk.n_dofs,) or not np.all(np.isfinite(qr)):
+        raise InvalidInputError(
+            f"BodySettings.q_rest must be finite with shape ({sk.n_dofs},), got "
+            f"{format_value(settings.q_rest)}"
+        )
+    return qr
+
+
+def solve_body(
+    body: Body,
+    goals: list[Goal] | tuple[Goal, ...],
+    q0: ArrayLike,
+    settings: BodySettings | None = None,
+) -> BodySolution:
+    """Solve a whole body: analytic limbs inside a strict-priority numeric body (module
+    docstring; Lee's hybrid, Tolani et al. 2000 §4.2, Ki & Sheen §5–7).
+
+    Args:
+        body: the :class:`Body`.
+        goals: :mod:`core.goals` goals with ``joint=`` (a joint of the body's skeleton),
+            ``weight`` (blend within a priority level) and ``priority`` (0 first; a
+            reachable level is met whatever the levels below ask). Targets in the
+            world frame; batched targets (leading axis N) give a batched solution.
+        q0: (n_dofs,) or (N, n_dofs) start configuration (rad; m for Free translations):
+            the numeric level starts there (warm start); a single q0 is shared by
+            batched goals. The goaled limbs' own joints in q0 are not used (their solve
+            does not depend on the start).
+        settings: :class:`BodySettings` (default ``BodySettings()``).
+
+    Returns:
+        :class:`BodySolution`, with every error measured by forward kinematics of the
+        returned ``q``.
+
+    Raises:
+        InvalidInputError: ``body`` not a Body, bad ``q0`` or settings.
+        InvalidGoalError: malformed goals, a goal on an unknown joint.
+        ShapeMismatchError: batch sizes that disagree.
+    """
+    if not isinstance(body, Body):
+        raise InvalidInputError(f"body must be a Body, got {format_value(body)}")
+    if settings is None:
+        settings = BodySettings()
+    if not isinstance(settings, BodySettings):
+        raise InvalidInputError(f"settings must be BodySettings, got {format_value(settings)}")
+    sk = body.skeleton
+    goals = goal_tuple(goals)
+    sizes = {n for n in map(batch_size, goals) if n is not None}
+    if len(sizes) > 1:
+        raise ShapeMismatchError(f"batched goals must share one batch size, got {sizes}")
+    q_in, batched = sk.check_q(q0, "q0")
+    if sizes:
+        (n_rows,) = sizes
+        if not batched:
+            q_in = np.repeat(q_in, n_rows, axis=0)
+        elif q_in.shape[0] != n_rows:
+            raise ShapeMismatchError(
+                f"goals are batched with N = {n_rows} but q0 has {q_in.shape[0]} rows"
+            )
+        batched = True
+    plan = _plan(body, goals, settings)
+    q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
+    q_start = q.copy()
+    big = q.shape[0]
+    free: IntArray = plan["free"]
+    analytic: list[_Analytic] = plan["analytic"]
+    na = len(analytic)
+    pref = np.array([(settings.swivel or {}).get(body.limbs[an.limb].name, 0.0) for an in analytic])
+    x = np.concatenate([q[:, free], np.broadcast_to(pref, (big, na))], axis=1)
+    every = np.arange(big)
+    x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
+    q[:, free] = x[:, : free.size]
+    # each goaled limb in closed form where the body put its shoulder; limbs without a
+    # feasible φ there are solved numerically from a witness for those rows (grouped by
+    # which limbs; module docstring)
+    swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], every)
+    # ... and rows where the numeric level did not converge (a conflict it could not
+    # settle; strict priority is then TASK_PRIORITY's over every joint)
+    rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
+    if rows_any.size:
+        for pat in np.unique(bad[rows_any], axis=0):
+            rows = rows_any[np.all(bad[rows_any] == pat, axis=1)]
+            swiv = x[rows, free.size :]
+            # from where the numeric level left the body, then (rows not reached) from
+            # the start's body; the limbs placed as _whole_body says
+            res = _whole_body(body, goals, plan, q[rows], swiv, pat, rows, settings, True)
+            again = ~res.level_reached[:, 0]
+            if again.any():
+                sub = rows[again]
+                alt = _whole_body(body, goals, plan, q_start[sub], swiv[again], pat, sub, settings)
+                take = np.flatnonzero(again)[
+                    lexicographic_less(alt.level_error, res.level_error[again], 1.0)[1]
+                ]
+                pick = np.isin(np.flatnonzero(again), take)
+                for name in ("q", "iterations", "reached", "converged", "level_reached"):
+                    getattr(res, name)[take] = getattr(alt, name)[pick]
+            lower = ~res.level_reached.all(axis=1)
+            if lower.any():
+                sub_goals = [_goal_rows(g, rows[lower]) for g in goals]
+                best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
+                # from the start too (the conflict may have another basin there)
+                alt = _lexicographic_polish(sk, sub_goals, q_start[rows[lower]], settings)
+                better = lexicographic_less(
+                    _level_errors(sk, sub_goals, alt), _level_errors(sk, sub_goals, best), 1.0
+                )[1]
+                res.q[lower] = np.where(better[:, None], alt, best)
+            q[rows] = res.q
+            iterations[rows] += res.iterations
+            reasons[rows] = _reasons(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
+        # the limbs of those rows again, in closed form from the whole-body pose with φ
+        # nearest its elbow
+        sub_q = q[rows_any]
+        sw, fs_any, ok_any, _ = _limbs(body, goals, plan, sub_q, None, rows_any)
+        q[rows_any] = sub_q
+        swivel[rows_any] = sw
+        limb_ok[rows_any] = ok_any
+        feasible = tuple(
+            None if f is None else _scatter_intervals(f, rows_any, g)
+            for f, g in zip(feasible, fs_any, strict=True)
+        )
+    gerr = sk.goal_errors(q, goals)
+    reached = gerr <= settings.tolerance
+    level = _level_errors(sk, list(goals), q, gerr)
+    within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
+    all_met = reached.all(axis=1)
+    reasons = _reasons(
+        all_met,
+        StopReason.REACHED,
+        _reasons(
+            reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
+        ),
+    )
+    if batched:
+        return BodySolution(
+            q, reached, gerr, level, swivel, feasible, limb_ok, within, iterations, reasons
+        )
+    return BodySolution(
+        q[0],
+        reached[0],
+        gerr[0],
+        level[0],
+        swivel[0],
+        tuple(
+            None if f is None else tuple((float(a), float(b)) for a, b in f[0] if not math.isnan(a))
+            for f in feasible
+        ),
+        limb_ok[0],
+        bool(within[0]),
+        int(iterations[0]),
+        reasons[0],
+    )
+
+
+def _scatter_intervals(full: FloatArray, rows: IntArray, part: FloatArray) -> FloatArray:
+    """(B, M, 2) NaN-padded intervals ``full`` with the rows ``rows`` replaced by
+    ``part`` (R, M', 2)."""
+    width = max(full.shape[1], part.shape[1])
+    out = np.full((full.shape[0], width, 2), np.nan)
+    out[:, : full.shape[1]] = full
+    out[rows] = np.nan
+    out[rows, : part.shape[1]] = part
+    return out
+
+
+def _goal_rows(goal: Goal, rows: IntArray) -> Goal:
+    """``goal`` with its batched targets cut to ``rows`` (shared ones as they are)."""
+    names = _batched(goal)
+    if not names:
+        return goal
+    cut: dict[str, Any] = {n: np.asarray(getattr(goal, n))[rows] for n in names}
+    return dataclasses.replace(goal, **cut)
+
+
+def _reasons(cond: Any, yes: Any, no: Any) -> NDArray[np.object_]:
+    """An object array of StopReason: ``yes`` where ``cond``, else ``no`` (a StopReason or
+    an object array of them)."""
+    out = np.empty(np.shape(cond), dtype=object)
+    out[...] = no
+    out[np.asarray(cond, dtype=bool)] = yes if isinstance(yes, StopReason) else yes[cond]
+    return out
+
+
+def _shoulder_frame(
+    body: Body, an: _Analytic, q: FloatArray, kin: Any = None
+) -> tuple[FloatArray, FloatArray]:
+    """The transpose of the limb's shoulder-frame rotation (B, 3, 3) and every joint's
+    origin (B, J, 3) at ``q`` (``kin``: the skeleton's kinematics at ``q`` if known)."""
+    sk = body.skeleton
+    rot, org, _, _ = sk.kinematics(q) if kin is None else kin
+    u = body.joints[an.limb][0]
+    pu = int(sk.parents[u])
+    off = np.asarray(sk.joints[u].offset)[:3, :3]
+    frt = np.swapaxes((rot[:, pu] if pu >= 0 else np.eye(3)) @ off, -1, -2)
+    return frt, org
+
+
+def _shoulder_goals(
+    body: Body,
+    goals: tuple[Goal, ...],
+    an: _Analytic,
+    q: FloatArray,
+    rows: IntArray,
+    kin: Any = None,
+) -> PositionGoal | PoseGoal:
+    """The limb's goal in its shoulder frame ``G_parent(upper) · offset_upper`` at ``q``
+    (batched over the rows of q; ``rows``: their indices in the goals' batch; ``kin`` as
+    for :func:`_shoulder_frame`)."""
+    frt, org = _shoulder_frame(body, an, q, kin)
+    u = body.joints[an.limb][0]
+    goal = goals[an.goal]
+    pos = np.asarray(goal.position)  # type: ignore[union-attr]
+    pos = pos if pos.ndim == 1 else pos[rows]
+    p_l = (frt @ (pos - org[:, u])[..., None])[..., 0]
+    if isinstance(goal, PoseGoal):
+        rg = np.asarray(goal.rotation)
+        return PoseGoal(p_l, frt @ (rg if rg.ndim == 2 else rg[rows]))
+    return PositionGoal(p_l)
+
+
+def _limb_angles(
+    body: Body, an: _Analytic, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The skeleton's q entries (B, 3), (B, 1), (B, 3) of a limb's R1, θ4, R2: the Euler
+    family least outside each Ball's limits, shifted by 2π into the linear ranges."""
+    sk = body.skeleton
+    u, lo, e = body.joints[an.limb]
+    lim = an.model.limits
+    s_u, s_l, s_e = sk.dof_slices[u], sk.dof_slices[lo], sk.dof_slices[e]
+    a_u = _into_range(
+        _euler_in_limits(shoulder, None if lim is None else lim.shoulder, sk.joints[u].dofs.order),  # type: ignore[union-attr]
+        sk.lower[s_u],
+        sk.upper[s_u],
+    )
+    a_l = _into_range(np.asarray(elbow)[:, None], sk.lower[s_l], sk.upper[s_l])
+    a_e = _into_range(
+        _euler_in_limits(wrist, None if lim is None else lim.wrist, sk.joints[e].dofs.order),  # type: ignore[union-attr]
+        sk.lower[s_e],
+        sk.upper[s_e],
+    )
+    return a_u, a_l, a_e
+
+
+def _lexicographic_polish(
+    sk: Any, goals: list[Goal], q: FloatArray, settings: BodySettings
+) -> FloatArray:
+    """Rows with a level not met: each level minimised in turn (‖e_k‖², SLSQP, scipy)
+    with the levels above as equality constraints and the joint limits as bounds, from
+    ``q`` — the bounded optimum that TASK_PRIORITY's clamping loop does not always reach
+    (a conflicting lower level, or priority 0 left short where limits bind). Loops over
+    the rows in Python (one SLSQP per row and level); a result that breaks a level above
+    by more than the tolerance, or does not lower its own level's error, is discarded."""
+    prios = sorted({g.priority for g in goals})
+    bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
+    out = q.copy()
+    for i in range(q.shape[0]):
+        row_goals = [_goal_rows(g, np.array([i])) for g in goals]
+        row_goals = [dataclasses.replace(g, **_first_row(g)) for g in row_goals]
+        x = out[i]
+        for k in range(len(prios)):
+            above = [g for g in row_goals if g.priority < prios[k]]
+            level = [g for g in row_goals if g.priority == prios[k]]
+
+            def fun(v: FloatArray, level: list[Goal] = level) -> tuple[float, FloatArray]:
+                e = sk.errors(v, level)
+                return 0.5 * float(e @ e), -sk.jacobian(v, level).T @ e
+
+            with warnings.catch_warnings():  # SLSQP's own clip into the bounds
+                warnings.filterwarnings("ignore", message="Values in x were outside bounds")
+                res = _slsqp(sk, fun, x, bounds, above)
+            cand = np.clip(res.x, sk.lower, sk.upper) if bounds else res.x
+            if (not above or np.all(sk.goal_errors(cand, above) <= settings.tolerance)) and fun(
+                cand
+            )[0] < fun(x)[0]:
+                x = cand
+        out[i] = x
+    return out
+
+
+def _level_errors(
+    sk: Any, goals: list[Goal], q: FloatArray, gerr: FloatArray | None = None
+) -> FloatArray:
+    """(B, L) the largest goal error of each priority level at ``q`` (B, n) (``gerr``:
+    the goals' errors there if known)."""
+    if gerr is None:
+        gerr = sk.goal_errors(q, goals)
+    prios = sorted({g.priority for g in goals})
+    return np.stack(
+        [gerr[:, [i for i, g in enumerate(goals) if g.priority == p]].max(axis=1) for p in prios],
+        axis=1,
+    )
+
+
+def _slsqp(sk: Any, fun: Any, x: FloatArray, bounds: Any, above: list[Goal]) -> Any:
+    """SLSQP (scipy) on ``fun`` (value and gradient) from ``x`` within ``bounds``, with
+    the goals ``above`` (if any) as equality constraints."""
+    constraints = [
+        {
+            "type": "eq",
+            "fun": lambda v: sk.errors(v, above),
+            "jac": lambda v: -sk.jacobian(v, above),
+        }
+    ]
+    return minimize(
+        fun,
+        x,
+        jac=True,
+        bounds=bounds,
+        constraints=constraints if above else [],
+        method="SLSQP",
+        options={"maxiter": 200, "ftol": 1e-14},
+    )
+
+
+def _first_row(goal: Goal) -> dict[str, Any]:
+    """The batched fields of a one-row goal, unbatched."""
+    return {f: np.asarray(getattr(goal, f))[0] for f in _batched(goal)}
+
+
+def _batched(goal: Goal) -> list[str]:
+    """The names of a goal's batched array fields."""
+    if batch_size(goal) is None:
+        return []
+    return [
+        f.name
+        for f in dataclasses.fields(goal)
+        if f.init
+        and f.name not in ("joint", "weight", "priority")
+        and np.ndim(getattr(goal, f.name)) in (2, 3)
+        and np.shape(getattr(goal, f.name))[0] == batch_size(goal)
+    ]
+
+
+def _whole_body(
+    body: Body,
+    goals: tuple[Goal, ...],
+    plan: dict[str, Any],
+    q: FloatArray,
+    swivel: FloatArray,
+    bad: NDArray[np.bool_],
+    rows: IntArray,
+    settings: BodySettings,
+    placed: bool = False,
+) -> Any:
+    """TASK_PRIORITY over every joint (:func:`~core.chain.solve`) for the rows ``rows``,
+    from ``q`` with each goaled limb placed at its shoulder frame there: in closed form
+    (swivel ``swivel``) where it has a feasible φ, as a witness where not (``bad``, per
+    limb), so that the start does not depend on the limbs' own joints (``placed``: ``q``
+    holds the closed forms already)."""
+    qr = q.copy()
+    for k, an in enumerate(plan["analytic"]):
+        if bad[k]:
+            qr = _witness(body, goals, an, qr, rows)
+        elif not placed:
+            _place(body, goals, an, qr, swivel[:, k], rows)
+    return solve(
+        body.skeleton,
+        [_goal_rows(g, rows) for g in goals],
+        qr,
+        Method.TASK_PRIORITY,
+        SolveSettings(
+            tolerance=_NUMERIC_LIMB_TOLERANCE * settings.tolerance,
+            use_limits=settings.use_limits,
+            max_iterations=_WHOLE_BODY_ITERATIONS * settings.max_iterations,
+        ),
+    )
+
+
+def _place(
+    body: Body,
+    goals: tuple[Goal, ...],
+    an: _Analytic,
+    q: FloatArray,
+    swivel: FloatArray,
+    rows: IntArray,
+) -> None:
+    """Write the limb's closed-form solution (swivel ``swivel``) at the shoulder frames of
+    ``q`` into ``q`` (rows: their indices in the goals' batch)."""
+    sk = body.skeleton
+    local = _shoulder_goals(body, goals, an, q, rows)
+    sol = solve_limb(
+        an.model, local, swivel=swivel, wrist=an.wrist if isinstance(local, PositionGoal) else None
+    )
+    angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+    for j, a in zip(body.joints[an.limb], angles, strict=True):
+        q[:, sk.dof_slices[j]] = a
+
+
+def _witness(
+    body: Body, goals: tuple[Goal, ...], an: _Analytic, q: FloatArray, rows: IntArray
+) -> FloatArray:
+    """A within-limits configuration of the limb near its goal (module docstring): q with
+    the limb's joints set to it. Batched over the rows of q, one batched limb
+    solve over rows × :data:`_SAMPLES` swivels."""
+    sk = body.skeleton
+    b = q.shape[0]
+    local = _shoulder_goals(body, goals, an, q, rows)
+    phis = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
+    rep = np.repeat(np.asarray(local.position), _SAMPLES, axis=0)
+    if isinstance(local, PoseGoal):
+        many: PositionGoal | PoseGoal = PoseGoal(
+            rep, np.repeat(np.asarray(local.rotation), _SAMPLES, axis=0)
+        )
+    else:
+        many = PositionGoal(rep)
+    sol = solve_limb(an.free, many, swivel=np.tile(phis, b), wrist=an.wrist)
+    a_u, a_l, a_e = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+    u, lo, e = body.joints[an.limb]
+    slices = [sk.dof_slices[j] for j in (u, lo, e)]
+    angles = (a_u, a_l, a_e)
+    outside = sum(
+        (np.maximum(sk.lower[s] - a, 0.0) + np.maximum(a - sk.upper[s], 0.0)).sum(axis=1)
+        for s, a in zip(slices, angles, strict=True)
+    ).reshape(b, _SAMPLES)
+    pick = np.arange(b) * _SAMPLES + np.argmin(outside, axis=1)
+    out = q.copy()
+    for s, a in zip(slices, angles, strict=True):
+        lo_s, hi_s = sk.lower[s], sk.upper[s]
+        inset = np.minimum(_WITNESS_INSET, 0.25 * (hi_s - lo_s))
+        out[:, s] = np.clip(a[pick], lo_s + inset, hi_s - inset)
+    return out
+
+
+def _numeric(
+    body: Body,
+    goals: tuple[Goal, ...],
+    plan: dict[str, Any],
+    q: FloatArray,
+    x: FloatArray,
+    row_ids: IntArray,
+    settings: BodySettings,
+) -> tuple[FloatArray, NDArray[np.int_], NDArray[np.object_]]:
+    """The numeric level (module docstring) for the rows of ``q`` / ``x`` (``row_ids``:
+    their indices in the goals' batch). Returns x, iterations, reasons."""
+    sk = body.skeleton
+    free: IntArray = plan["free"]
+    analytic: list[_Analytic] = plan["analytic"]
+    numeric: list[int] = plan["numeric"]
+    nf, na = free.size, len(analytic)
+    big = q.shape[0]
+    x = x.copy()
+    iterations = np.zeros(big, dtype=np.int_)
+    reasons = np.full(big, StopReason.REACHED, dtype=object)
+    nx = nf + na
+    if nx == 0:
+        return x, iterations, reasons
+    # the goals evaluated by the skeleton: the numeric goals, then one PositionGoal at each
+    # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q)
+    aux: list[Goal] = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
+    eval_goals = tuple([goals[i] for i in numeric] + aux)
+    sk_blocks = sk.blocks(eval_goals)
+    n_num = len(numeric)
+    m_num = 3 * sum(1 for blk in sk_blocks if blk.goal < n_num)
+    m_aux = m_num + 3 * na
+    blocks: list[RowBlock] = [
+        RowBlock(numeric[blk.goal], blk.priority, blk.rows, blk.kind, blk.weight)
+        for blk in sk_blocks
+        if blk.goal < n_num
+    ]
+    row = m_num
+    for an in analytic:  # per limb 3 rows: its shell constraint
+        g = goals[an.goal]
+        blocks.append(
+            RowBlock(an.goal, g.priority, slice(row, row + 3), BlockKind.POSITION, g.weight)
+        )
+        row += 3
+    m_goal = row
+    rest_w = settings.rest_weight
+    n_rest = 3 * math.ceil(nx / 3) if rest_w > 0.0 else 0
+    low = max(g.priority for g in goals) + 1
+    for i in range(n_rest // 3):
+        blocks.append(
+            RowBlock(len(goals) + i, low, slice(row, row + 3), BlockKind.POSITION, rest_w)
+        )
+        row += 3
+    m = row
+    m_rest = row
+    sqw = [math.sqrt(goals[an.goal].weight) for an in analytic]
+    d_lo = np.array([an.d_min for an in analytic])
+    d_hi = np.array([an.d_max for an in analytic])
+    band = _BAND * np.array([an.model.length for an in analytic])
+    q_rest = plan["q_rest"]
+    pref = x[:, nf:]
+    srw = math.sqrt(rest_w)
+    targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]  # type: ignore[union-attr]
+    lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
+    upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
+    if not settings.use_limits:
+        lower = np.full(nx, -np.inf)
+        upper = np.full(nx, np.inf)
+    reduced = _Reduced(lower, upper)
+    batched_goals = any(batch_size(g) is not None for g in goals)
+    eye3 = np.eye(3)
+    memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
+
+    def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        b = xs.shape[0]
+        qf = q[rows]
+        qf[:, free] = xs[:, :nf]
+        ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None, memo=memo)
+        assert ev.J is not None
+        e = np.zeros((b, m))
+        jac = np.zeros((b, m, nx))
+        e[:, :m_num] = ev.e[:, :m_num]
+        jac[:, :m_num, :nf] = ev.J[:, :m_num][:, :, free]
+        gerr = np.zeros((b, n_num + na))
+        gerr[:, :n_num] = ev.goal_error[:, :n_num]
+        if na:
+            s = -ev.e[:, m_num:m_aux].reshape(b, na, 3)
+            js = ev.J[:, m_num:m_aux][:, :, free].reshape(b, na, 3, nf)
+            tg = np.stack(
+                [t if t.ndim == 1 else t[row_ids[rows]] for t in targets], axis=-2
+            ) * np.ones((b, 1, 1))
+            v = tg - s
+            d = np.sqrt(np.sum(v * v, axis=-1))
+            c = np.clip(d, d_lo, d_hi)
+            near = (d > d_hi - band) | (d < d_lo + band)
+            safe = np.where(d > 0.0, d, 1.0)
+            u = v / safe[..., None]
+            err = (d - c)[..., None] * u
+            # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
+            # boundary); inside, within ``band`` of it, u uᵀ too: the distance is held
+            # (an active inequality); deeper inside the constraint is inactive (0)
+            tang = eye3 - u[..., :, None] * u[..., None, :]
+            dd = eye3 - (c / safe)[..., None, None] * tang
+            dd = np.where(near[..., None, None], dd, 0.0)
+            jl = dd @ js  # (b, na, 3, nf)
+            gerr[:, n_num:] = np.abs(d - c)
+            for k in range(na):
+                r0 = m_num + 3 * k
+                e[:, r0 : r0 + 3] = sqw[k] * err[:, k]
+                jac[:, r0 : r0 + 3, :nf] = sqw[k] * jl[:, k]
+        if n_rest:
+            diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)
+            diff[:, nf:] = wrap(diff[:, nf:])
+            e[:, m_goal : m_goal + nx] = srw * diff
+            idx = np.arange(nx)
+            jac[:, m_goal + idx, idx] = srw
+        return e, jac, gerr
+
+    st = SolveSettings(
+        tolerance=settings.tolerance,
+        max_step=settings.max_step,
+        use_limits=settings.use_limits,
+        priority_damping=settings.priority_damping,
+    )
+    step = TaskPriorityStep()
+    step.tolerance = settings.tolerance
+    blocks_t = tuple(blk for blk in blocks if blk.priority < low)  # the cascade's
+    goal_blocks = tuple(blk for blk in blocks_t if blk.priority < low)
+    tol2 = settings.tolerance**2
+    rest_rows = slice(m_goal, m_rest)
+
+    def objective(e: FloatArray) -> FloatArray:
+        """(b, L + 1): per goal level 0 when met else ‖e_k‖² (TaskPriorityStep's), then
+        the rest term's ‖e‖² — compared lexicographically."""
+        og = step.objective(e[:, :m_goal], goal_blocks)
+        if og.ndim == 1:  # one goal level: TaskPriorityStep gives ‖e‖², 0 when met here
+            met = np.all(
+                [np.sum(e[:, b.rows] ** 2, axis=1) <= tol2 * b.weight for b in goal_blocks],
+                axis=0,
+            )
+            og = np.where(met, 0.0, og)[:, None]
+        rest = np.sum(e[:, rest_rows] ** 2, axis=1)[:, None]
+        return np.concatenate([og, rest], axis=1)
+
+    x_rest_all = np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1)
+
+    def cascade(
+        state: StepState, j_all: FloatArray, xa: FloatArray, held: NDArray[np.bool_]
+    ) -> FloatArray:
+        """Δx: the goal levels by TaskPriorityStep's cascade, then the rest pose by the
+        exact projection onto their null space (its rows are √w·I: the least-squares step
+        of that last level is P (x_rest − x − Δx))"""
+        dq, _, inverses = step.cascade(
+            state, j_all, np.zeros_like(xa), None, kappa_all[state.rows]
+        )
+        if not n_rest:
+            return dq
+        proj = np.broadcast_to(np.eye(nx), (xa.shape[0], nx, nx)).copy()
+        for _, _, gain, vt in inverses:
+            vk = vt * (gain > 0.0)[:, :, None]
+            proj -= np.swapaxes(vk, -1, -2) @ vk
+        proj *= ~held[:, None, :]
+        proj *= ~held[:, :, None]
+        r = x_rest_all[state.rows] - xa - dq
+        r[:, nf:] = wrap(r[:, nf:])
+        delta = (proj @ r[..., None])[..., 0]
+        out: FloatArray = dq + budget(dq, delta, settings.max_step)[:, None] * delta
+        return out
+
+    x = reduced.clip_unchecked(x)
+    act = np.arange(big)
+    kappa_all = np.full(big, step.RESIDUAL_DAMPING)
+    cur = evaluate(x, act)
+    now = objective(cur[0])
+    stall = np.zeros(big, dtype=np.int_)
+    for it in range(settings.max_iterations):
+        xa = x[act]
+        e, jac, gerr = cur
+        state = StepState(
+            q=xa,
+            e=e,
+            J=jac,
+            goal_error=gerr,
+            previous_e=e,
+            blocks=blocks_t,
+            rows=act,
+            iteration=it,
+            skeleton=reduced,  # type: ignore[arg-type]
+            goals=eval_goals,
+            settings=st,
+            evaluate=functools.partial(evaluate, rows=act),
+        )
+        held = np.zeros(xa.shape, dtype=bool)
+        for _ in range(3):
+            dx = cascade(state, jac * ~held[:, None, :], xa, held)
+            if not (reduced.has_limits and settings.use_limits):
+                break
+            # a DOF at a limit that the step pushes outward is held, the rest re-solved
+            out = ((xa + dx < lower - 1e-12) & (xa <= lower + 1e-12)) | (
+                (xa + dx > upper + 1e-12) & (xa >= upper - 1e-12)
+            )
+            if not (out & ~held).any():
+                break
+            held |= out
+        xn = reduced.clip_unchecked(xa + dx) if settings.use_limits else xa + dx
+        cand = evaluate(xn, act)
+        moved = np.max(np.abs(xn - xa), axis=1)
+        x[act] = xn
+        iterations[act] += 1
+        met = np.all(cand[2] <= settings.tolerance, axis=1)
+        obj = objective(cand[0])
+        improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
+        stall[act] = np.where(improved, 0, stall[act] + 1)
+        small = moved <= settings.step_tolerance
+        done_conv = met & (small | (stall[act] >= _SETTLED))
+        done_stall = ~met & (small | (stall[act] >= _STALL))
+        reasons[act[done_stall]] = StopReason.STALLED
+        keep = ~(done_conv | done_stall)
+        act = act[keep]
+        if not act.size:
+            break
+        cur = (cand[0][keep], cand[1][keep], cand[2][keep])
+        now = obj[keep]
+    reasons[act] = StopReason.MAX_ITERATIONS
+    return x, iterations, reasons
+
+
+def _no_swivel(an: _Analytic, local: PositionGoal | PoseGoal, fs: FloatArray) -> NDArray[np.bool_]:
+    """(B,) the limb's local goal lies in its shell but its feasible intervals ``fs``
+    (B, M, 2) are empty."""
+    d = np.linalg.norm(np.asarray(local.position), axis=-1)
+    slack = _SHELL_SLACK * an.model.length
+    inside = (d >= an.d_min - slack) & (d <= an.d_max + slack)
+    out: NDArray[np.bool_] = inside & np.all(np.isnan(fs[..., 0]), axis=-1)
+    return out
+
+
+def _limbs(
+    body: Body,
+    goals: tuple[Goal, ...],
+    plan: dict[str, Any],
+    q: FloatArray,
+    swivels: FloatArray | None,
+    rows: IntArray,
+) -> tuple[FloatArray, tuple[Any, ...], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Each goaled limb solved in closed form from the shoulder frame at ``q`` (written
+    into ``q`` in place; ``rows``: the rows' indices in the goals' batch) with the
+    swivels ``swivels`` (B, A); returns per limb the swivel (B, K), the feasible
+    intervals, whether its solve reached the goal (B, K) and, per analytic limb (B, A),
+    whether its goal lies in the limb's shell but has no φ within the limb's limits
+    (§3.2.4: feasible intervals empty; a goal beyond the shell is out of reach, not a
+    matter of limits). ``swivels`` None: the limbs were solved numerically; each takes
+    the closed form with φ nearest its numeric elbow (§3.2.2) where that reaches the
+    goal, else keeps its numeric angles (swivel NaN)."""
+    sk = body.skeleton
+    big = q.shape[0]
+    n_limbs = len(body.limbs)
+    swivel = np.full((big, n_limbs), np.nan)
+    ok = np.zeros((big, n_limbs), dtype=bool)
+    feasible: list[Any] = [None] * n_limbs
+    analytic: list[_Analytic] = plan["analytic"]
+    bad = np.zeros((big, len(analytic)), dtype=bool)
+    # one evaluation for every limb: no goaled limb's joints move another's shoulder
+    kin = sk.kinematics(q)
+    for k, an in enumerate(analytic):
+        local = _shoulder_goals(body, goals, an, q, rows, kin)
+        wrist = an.wrist if isinstance(local, PositionGoal) else None
+        u, lo, e = body.joints[an.limb]
+        if swivels is None:
+            frt, org = _shoulder_frame(body, an, q, kin)
+            elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
+            sol = solve_limb(an.model, local, elbow_target=elbow_at, wrist=wrist)
+        elif an.model.limits is not None:
+            # the feasible sets first, so that rows without a feasible φ (left to the
+            # rescue) skip the closed form's per-row compromise search
+            fs = np.asarray(feasible_swivel(an.model, local, wrist=wrist))
+            bad[:, k] = _no_swivel(an, local, fs)
+            good = np.flatnonzero(~bad[:, k])
+            cut = _goal_rows(local, good)
+            assert isinstance(cut, PositionGoal | PoseGoal)
+            sol = solve_limb(an.model, cut, swivel=swivels[good, k], wrist=wrist)
+            angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+            for j, a in zip((u, lo, e), angles, strict=True):
+                q[good, sk.dof_slices[j]] = a
+            swivel[good, an.limb] = sol.swivel
+            ok[good, an.limb] = sol.reachable
+            feasible[an.limb] = fs
+            continue
+        else:
+            sol = solve_limb(an.model, local, swivel=swivels[:, k], wrist=wrist)
+        angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+        fs = np.asarray(sol.feasible_swivel)
+        if an.model.limits is not None:
+            bad[:, k] = _no_swivel(an, local, fs)
+        reach = np.asarray(sol.reachable)
+        use = np.ones(big, dtype=bool) if swivels is not None else reach
+        for j, a in zip((u, lo, e), angles, strict=True):
+            q[use, sk.dof_slices[j]] = a[use]
+        swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
+        ok[:, an.limb] = reach
+        feasible[an.limb] = fs
+    return swivel, tuple(feasible), ok, bad
