@@ -95,6 +95,7 @@ from core import (  # noqa: E402
     matrix_to_euler_families,
     rotation_angle_between,
     solve_limb,
+    wrap_angle,
 )
 from tests.fixtures.sample_arm import arm_limits, human_arm, random_reachable_goals  # noqa: E402
 
@@ -674,7 +675,7 @@ def _interval_violation(a: FloatArray, lo: float, hi: float) -> FloatArray:
         return np.zeros_like(a)
     mid = 0.5 * (lo + hi)
     half = 0.5 * (hi - lo)
-    d = np.abs((a - mid + math.pi) % (2 * math.pi) - math.pi)
+    d = np.abs(wrap_angle(a - mid))
     out: FloatArray = np.maximum(0.0, d - half)
     return out
 

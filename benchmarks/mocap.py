@@ -110,6 +110,8 @@ from core import (  # noqa: E402  # noqa: E402
     rotation_angle_between,
     solve,
     solve_limb,
+    unit_rows,
+    wrap_angle,
 )
 
 FloatArray = NDArray[np.float64]
@@ -138,22 +140,17 @@ HINGE_RANGE = math.radians(160.0)
 POLE_ANGLES = (-90.0, 0.0, 90.0, 180.0)
 
 
-def _unit(v: FloatArray) -> FloatArray:
-    out: FloatArray = v / np.linalg.norm(v)
-    return out
-
-
 def _frame_yx(y: FloatArray, x: FloatArray) -> FloatArray:
     """Rotation whose columns are (x', y, x' × y) with x' = x made orthogonal to y."""
-    y = _unit(y)
-    x = _unit(x - np.dot(x, y) * y)
+    y = unit_rows(y)
+    x = unit_rows(x - np.dot(x, y) * y)
     return np.stack([x, y, np.cross(x, y)], axis=1)
 
 
 def _frame_xy(x: FloatArray, y: FloatArray) -> FloatArray:
     """Rotation whose X column is x and Y column is y made orthogonal to x."""
-    x = _unit(x)
-    y = _unit(y - np.dot(y, x) * x)
+    x = unit_rows(x)
+    y = unit_rows(y - np.dot(y, x) * x)
     return np.stack([x, y, np.cross(x, y)], axis=1)
 
 
@@ -194,11 +191,11 @@ def clip_limb(clip: _bvh.Bvh, name: str, frames: slice) -> ClipLimb:
     axis, angle = matrix_to_axis_angle(re)
     ref = axis[int(np.argmax(angle))]
     sign = np.where(axis @ ref < 0, -1.0, 1.0)
-    k = _unit(np.sum(axis * (angle * sign)[:, None], axis=0))
+    k = unit_rows(np.sum(axis * (angle * sign)[:, None], axis=0))
     re = re[frames]
     q = matrix_to_quat(re)
     theta = 2.0 * np.arctan2(q[:, 1:] @ k, q[:, 0])
-    theta = (theta + math.pi) % (2 * math.pi) - math.pi
+    theta = wrap_angle(theta)
     off = np.degrees(rotation_angle_between(re, rot_axis(k, theta)))
     # Re-expressed frames: Q (upper arm along +Y), P (hinge = X), W (effector along +Y).
     qm = _frame_yx(t_a, k)

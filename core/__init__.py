@@ -79,6 +79,7 @@ from .geometry import (
     compose_trs,
     continuous_eulers,
     continuous_quaternions,
+    cross_rows,
     euler_spec,
     euler_to_matrix,
     extrapolate_offset,
@@ -104,6 +105,7 @@ from .geometry import (
     similarity_scale,
     transform_points,
     translation,
+    unit_rows,
     wrap_angle,
 )
 from .goals import (
@@ -231,6 +233,8 @@ __all__ = [
     "relative_angle",
     "rodrigues",
     "wrap_angle",
+    "cross_rows",
+    "unit_rows",
     "affine_inverse",
     "apply_goal_offset",
     "basis_frame",

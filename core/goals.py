@@ -45,6 +45,7 @@ __all__ = [
     "ROTATION_TOLERANCE",
     "UNIT_TOLERANCE",
     "MAX_COORDINATE",
+    "batch_size",
 ]
 
 #: Max |RᵀR − I| accepted for a goal rotation matrix.
@@ -150,6 +151,13 @@ def _common(goal: Any, sizes: dict[str, int | None]) -> None:
     object.__setattr__(goal, "weight", w)
     object.__setattr__(goal, "priority", int(p))
     object.__setattr__(goal, "_n", next(iter(batched.values())) if batched else None)
+
+
+def batch_size(goal: Any) -> int | None:
+    """The batch size N of a validated goal (its fields' common leading axis), or None
+    for a single goal."""
+    n: int | None = goal._n
+    return n
 
 
 @dataclass(frozen=True, eq=False)

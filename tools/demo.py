@@ -55,6 +55,7 @@ from core import (  # noqa: E402
     feasible_swivel,
     matrix_to_euler_families,
     solve_limb,
+    wrap_angle,
 )
 from tests.fixtures.sample_arm import (  # noqa: E402
     BODY_FROM_SHOULDER,
@@ -157,7 +158,7 @@ def _in_intervals(phi: float, intervals: Sequence[tuple[float, float]], tol: flo
 
 def _near_boundary(phi: float, intervals: Sequence[tuple[float, float]], tol: float) -> bool:
     def dist(a: float, b: float) -> float:
-        return abs((a - b + math.pi) % (2 * math.pi) - math.pi)
+        return abs(float(wrap_angle(a - b)))
 
     return any(min(dist(phi, lo), dist(phi, hi)) < tol for lo, hi in intervals)
 

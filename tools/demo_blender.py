@@ -59,7 +59,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: make `core` and `tools` importable
     sys.path.insert(0, str(ROOT))
 
-from core import matrix_to_quat, rotation_angle_between  # noqa: E402
+from core import (  # noqa: E402
+    continuous_quaternions,
+    matrix_to_quat,
+    rotation_angle_between,
+    unit_rows,
+    wrap_angle,
+)
 
 CLIP = ROOT / "tools" / "data" / "mocap" / "cmu_131_01.bvh"
 DEFAULT_OUT = ROOT / "demo_out"
@@ -142,17 +148,11 @@ POLE_COLOUR = (0.15, 0.35, 0.9, 1.0)
 # --------------------------------------------------------------------------------------
 
 
-def unit(v: np.ndarray) -> np.ndarray:
-    """Normalise the last axis."""
-    out: np.ndarray = v / np.linalg.norm(v, axis=-1, keepdims=True)
-    return out
-
-
 def frame_from(y_dir: np.ndarray, x_hint: np.ndarray) -> np.ndarray:
     """Right-handed rotation(s) (…, 3, 3) with columns (x, y, z): y along ``y_dir``, x the
     part of ``x_hint`` orthogonal to it."""
-    y = unit(y_dir)
-    x = unit(x_hint - np.sum(x_hint * y, axis=-1, keepdims=True) * y)
+    y = unit_rows(y_dir)
+    x = unit_rows(x_hint - np.sum(x_hint * y, axis=-1, keepdims=True) * y)
     z = np.cross(x, y)
     return np.stack((x, y, z), axis=-1)
 
@@ -160,25 +160,11 @@ def frame_from(y_dir: np.ndarray, x_hint: np.ndarray) -> np.ndarray:
 def body_frame(left: np.ndarray, right: np.ndarray, bottom: np.ndarray, top: np.ndarray
                ) -> np.ndarray:
     """Torso/pelvis frame(s): X right → left, Z along the spine line, Y = Z × X."""
-    x = unit(left - right)
+    x = unit_rows(left - right)
     up = top - bottom
-    z = unit(up - np.sum(up * x, axis=-1, keepdims=True) * x)
+    z = unit_rows(up - np.sum(up * x, axis=-1, keepdims=True) * x)
     y = np.cross(z, x)
     return np.stack((x, y, z), axis=-1)
-
-
-def continuous_quats(r: np.ndarray) -> np.ndarray:
-    """Rotation matrices (N, 3, 3) → unit quaternions (N, 4) (w, x, y, z) without sign flips
-    between neighbours (so keyed rotations interpolate the short way)."""
-    q = matrix_to_quat(r)
-    flip = np.cumsum(np.r_[0, np.sum(q[1:] * q[:-1], axis=1) < 0.0]) % 2 == 1
-    q[flip] = -q[flip]
-    return q
-
-
-def wrap(a: np.ndarray | float) -> Any:
-    """Angle(s) into [-π, π)."""
-    return (np.asarray(a) + math.pi) % (2.0 * math.pi) - math.pi
 
 
 # --------------------------------------------------------------------------------------
@@ -348,9 +334,9 @@ def retarget(rig: Any, clip: Clip, lift: np.ndarray) -> dict[str, Retarget]:
         elbow = s_m + scale * np.einsum("nij,nj->ni", to_meta, e_c - s_c)
         # The pole: the clip's elbow pushed 0.4 m away from the shoulder–wrist axis (the
         # swivel it stands for does not change; it is just easier to see and to grab).
-        axis = unit(pos - s_m)
+        axis = unit_rows(pos - s_m)
         off = (elbow - s_m) - np.sum((elbow - s_m) * axis, axis=1, keepdims=True) * axis
-        pole = elbow + 0.4 * unit(off)
+        pole = elbow + 0.4 * unit_rows(off)
         c_bone, c_tip, m_tip, hint = END_FRAMES[name]
         a_c0 = frame_from(clip.rest_points[c_tip] - clip.rest_points[(c_bone, "head")],
                           np.array(hint))
@@ -373,7 +359,7 @@ def key_object(bpy: Any, obj: Any, frames: Sequence[int], location: np.ndarray,
     if rotation is not None:
         obj.rotation_mode = "QUATERNION"
         obj.keyframe_insert("rotation_quaternion", frame=frames[0])
-        channels["rotation_quaternion"] = continuous_quats(rotation)
+        channels["rotation_quaternion"] = continuous_quaternions(matrix_to_quat(rotation))
     x = np.asarray(frames, dtype=np.float32)
     fcurves = compat.assigned_fcurves(obj.animation_data)
     for fc in [fc for fc in fcurves if fc.data_path in channels]:
@@ -394,7 +380,7 @@ def _cone_matrix(head: np.ndarray, tail: np.ndarray) -> np.ndarray:
     d = tail - head
     z = d / np.linalg.norm(d)
     hint = np.array((1.0, 0.0, 0.0)) if abs(z[0]) < 0.9 else np.array((0.0, 1.0, 0.0))
-    x = unit(hint - np.dot(hint, z) * z)
+    x = unit_rows(hint - np.dot(hint, z) * z)
     m = np.eye(4)
     m[:3, :3] = np.column_stack((x, np.cross(z, x), z))
     m[:3, 3] = (head + tail) / 2.0
@@ -1045,8 +1031,8 @@ def plot_swivel(tracks: dict[str, Track], times: np.ndarray, path: Path) -> None
         ax.imshow(mask, extent=(*span, -180.0, 180.0), origin="lower", aspect="auto",
                   cmap=ListedColormap(["#f3d3cf", "#cfeccf"]), vmin=0, vmax=1,
                   interpolation="nearest")
-        ax.plot(*_breaks(times, np.degrees(wrap(tr.wish))), color="0.45", lw=1.0, ls="--")
-        ax.plot(*_breaks(times, np.degrees(wrap(tr.swivel))), color="k", lw=1.3)
+        ax.plot(*_breaks(times, np.degrees(wrap_angle(tr.wish))), color="0.45", lw=1.0, ls="--")
+        ax.plot(*_breaks(times, np.degrees(wrap_angle(tr.swivel))), color="k", lw=1.3)
         ax.set_ylim(-180, 180)
         ax.set_yticks((-180, -90, 0, 90, 180))
         ax.set_ylabel(f"{name}\nswivel (°)")

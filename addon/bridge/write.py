@@ -25,7 +25,7 @@ from ...core import (
     matrix_to_quat,
     nearest_eulers,
     quaternion_of,
-    rotation_about,
+    rodrigues,
 )
 
 if TYPE_CHECKING:
@@ -50,11 +50,11 @@ def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> t
     """
     mode = str(pose_bone.rotation_mode)
     if mode == "QUATERNION":
-        q = quaternion_of(r)
+        w, x, y, z = quaternion_of(np.asarray(r, dtype=np.float64)).tolist()
         cur = pose_bone.rotation_quaternion
-        if q[0] * cur[0] + q[1] * cur[1] + q[2] * cur[2] + q[3] * cur[3] < 0.0:
-            return (-q[0], -q[1], -q[2], -q[3])
-        return q
+        if w * cur[0] + x * cur[1] + y * cur[2] + z * cur[3] < 0.0:
+            return (-w, -x, -y, -z)
+        return (w, x, y, z)
     if mode == "AXIS_ANGLE":
         axis, angle = matrix_to_axis_angle(r)
         if float(angle) < 1e-12:
@@ -110,7 +110,7 @@ def write_limb(
     depsgraph evaluation happens here; evaluate once after all limbs are written.
     """
     pbs = obj.pose.bones
-    rl = rotation_about(rig.hinge_axis, theta)
+    rl = rodrigues(np.asarray(rig.hinge_axis, dtype=np.float64), theta)
     items: list[tuple[str, FloatArray, EulerLimits | None]] = [
         (rig.upper, r1, rig.family_limits[0]),
         (rig.lower, rl, rig.family_limits[1]),
@@ -169,7 +169,7 @@ def write_chain(obj: Any, rig: ChainRig, q: FloatArray,
                 e[i] = float(qj[0]) * float(np.sign(axis[i]))
                 vals = tuple(e)
             else:
-                vals = rotation_values(pb, rotation_about(axis, float(qj[0])), None)
+                vals = rotation_values(pb, rodrigues(axis, float(qj[0])), None)
         path = rotation_path(pb)
         setattr(pb, path, vals)
         written[name] = (path, vals)

@@ -76,7 +76,8 @@ from ..chain.solve import solve
 from ..chain.steps.task_priority import TaskPriorityStep, budget
 from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
-from ..goals import Goal, PoseGoal, PositionGoal
+from ..geometry.vec3 import wrap
+from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb, feasible_swivel, solve_limb
 from ..limb.model import family_violations
 from .model import Body, BodySettings, BodySolution
@@ -138,7 +139,7 @@ class _Reduced:
         self.n_dofs = lower.shape[0]
         self.has_limits = bool(np.isfinite(lower).any() or np.isfinite(upper).any())
 
-    def _clip(self, x: FloatArray) -> FloatArray:
+    def clip_unchecked(self, x: FloatArray) -> FloatArray:
         out: FloatArray = np.minimum(np.maximum(x, self.lower), self.upper)
         return out
 
@@ -229,7 +230,7 @@ def _plan(
     """Which limbs are solved analytically (not those in ``numeric_limbs``), the numeric
     unknowns and the preferred configuration."""
     sk = body.skeleton
-    gj = [sk._goal_joint(g, i) for i, g in enumerate(goals)]
+    gj = [sk.goal_joint(g, i) for i, g in enumerate(goals)]
     anc = sk.ancestors
     analytic: list[_Analytic] = []
     limb_goal: dict[int, int] = {}
@@ -288,7 +289,7 @@ def _plan(
 def _rest(body: Body, settings: BodySettings) -> FloatArray:
     sk = body.skeleton
     if settings.q_rest is None:
-        return sk._clip(np.zeros(sk.n_dofs))
+        return sk.clip_unchecked(np.zeros(sk.n_dofs))
     qr = np.asarray(settings.q_rest, dtype=np.float64)
     if qr.shape != (sk.n_dofs,) or not np.all(np.isfinite(qr)):
         raise InvalidInputError(
@@ -336,7 +337,7 @@ def solve_body(
         raise InvalidInputError(f"settings must be BodySettings, got {format_value(settings)}")
     sk = body.skeleton
     goals = goal_tuple(goals)
-    sizes = {g._n for g in goals if g._n is not None}
+    sizes = {n for n in map(batch_size, goals) if n is not None}
     if len(sizes) > 1:
         raise ShapeMismatchError(f"batched goals must share one batch size, got {sizes}")
     q_in, batched = sk.check_q(q0, "q0")
@@ -350,7 +351,7 @@ def solve_body(
             )
         batched = True
     plan = _plan(body, goals, settings)
-    q = sk._clip(q_in) if settings.use_limits else q_in.copy()
+    q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
     q_start = q.copy()
     big = q.shape[0]
     free: IntArray = plan["free"]
@@ -477,7 +478,7 @@ def _shoulder_frame(
     """The transpose of the limb's shoulder-frame rotation (B, 3, 3) and every joint's
     origin (B, J, 3) at ``q`` (``kin``: the skeleton's kinematics at ``q`` if known)."""
     sk = body.skeleton
-    rot, org, _, _ = sk._kinematics(q) if kin is None else kin
+    rot, org, _, _ = sk.kinematics(q) if kin is None else kin
     u = body.joints[an.limb][0]
     pu = int(sk.parents[u])
     off = np.asarray(sk.joints[u].offset)[:3, :3]
@@ -609,7 +610,7 @@ def _first_row(goal: Goal) -> dict[str, Any]:
 
 def _batched(goal: Goal) -> list[str]:
     """The names of a goal's batched array fields."""
-    if goal._n is None:
+    if batch_size(goal) is None:
         return []
     return [
         f.name
@@ -617,7 +618,7 @@ def _batched(goal: Goal) -> list[str]:
         if f.init
         and f.name not in ("joint", "weight", "priority")
         and np.ndim(getattr(goal, f.name)) in (2, 3)
-        and np.shape(getattr(goal, f.name))[0] == goal._n
+        and np.shape(getattr(goal, f.name))[0] == batch_size(goal)
     ]
 
 
@@ -779,7 +780,7 @@ def _numeric(
         lower = np.full(nx, -np.inf)
         upper = np.full(nx, np.inf)
     reduced = _Reduced(lower, upper)
-    batched_goals = any(g._n is not None for g in goals)
+    batched_goals = any(batch_size(g) is not None for g in goals)
     eye3 = np.eye(3)
     memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
 
@@ -822,7 +823,7 @@ def _numeric(
                 jac[:, r0 : r0 + 3, :nf] = sqw[k] * jl[:, k]
         if n_rest:
             diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)
-            diff[:, nf:] = np.remainder(diff[:, nf:] + math.pi, TAU) - math.pi
+            diff[:, nf:] = wrap(diff[:, nf:])
             e[:, m_goal : m_goal + nx] = srw * diff
             idx = np.arange(nx)
             jac[:, m_goal + idx, idx] = srw
@@ -862,7 +863,7 @@ def _numeric(
         """Δx: the goal levels by TaskPriorityStep's cascade, then the rest pose by the
         exact projection onto their null space (its rows are √w·I: the least-squares step
         of that last level is P (x_rest − x − Δx))"""
-        dq, _, inverses = step._cascade(
+        dq, _, inverses = step.cascade(
             state, j_all, np.zeros_like(xa), None, kappa_all[state.rows]
         )
         if not n_rest:
@@ -874,12 +875,12 @@ def _numeric(
         proj *= ~held[:, None, :]
         proj *= ~held[:, :, None]
         r = x_rest_all[state.rows] - xa - dq
-        r[:, nf:] = np.remainder(r[:, nf:] + math.pi, TAU) - math.pi
+        r[:, nf:] = wrap(r[:, nf:])
         delta = (proj @ r[..., None])[..., 0]
         out: FloatArray = dq + budget(dq, delta, settings.max_step)[:, None] * delta
         return out
 
-    x = reduced._clip(x)
+    x = reduced.clip_unchecked(x)
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
     cur = evaluate(x, act)
@@ -914,7 +915,7 @@ def _numeric(
             if not (out & ~held).any():
                 break
             held |= out
-        xn = reduced._clip(xa + dx) if settings.use_limits else xa + dx
+        xn = reduced.clip_unchecked(xa + dx) if settings.use_limits else xa + dx
         cand = evaluate(xn, act)
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
@@ -973,7 +974,7 @@ def _limbs(
     analytic: list[_Analytic] = plan["analytic"]
     bad = np.zeros((big, len(analytic)), dtype=bool)
     # one evaluation for every limb: no goaled limb's joints move another's shoulder
-    kin = sk._kinematics(q)
+    kin = sk.kinematics(q)
     for k, an in enumerate(analytic):
         local = _shoulder_goals(body, goals, an, q, rows, kin)
         wrist = an.wrist if isinstance(local, PositionGoal) else None

@@ -233,7 +233,7 @@ class IKSolver(ABC):
         if not isinstance(skeleton, Skeleton):
             raise InvalidInputError(f"skeleton must be a Skeleton, got {skeleton!r}")
         goals = goal_tuple(goals)
-        qb, batched = skeleton._batch(q0, goals)
+        qb, batched = skeleton.check_batch(q0, goals)
         if settings.null_space is not NullSpace.NONE and not self.supports_null_space:
             raise UnsupportedMethodError(
                 f"null_space={settings.null_space} is not supported by {self.method}; "
@@ -247,10 +247,11 @@ class IKSolver(ABC):
             )
         big = qb.shape[0]
         self.tolerance = float(settings.tolerance)
-        blocks = skeleton._goal_plan(goals)[0]  # validated row layout (cached)
+        blocks = skeleton.goal_plan(goals)[0]  # validated row layout (cached)
         n_goals = len(goals)
         active_goals = np.array([g.weight > 0.0 for g in goals])
-        q = skeleton._clip(qb) if settings.use_limits and skeleton.has_limits else qb.copy()
+        clip = settings.use_limits and skeleton.has_limits
+        q = skeleton.clip_unchecked(qb) if clip else qb.copy()
 
         iterations = np.zeros(big, dtype=np.int_)
         reasons = np.empty(big, dtype=object)
@@ -260,7 +261,7 @@ class IKSolver(ABC):
         threads = settings.threads
         if threads is None and not self.auto_threads:
             threads = 1
-        workers = worker_count(threads, big, skeleton._kin.n_nodes, self.work_per_thread)
+        workers = worker_count(threads, big, skeleton.kinematic_plan.n_nodes, self.work_per_thread)
         self.gate = Gate() if workers > 1 and self.gated else None
         self.start(big, skeleton.n_dofs)
         args = (skeleton, goals, settings, q, blocks, active_goals)
@@ -494,6 +495,6 @@ class IKSolver(ABC):
                     dq = clamp_max_abs(dq, max_step)
             qn = qa + dq
             if clip:
-                qn = skeleton._clip(qn)
+                qn = skeleton.clip_unchecked(qn)
             prev_e = e_k
             qa = qn

@@ -23,6 +23,7 @@ from ..goals import (
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    batch_size,
 )
 from .joints import FloatArray, IntArray
 from .kinematics import EYE3
@@ -131,12 +132,12 @@ def goal_rows(goal: Goal, value: object, rows: IntArray | None, b: int, nd: int 
     ndim ``nd``) as they are, to broadcast against the rows; batched ones at ``rows`` (all
     N rows when None). ShapeMismatchError when that is not b rows."""
     arr = np.asarray(value)
-    if goal._n is None or arr.ndim == nd:
+    if batch_size(goal) is None or arr.ndim == nd:
         return arr
     sel = arr if rows is None else arr[rows]
     if sel.shape[0] != b:
         raise ShapeMismatchError(
-            f"{type(goal).__name__} is batched with N = {goal._n} but q has "
+            f"{type(goal).__name__} is batched with N = {batch_size(goal)} but q has "
             f"{b} rows; they must agree"
         )
     out: FloatArray = sel

@@ -120,11 +120,9 @@ class SolveSettings:
         lbfgsb_iterations: int ≥ 1, default 100: L-BFGS-B iterations per outer iteration
             of LBFGSB (scipy ``maxiter``).
         lbfgsb_memory: int in [1, 50], default 20: L-BFGS-B's ``maxcor`` (stored
-            corrections). With 5 (the earlier default) the redundant trees needed 2–4× the
-            evaluations (median over 10 random targets 0.3 rad away: Y 59 → 29, double-Y
-            204 → 48, arm pose 52 → 34 with 20). Failure mode: scipy's L-BFGS-B calls
-            OpenBLAS every iteration; on a busy machine its threads stall (2–5 ms per
-            evaluation instead of 0.1–0.3 ms, measured at load 5 on 2 CPUs): set
+            corrections); with fewer the redundant trees need several times the
+            evaluations (docs/decisions.md). Failure mode: scipy's L-BFGS-B calls OpenBLAS
+            every iteration, whose threads stall on a busy machine: set
             ``OPENBLAS_NUM_THREADS=1`` in such processes.
         subdivisions: int ≥ 0, default 0: LBFGSB goal-path subdivision (Ki & Sheen §3):
             on the first iteration, position targets are approached through this many
@@ -142,10 +140,7 @@ class SolveSettings:
             multiplies the added "basic element" rows (dimensionless: both the goal rows
             and the element rows scale with segment length). Failure mode: w → 0 gives
             back the singular plain Jacobian (their observation), large w makes steps
-            tiny (slow convergence): with w = 1 (the earlier default) 11/20 random
-            reachable Y targets 0.3 rad away were reached in 200 iterations, with 0.01
-            20/20 on the Y, double-Y, 7-DOF arm and 12-joint chain (at most 64 iterations,
-            median ≤ 13).
+            tiny (slow convergence; docs/decisions.md compares w = 1 and 0.01).
         threads: int ≥ 1 or None (default, automatic): worker threads for a batched
             solve. The rows are split into contiguous chunks solved side by side (numpy
             releases the GIL inside its loops); rows agree with ``threads=1`` to

@@ -99,6 +99,7 @@ from ..goals import (
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    batch_size,
 )
 from .joints import Ball, BoolArray, FloatArray, Free, Hinge, IntArray, Joint
 from .kinematics import CYC, KinematicPlan
@@ -261,6 +262,12 @@ class Skeleton:
     def n_joints(self) -> int:
         return len(self.names)
 
+    @property
+    def kinematic_plan(self) -> KinematicPlan:
+        """The forward-kinematics plan of the joints (:class:`KinematicPlan`)."""
+        plan: KinematicPlan = self._kin
+        return plan
+
     def joint_index(self, joint: int | str) -> int:
         """Index of a joint given by index or name.
 
@@ -317,19 +324,23 @@ class Skeleton:
             raise InvalidInputError(
                 f"q must have shape (…, {self.n_dofs}) for this skeleton, got {arr.shape}"
             )
-        return self._clip(arr)
+        return self.clip_unchecked(arr)
 
-    def _clip(self, q: FloatArray) -> FloatArray:
+    def clip_unchecked(self, q: FloatArray) -> FloatArray:
         """:meth:`clip` without validation, for the solvers' own arrays."""
         out: FloatArray = np.minimum(np.maximum(q, self.lower), self.upper)
         return out
 
+    _clip = clip_unchecked
+
     # ------------------------------------------------------------------ kinematics
 
-    def _kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    def kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """Global rotations (B, J, 3, 3), origins (B, J, 3), DOF world axes (B, n, 3) and
-        DOF origins (B, n, 3) for batched ``q`` (B, n)."""
+        DOF origins (B, n, 3) for batched ``q`` (B, n) (float64, unvalidated)."""
         return self.kinematics_of(self._kin.frames(q))
+
+    _kinematics = kinematics
 
     def kinematics_of(
         self, frames: FloatArray
@@ -345,7 +356,7 @@ class Skeleton:
         """Global 4×4 frames of all joints: (J, 4, 4) for q (n_dofs,), (B, J, 4, 4) for
         q (B, n_dofs). Raises InvalidInputError for a malformed q."""
         qb, batched = self.check_q(q)
-        rot, org, _, _ = self._kinematics(qb)
+        rot, org, _, _ = self.kinematics(qb)
         out = np.zeros(rot.shape[:2] + (4, 4))
         out[..., :3, :3] = rot
         out[..., :3, 3] = org
@@ -378,7 +389,7 @@ class Skeleton:
         except InvalidSkeletonError as exc:
             raise InvalidGoalError(f"goals[{gi}] ({type(goal).__name__}): {exc}") from exc
 
-    def _goal_plan(self, goals: Sequence[Goal]) -> tuple[tuple[RowBlock, ...], list[Any]]:
+    def goal_plan(self, goals: Sequence[Goal]) -> tuple[tuple[RowBlock, ...], list[Any]]:
         """Row blocks and per-goal constants (joint node, DOF mask × sqrt(weight), kinds)
         for ``goals``; validated once and cached for the last goal list seen."""
         cache = self._goal_cache.get("plan")
@@ -420,6 +431,9 @@ class Skeleton:
         plans[key] = (blocks, per)
         self._goal_cache["plan"] = (tuple(goals), blocks, per)
         return blocks, per
+
+    _goal_plan = goal_plan
+    goal_joint = _goal_joint
 
     def _new_goal_plan(self, goals: Sequence[Goal]) -> tuple[tuple[RowBlock, ...], list[Any]]:
         """The plan of :meth:`_goal_plan`, computed (validates the goals' joints)."""
@@ -513,7 +527,7 @@ class Skeleton:
         it is refilled whenever ``rows`` is a different object. Used by the solvers;
         most callers want :meth:`errors` / :meth:`jacobian` / :meth:`goal_errors`.
         """
-        blocks, per = self._goal_plan(goals)
+        blocks, per = self.goal_plan(goals)
         if memo is not None and memo.get("rows", memo) is not rows:
             memo.clear()
             memo["rows"] = rows
@@ -666,10 +680,13 @@ class Skeleton:
         kin = self._kin
         return Evaluation(e, jac, gerr, blocks, lambda: kin.standard_last(f, ws))
 
-    def _batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
+    def check_batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
+        """``q`` as (B, n) and whether it was batched (:meth:`check_q`), checked against the
+        goals' batch size (:func:`~core.goals.batch_size`; batched goals need a batched
+        ``q`` with as many rows). Raises ShapeMismatchError naming both sizes."""
         goals = goal_tuple(goals)
         qb, batched = self.check_q(q)
-        sizes = {g._n for g in goals if g._n is not None}
+        sizes = {n for n in map(batch_size, goals) if n is not None}
         if len(sizes) > 1:
             raise ShapeMismatchError(f"batched goals must share one batch size, got {sizes}")
         if sizes:
@@ -685,9 +702,11 @@ class Skeleton:
                 )
         return qb, batched
 
+    _batch = check_batch
+
     def errors(self, q: ArrayLike, goals: Sequence[Goal]) -> FloatArray:
         """Stacked weighted residual e = target − current, (m,) or (B, m) (module doc)."""
-        qb, batched = self._batch(q, goals)
+        qb, batched = self.check_batch(q, goals)
         ev = self.evaluate(qb, goals, jacobian=False)
         return ev.e if batched else ev.e[0]
 
@@ -696,13 +715,13 @@ class Skeleton:
     ) -> FloatArray:
         """Stacked weighted Jacobian J = −∂e/∂q, (m, n_dofs) or (B, m, n_dofs), rows as in
         :meth:`errors`. ``target_based``: Buss's alternate Jacobian (module doc)."""
-        qb, batched = self._batch(q, goals)
+        qb, batched = self.check_batch(q, goals)
         ev = self.evaluate(qb, goals, target_based=target_based)
         assert ev.J is not None
         return ev.J if batched else ev.J[0]
 
     def goal_errors(self, q: ArrayLike, goals: Sequence[Goal]) -> FloatArray:
         """Unweighted error of each goal (largest 3-block norm; m or ≈ rad), (G,) / (B, G)."""
-        qb, batched = self._batch(q, goals)
+        qb, batched = self.check_batch(q, goals)
         ev = self.evaluate(qb, goals, jacobian=False)
         return ev.goal_error if batched else ev.goal_error[0]

@@ -91,9 +91,9 @@ def step_once(
     if not isinstance(skeleton, Skeleton):
         raise InvalidInputError(f"skeleton must be a Skeleton, got {format_value(skeleton)}")
     goals = goal_tuple(goals)
-    qb, batched = skeleton._batch(q, goals)
+    qb, batched = skeleton.check_batch(q, goals)
     if settings.use_limits:
-        qb = skeleton._clip(qb)
+        qb = skeleton.clip_unchecked(qb)
     rows = np.arange(qb.shape[0], dtype=np.intp)
     tb = settings.target_jacobian
     ev = skeleton.evaluate(qb, goals, rows=rows, target_based=tb)
@@ -128,5 +128,5 @@ def step_once(
     )
     qn = qb + clamp_max_abs(dq, settings.max_step)
     if settings.use_limits:
-        qn = skeleton._clip(qn)
+        qn = skeleton.clip_unchecked(qn)
     return qn if batched else qn[0]

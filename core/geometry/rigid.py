@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .rotations import relative_angle
+from .vec3 import wrap
 
 FloatArray = NDArray[np.float64]
 
@@ -32,8 +33,6 @@ __all__ = [
     "translation",
     "goal_in_frame",
     "similarity_scale",
-    "rotation_about",
-    "quaternion_of",
     "goal_errors",
     "continuous_quaternions",
     "continuous_eulers",
@@ -224,42 +223,6 @@ def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArr
     return np.sqrt(s2), ok
 
 
-def rotation_about(axis: ArrayLike, angle: float) -> FloatArray:
-    """Rot(axis, angle) for one unit ``axis`` (3,) by Rodrigues' formula (scalar path:
-    no batching overhead; :func:`core.rotations.axis_angle_to_matrix` is the batched one)."""
-    c, s = math.cos(angle), math.sin(angle)
-    x, y, z = (float(v) for v in np.asarray(axis, dtype=np.float64).reshape(3))
-    t = 1.0 - c
-    return np.array(
-        (
-            (c + x * x * t, x * y * t - z * s, x * z * t + y * s),
-            (y * x * t + z * s, c + y * y * t, y * z * t - x * s),
-            (z * x * t - y * s, z * y * t + x * s, c + z * z * t),
-        )
-    )
-
-
-def quaternion_of(r: ArrayLike) -> tuple[float, float, float, float]:
-    """Unit quaternion (w, x, y, z) of one rotation matrix (Shepperd's method, scalar
-    path for per-bone use; same result as the batched ``core.matrix_to_quat``)."""
-    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = np.asarray(r, dtype=np.float64).tolist()
-    tr = m00 + m11 + m22
-    if tr >= m00 and tr >= m11 and tr >= m22:
-        w4 = 2.0 * math.sqrt(max(1.0 + tr, 0.0))
-        q = (0.25 * w4, (m21 - m12) / w4, (m02 - m20) / w4, (m10 - m01) / w4)
-    elif m00 >= m11 and m00 >= m22:
-        x4 = 2.0 * math.sqrt(max(1.0 + m00 - m11 - m22, 0.0))
-        q = ((m21 - m12) / x4, 0.25 * x4, (m01 + m10) / x4, (m02 + m20) / x4)
-    elif m11 >= m22:
-        y4 = 2.0 * math.sqrt(max(1.0 + m11 - m00 - m22, 0.0))
-        q = ((m02 - m20) / y4, (m01 + m10) / y4, 0.25 * y4, (m12 + m21) / y4)
-    else:
-        z4 = 2.0 * math.sqrt(max(1.0 + m22 - m00 - m11, 0.0))
-        q = ((m10 - m01) / z4, (m02 + m20) / z4, (m12 + m21) / z4, 0.25 * z4)
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
-
-
 def goal_errors(kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
                 ) -> tuple[FloatArray, FloatArray]:
     """Position and orientation error of end frames against target frames.
@@ -383,7 +346,7 @@ def continuous_eulers(e: ArrayLike, previous: ArrayLike | None = None) -> FloatA
         return a
     if previous is not None:
         p = np.asarray(previous, dtype=np.float64)
-        a[0] = p + np.mod(a[0] - p + math.pi, 2.0 * math.pi) - math.pi
+        a[0] = p + wrap(a[0] - p)
     out: FloatArray = np.unwrap(a, axis=0, period=2.0 * math.pi)
     return out
 
@@ -513,7 +476,7 @@ def nearest_eulers(families: ArrayLike, current: ArrayLike, allowed: ArrayLike |
     out = np.empty((len(fam), 3))
     cur = np.asarray(current, dtype=np.float64)
     for n in range(len(fam)):
-        d = np.abs(np.mod(fam[n] - cur + math.pi, 2.0 * math.pi) - math.pi).sum(axis=1)
+        d = np.abs(wrap(fam[n] - cur)).sum(axis=1)
         d = np.where(ok[n], d, np.inf)
         cur = out[n] = fam[n, int(np.argmin(d))]
     return out

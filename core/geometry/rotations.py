@@ -45,7 +45,7 @@ from ..errors import (
     ShapeMismatchError,
     format_value,
 )
-from .vec3 import TAU, skew, wrap
+from .vec3 import TAU, ArrayOps, angle_of_rotation, mat_of, skew, wrap
 
 __all__ = [
     "FloatArray",
@@ -57,6 +57,7 @@ __all__ = [
     "matrix_to_axis_angle",
     "quat_to_matrix",
     "matrix_to_quat",
+    "quaternion_of",
     "euler_to_matrix",
     "matrix_to_euler",
     "matrix_to_euler_families",
@@ -65,6 +66,7 @@ __all__ = [
     "rotation_angle_between",
     "relative_angle",
     "rodrigues",
+    "rotation_about",
     "check_rotation",
     "orthonormalize",
 ]
@@ -250,24 +252,54 @@ def axis_angle_to_matrix(axis: ArrayLike, angle: ArrayLike) -> FloatArray:
         InvalidInputError: wrong shape, non-finite, or axis length <= 1e-12.
         ShapeMismatchError: batch shapes of ``axis`` and ``angle`` do not broadcast.
     """
-    ax = _vector(axis, 3, "axis")
+    ax = _as_float(axis, "axis")
     ang = _as_float(angle, "angle")
+    if ax.shape == (3,) and ang.ndim == 0:
+        # One axis and angle: the same checks on Python floats (numpy's per-call cost
+        # dominates a single 3x3).
+        x, y, z = ax.tolist()
+        a = float(ang)
+        n = math.sqrt(x * x + y * y + z * z)
+        if math.isfinite(n) and math.isfinite(a) and n > _MIN_NORM:
+            return rodrigues(ax / n, a)
+    _check_trailing(ax, (3,), "axis")
+    _check_finite(ax, "axis")
     _check_finite(ang, "angle")
     _broadcast({"axis": ax.shape[:-1], "angle": ang.shape})
     return rodrigues(_normalise(ax, "axis"), ang)
 
 
-def rodrigues(axis: FloatArray, angle: FloatArray) -> FloatArray:
+def rodrigues(axis: FloatArray, angle: ArrayLike) -> FloatArray:
     """Rotation matrices ``(..., 3, 3)`` about unit ``axis`` ``(..., 3)`` by ``angle``
     ``(...)`` (rad; batches broadcast): Rodrigues' formula
     ``cos θ·I + sin θ·[k]× + (1 − cos θ)·k kᵀ``, unvalidated (for callers that already
-    hold unit float64 axes; :func:`axis_angle_to_matrix` validates, then calls it)."""
-    c = np.cos(angle)[..., None, None]
-    s = np.sin(angle)[..., None, None]
+    hold unit float64 axes; :func:`axis_angle_to_matrix` validates, then calls it).
+
+    One axis ``(3,)`` with a scalar angle takes a branch on Python floats that performs
+    the same operations entry by entry (same result, a fraction of the cost)."""
+    if axis.ndim == 1 and np.ndim(angle) == 0:
+        c, s = math.cos(angle), math.sin(angle)  # type: ignore[arg-type]
+        x, y, z = axis.tolist()
+        t = 1.0 - c
+        return np.array(
+            (
+                (c + t * (x * x), t * (x * y) - s * z, t * (x * z) + s * y),
+                (t * (y * x) + s * z, c + t * (y * y), t * (y * z) - s * x),
+                (t * (z * x) - s * y, t * (z * y) + s * x, c + t * (z * z)),
+            )
+        )
+    cb = np.cos(angle)[..., None, None]
+    sb = np.sin(angle)[..., None, None]
     out: FloatArray = (
-        c * _EYE + s * skew(axis) + (1.0 - c) * (axis[..., :, None] * axis[..., None, :])
+        cb * _EYE + sb * skew(axis) + (1.0 - cb) * (axis[..., :, None] * axis[..., None, :])
     )
     return out
+
+
+def rotation_about(axis: ArrayLike, angle: float) -> FloatArray:
+    """Rot(axis, angle) for one unit ``axis`` given as any 3-sequence: :func:`rodrigues`
+    (unvalidated; ``angle`` in rad)."""
+    return rodrigues(np.asarray(axis, dtype=np.float64).reshape(3), angle)
 
 
 def matrix_to_axis_angle(R: ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -351,62 +383,77 @@ def matrix_to_quat(R: ArrayLike) -> FloatArray:
     Raises:
         InvalidInputError: wrong shape or non-finite entries.
     """
-    m = _matrix(R, "rotation")
-    cand = (m.reshape(m.shape[:-2] + (9,)) @ _QUAT_LINEAR + _QUAT_CONST).reshape(
-        m.shape[:-2] + (4, 4)
-    )
-    best = np.argmax(np.diagonal(cand, axis1=-2, axis2=-1), axis=-1)
-    q = np.take_along_axis(cand, best[..., None, None], axis=-2)[..., 0, :]
-    norm = np.sqrt(np.sum(q * q, axis=-1))
-    scale = np.where(q[..., 0] < 0.0, -1.0, 1.0) / norm
-    out: FloatArray = q * scale[..., None]
-    return out
+    return quaternion_of(_matrix(R, "rotation"))
 
 
 def _quat_tables() -> tuple[FloatArray, FloatArray]:
-    """Linear map from flattened R (9,) to the four Shepperd candidates (4 x 4 = 16,).
+    """Shepperd's candidates as matrix products of the flattened ``R`` (9,).
 
-    Candidate row ``b`` equals ``4 q_b q`` for a rotation with unit quaternion
-    ``q = (w, x, y, z)``; its diagonal entry ``cand[b, b] = 4 q_b^2``.
+    Candidate row ``b`` (``b`` = w, x, y, z) equals ``4 q_b q`` for a rotation with unit
+    quaternion ``q``. Its off-diagonal entries are a sum or difference of two entries of
+    ``R`` (``R_flat @ offdiag``: one rounding, whatever order the product sums in); its
+    diagonal entry ``4 q_b^2 = ((1 + s0 R00) + s1 R11) + s2 R22`` is formed term by term
+    with the signs ``signs[:, b]`` (``offdiag``'s diagonal columns are zero).
     """
-    # each candidate entry: (constant, [(sign, row, col), ...])
-    table = [
-        [
-            (1.0, [(1, 0, 0), (1, 1, 1), (1, 2, 2)]),
-            (0.0, [(1, 2, 1), (-1, 1, 2)]),
-            (0.0, [(1, 0, 2), (-1, 2, 0)]),
-            (0.0, [(1, 1, 0), (-1, 0, 1)]),
-        ],
-        [
-            (0.0, [(1, 2, 1), (-1, 1, 2)]),
-            (1.0, [(1, 0, 0), (-1, 1, 1), (-1, 2, 2)]),
-            (0.0, [(1, 0, 1), (1, 1, 0)]),
-            (0.0, [(1, 0, 2), (1, 2, 0)]),
-        ],
-        [
-            (0.0, [(1, 0, 2), (-1, 2, 0)]),
-            (0.0, [(1, 0, 1), (1, 1, 0)]),
-            (1.0, [(-1, 0, 0), (1, 1, 1), (-1, 2, 2)]),
-            (0.0, [(1, 1, 2), (1, 2, 1)]),
-        ],
-        [
-            (0.0, [(1, 1, 0), (-1, 0, 1)]),
-            (0.0, [(1, 0, 2), (1, 2, 0)]),
-            (0.0, [(1, 1, 2), (1, 2, 1)]),
-            (1.0, [(-1, 0, 0), (-1, 1, 1), (1, 2, 2)]),
-        ],
-    ]
-    linear = np.zeros((9, 16))
-    const = np.zeros(16)
-    for b, row in enumerate(table):
-        for c, (k, terms) in enumerate(row):
-            const[4 * b + c] = k
-            for sign, r, col in terms:
-                linear[3 * r + col, 4 * b + c] = sign
-    return linear, const
+    pairs = {  # (row b, column c): ((sign, row, col), (sign, row, col))
+        (0, 1): ((1, 2, 1), (-1, 1, 2)),
+        (0, 2): ((1, 0, 2), (-1, 2, 0)),
+        (0, 3): ((1, 1, 0), (-1, 0, 1)),
+        (1, 2): ((1, 0, 1), (1, 1, 0)),
+        (1, 3): ((1, 0, 2), (1, 2, 0)),
+        (2, 3): ((1, 1, 2), (1, 2, 1)),
+    }
+    offdiag = np.zeros((9, 16))
+    for (b, c), terms in pairs.items():
+        for sign, r, col in terms:
+            offdiag[3 * r + col, 4 * b + c] = sign
+            offdiag[3 * r + col, 4 * c + b] = sign
+    signs = np.array(((1.0, 1.0, -1.0, -1.0), (1.0, -1.0, 1.0, -1.0), (1.0, -1.0, -1.0, 1.0)))
+    return offdiag, signs
 
 
-_QUAT_LINEAR, _QUAT_CONST = _quat_tables()
+_QUAT_OFFDIAG, _QUAT_SIGNS = _quat_tables()
+
+
+def quaternion_of(m: FloatArray) -> FloatArray:
+    """:func:`matrix_to_quat` of float64 rotation matrices ``(..., 3, 3)``, unvalidated
+    (for callers that already hold finite float64 matrices).
+
+    One matrix (``(3, 3)``, or a batch of one) takes a branch on Python floats that
+    performs the same operations as the batched branch (same result, a fraction of the
+    cost)."""
+    if m.size == 9:
+        (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m.reshape(3, 3).tolist()
+        a, b, c = m21 - m12, m02 - m20, m10 - m01
+        e, f, g = m01 + m10, m02 + m20, m12 + m21
+        # the first largest diagonal term, as np.argmax picks it
+        d = ((1.0 + m00) + m11) + m22
+        q, best = (d, a, b, c), d
+        d = ((1.0 + m00) - m11) - m22
+        if d > best:
+            q, best = (a, d, e, f), d
+        d = ((1.0 - m00) + m11) - m22
+        if d > best:
+            q, best = (b, e, d, g), d
+        d = ((1.0 - m00) - m11) + m22
+        if d > best:
+            q = (c, f, g, d)
+        w, x, y, z = q
+        scale = (-1.0 if w < 0.0 else 1.0) / math.sqrt(w * w + x * x + y * y + z * z)
+        one = np.array((w * scale, x * scale, y * scale, z * scale))
+        return one.reshape(m.shape[:-2] + (4,))
+    m9 = m.reshape(m.shape[:-2] + (9,))
+    diag = (1.0 + m9[..., 0:1] * _QUAT_SIGNS[0]) + m9[..., 4:5] * _QUAT_SIGNS[1]
+    diag = diag + m9[..., 8:9] * _QUAT_SIGNS[2]
+    cand = m9 @ _QUAT_OFFDIAG
+    cand[..., ::5] = diag
+    qb = np.take_along_axis(
+        cand.reshape(m.shape[:-2] + (4, 4)), np.argmax(diag, axis=-1)[..., None, None], axis=-2
+    )[..., 0, :]
+    qq = qb * qb
+    norm = np.sqrt(((qq[..., 0] + qq[..., 1]) + qq[..., 2]) + qq[..., 3])
+    out: FloatArray = qb * (np.where(qb[..., 0] < 0.0, -1.0, 1.0) / norm)[..., None]
+    return out
 
 
 # --------------------------------------------------------------------------- Euler
@@ -635,14 +682,11 @@ def rotation_angle_between(R1: ArrayLike, R2: ArrayLike) -> FloatArray:
 
 
 def relative_angle(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Angle ``[0, pi]`` of ``a^T @ b`` for float64 rotation arrays ``(..., 3, 3)``:
-    the arithmetic of :func:`rotation_angle_between`, unvalidated."""
-    m = np.swapaxes(a, -1, -2) @ b
-    vx = m[..., 2, 1] - m[..., 1, 2]
-    vy = m[..., 0, 2] - m[..., 2, 0]
-    vz = m[..., 1, 0] - m[..., 0, 1]
-    trace = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
-    out: FloatArray = np.arctan2(np.sqrt(vx * vx + vy * vy + vz * vz), trace - 1.0)
+    """Angle ``[0, pi]`` of ``a^T @ b`` for float64 rotation arrays ``(..., 3, 3)`` (batches
+    broadcast): :func:`rotation_angle_between` unvalidated, the component kernel's
+    :func:`~core.geometry.vec3.angle_of_rotation` on the entries of the product (Python
+    floats for one pair of matrices, the same result as its row of a batch)."""
+    out: FloatArray = angle_of_rotation(mat_of(np.swapaxes(a, -1, -2) @ b), ArrayOps)
     return out
 
 

@@ -205,16 +205,21 @@ def frame_product(g: tuple[Vec, Vec, Vec], r: tuple[Vec, Vec, Vec]) -> Mat:
     return mm(transpose(g), r)
 
 
+def angle_of_rotation(m: Mat, ops: Ops) -> Any:
+    """Angle (rad, [0, π]) of the rotation ``m``, via atan2 of its skew part and trace
+    (accurate near 0 and π, unlike acos of the trace): the core's one rotation angle
+    (:func:`rotation_angle` applies it to aᵀb, :func:`core.geometry.rotations.relative_angle`
+    to arrays)."""
+    s0 = m[2][1] - m[1][2]
+    s1 = m[0][2] - m[2][0]
+    s2 = m[1][0] - m[0][1]
+    tr = m[0][0] + m[1][1] + m[2][2]
+    return ops.atan2(ops.sqrt(s0 * s0 + s1 * s1 + s2 * s2), tr - 1.0)  # 2 sin θ, 2 cos θ
+
+
 def rotation_angle(a: Mat, b: Mat, ops: Ops) -> Any:
-    """Angle (rad, [0, π]) of aᵀb, via atan2 of its skew part and trace (robust)."""
-    at = transpose(a)
-    bt = transpose(b)
-    # (aᵀb)[i][j] = a[:, i] · b[:, j]
-    tr = dot(at[0], bt[0]) + dot(at[1], bt[1]) + dot(at[2], bt[2])
-    s0 = dot(at[2], bt[1]) - dot(at[1], bt[2])
-    s1 = dot(at[0], bt[2]) - dot(at[2], bt[0])
-    s2 = dot(at[1], bt[0]) - dot(at[0], bt[1])
-    return ops.atan2(0.5 * ops.sqrt(s0 * s0 + s1 * s1 + s2 * s2), 0.5 * (tr - 1.0))
+    """Angle (rad, [0, π]) of aᵀb (:func:`angle_of_rotation`)."""
+    return angle_of_rotation(mtm(a, b), ops)
 
 
 _NEXT = np.array([1, 2, 0], dtype=np.intp)
@@ -262,12 +267,13 @@ def vec_of(arr: Any) -> Vec:
 
 
 def mat_of(arr: Any) -> Mat:
-    """Rows of components of an array of shape (3, 3) or (N, 3, 3)."""
+    """Rows of components of an array of shape (3, 3) (Python floats) or (..., 3, 3)
+    (arrays of the batch shape)."""
     if arr.ndim == 2:
         r0, r1, r2 = arr.tolist()
         return (tuple(r0), tuple(r1), tuple(r2))
     return tuple(  # type: ignore[return-value]
-        tuple(arr[:, i, j] for j in range(3)) for i in range(3)
+        tuple(arr[..., i, j] for j in range(3)) for i in range(3)
     )
 
 

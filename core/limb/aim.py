@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import InvalidGoalError, ShapeMismatchError, finite_array, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_rotation
-from ..goals import AimGoal
+from ..goals import AimGoal, batch_size
 from .feasible import closest_swivel, feasible_sets, joint_coeffs, midpoint_swivel, within_limits
 from .kernel import Circle, Problem, shoulder_at
 from .model import REACH_TOLERANCE, Limb, LimbSolution, SwivelStrategy
@@ -176,7 +176,7 @@ def solve_aim(
 
     if elbow_target is not None:
         raise InvalidGoalError("elbow_target does not apply to an AimGoal; give swivel")
-    n = goal._n
+    n = batch_size(goal)
     single = n is None
     sizes: dict[str, int | None] = {"goal": n}
     w = np.eye(3) if wrist is None else finite_array(wrist, "wrist", InvalidGoalError)
@@ -249,7 +249,7 @@ def _solve_fixed_elbow(
     if limits is not None:
         pr = Problem()
         pr.RW, pr.R2 = None, V.mat_of(wrist)
-        sh, wr = joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
+        sh, wr = joint_coeffs(V.ArrayOps, limb.constants, pr, ci, nb)
         feas = feasible_sets(limits, sh, wr, theta)
         # Both roots ahead of the ray's origin: a second circle of exact aims. Use it
         # where the far root's circle has no φ within the limits but the near one has.
@@ -258,7 +258,7 @@ def _solve_fixed_elbow(
         if np.any(lacking):
             ci2 = _frames(limb, h_o, t_near, target)
             ci2.theta = theta
-            sh2, wr2 = joint_coeffs(V.ArrayOps, limb._c, pr, ci2, nb)
+            sh2, wr2 = joint_coeffs(V.ArrayOps, limb.constants, pr, ci2, nb)
             feas2 = feasible_sets(limits, sh2, wr2, theta)
             use2 = lacking & ~np.isnan(feas2.all[:, 0, 0])
             if np.any(use2):
@@ -267,7 +267,7 @@ def _solve_fixed_elbow(
                     setattr(
                         ci, name, tuple(np.where(use2, y, x) for x, y in zip(a1, a2, strict=True))
                     )
-                sh, wr = joint_coeffs(V.ArrayOps, limb._c, pr, ci, nb)
+                sh, wr = joint_coeffs(V.ArrayOps, limb.constants, pr, ci, nb)
                 feas = feasible_sets(limits, sh, wr, theta)
         intervals = feas.all
         if strategy is SwivelStrategy.MIDPOINT:

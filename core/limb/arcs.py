@@ -167,7 +167,7 @@ def swivel_arcs(
         sw = None if sw is None else np.array([sw])
     limits = limb.limits
     active = limits_active(limits)
-    c = limb._c
+    c = limb.constants
     # One goal: the scalar kernel (several times faster on one goal); a batch: vectorised.
     ops: V.Ops = V.ScalarOps if single else V.ArrayOps
     pr = reduce_goal(limb, pgoal, w, nb)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..geometry import vec3 as V
 from ..geometry.rotations import GIMBAL_COS, euler_spec
-from ..goals import PoseGoal
+from ..goals import PoseGoal, batch_size
 from .kernel import elbow_matrix_cs, pick_root
 from .model import (
     IDENTITY,
@@ -72,8 +72,8 @@ def solve_fast(
     geometry of :func:`solve_circle`'s fallback branches (straight limb, goal at the
     shoulder, reference along the shoulder–goal axis).
     """
-    c = limb._c
-    if wrist is not None or goal.joint is not None or goal._n is not None:
+    c = limb.constants
+    if wrist is not None or goal.joint is not None or batch_size(goal) is not None:
         return None
     limits = c.limits
     if limits is not None and not c.elbow_only:
@@ -124,7 +124,7 @@ def solve_fast(
     x = (0.5 * (d2 - c.ta2 - eq.tbe2) - eq.kta_ktb) / eq.r
     beta = math.acos(1.0 if x > 1.0 else (-1.0 if x < -1.0 else x))
     delta = eq.delta
-    t_plus = (delta + beta + V.PI) % V.TAU - V.PI
+    t_plus = V.wrap(delta + beta)
     elbow_lim = None if limits is None else limits.elbow
     if elbow_lim is not None:
         theta, _ = pick_root(V.ScalarOps, t_plus, V.wrap(delta - beta), elbow_lim, near)
@@ -278,7 +278,7 @@ def euler_ok_one(r: list[list[float]], lim: EulerLimits | None) -> bool:
     with the default tolerance, on floats)."""
     if lim is None or not any(lim.limited):
         return True
-    lo, width = lim._lo.tolist(), lim._width.tolist()
+    lo, width = lim.range_start.tolist(), lim.range_width.tolist()
     tol = LIMIT_TOLERANCE
     for fam in euler_families_one(r, lim.order):
         ok = True

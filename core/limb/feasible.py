@@ -95,7 +95,7 @@ def _sincos_roots(alpha: FloatArray, beta: FloatArray, gamma: FloatArray) -> Flo
 
 def _joint_equations(co: JointCoeffs, lim: EulerLimits) -> FloatArray:
     """(α, β, γ) stacked (3, N, E) of the joint's limit-crossing equations at φ."""
-    w, v = lim._equations
+    w, v = lim.equations
     n = co.P.shape[0]
     if len(v) == 0:
         return np.zeros((3, n, 0))

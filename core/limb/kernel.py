@@ -223,7 +223,7 @@ class Problem:
 
 
 def reduce_goal(limb: Limb, goal: LimbGoal, wrist: Any, n: int | None) -> Problem:
-    c = limb._c
+    c = limb.constants
     pr = Problem()
     pr.n = n
     if isinstance(goal, PoseGoal):

@@ -201,6 +201,25 @@ class EulerLimits:
         """Per angle (x, y, z): whether its range is narrower than a full turn."""
         return self._limited
 
+    @property
+    def range_start(self) -> FloatArray:
+        """Per angle (x, y, z): its lower bound when limited, else 0 (rad, (3,))."""
+        out: FloatArray = self._lo
+        return out
+
+    @property
+    def range_width(self) -> FloatArray:
+        """Per angle (x, y, z): upper − lower when limited, else inf (rad, (3,))."""
+        out: FloatArray = self._width
+        return out
+
+    @property
+    def equations(self) -> tuple[FloatArray, FloatArray]:
+        """The φ-crossing equations of the limits, ``(W (E, 9), v (E,))`` (see
+        :func:`_limit_equations`)."""
+        eq: tuple[FloatArray, FloatArray] = self._equations
+        return eq
+
     def bounds(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
         lo, hi = self.lower, self.upper
         assert isinstance(lo, tuple) and isinstance(hi, tuple)
@@ -492,6 +511,13 @@ class Limb:
         return Limb(self.a, self.b, self.elbow_axis, self.effector, limits, self.swivel_reference)
 
     # -- forward kinematics ------------------------------------------------------------
+
+    @property
+    def constants(self) -> LimbConstants:
+        """The limb's precomputed constants (:class:`LimbConstants`) the kernel, the fast
+        path and the other solvers read."""
+        c: LimbConstants = self._c
+        return c
 
     @property
     def length(self) -> float:

@@ -38,7 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import InvalidGoalError, ShapeMismatchError, finite_array, format_value
 from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
-from ..goals import PartialOrientationGoal, PoseGoal
+from ..goals import PartialOrientationGoal, PoseGoal, batch_size
 from .feasible import midpoint_swivel, within_limits
 from .model import REACH_TOLERANCE, Limb, LimbLimits, LimbSolution, family_violations, limits_active
 from .pose import pose_feasible_swivel, solve_pose
@@ -199,11 +199,11 @@ def middle_cost(
         lo, hi = lim.bounds()
         mask = np.array(lim.limited)
         mid = 0.5 * (np.where(mask, lo, 0.0) + np.where(mask, hi, 0.0))
-        d = (matrix_to_euler_families(r, lim.order) - mid + math.pi) % (2 * math.pi) - math.pi
+        d = V.wrap(matrix_to_euler_families(r, lim.order) - mid)
         f += np.min(np.sum((d * mask) ** 2, axis=-1), axis=-1)
     if limits.elbow is not None:
         mid_e = 0.5 * (limits.elbow[0] + limits.elbow[1])
-        f += ((np.asarray(elbow) - mid_e + math.pi) % (2 * math.pi) - math.pi) ** 2
+        f += V.wrap(np.asarray(elbow) - mid_e) ** 2
     return f
 
 
@@ -265,7 +265,7 @@ def solve_partial(
     for key in ("swivel", "elbow_target"):  # validated here: some rows never reach _prepare
         if pose_kwargs.get(key) is not None:
             finite_array(pose_kwargs[key], key, InvalidGoalError)
-    n = goal._n
+    n = batch_size(goal)
     ref = np.asarray(limb.swivel_reference)
     psi_arr = None if psi is None else finite_array(psi, "psi", InvalidGoalError)
     if psi_arr is not None and (psi_arr.ndim > 1 or not np.all(np.isfinite(psi_arr))):
@@ -362,7 +362,7 @@ def _with_axis_error(
     pe = np.linalg.norm(fk[..., :3, 3] - np.asarray(goal.position), axis=-1)
     reach = (pe <= REACH_TOLERANCE * limb.length) & (err <= REACH_TOLERANCE)
     single = np.ndim(sol.elbow) == 0
-    wrapped = (np.asarray(psi, dtype=np.float64) + math.pi) % (2 * math.pi) - math.pi
+    wrapped = V.wrap(np.asarray(psi, dtype=np.float64))
     return replace(
         sol,
         orientation_error=float(err) if single else err,
@@ -458,7 +458,7 @@ class _Reach:
 def _wrist_range(limb: Limb) -> tuple[float, float]:
     """(m², M²): the squared shoulder–wrist-centre distances θ4 within the elbow limits
     allows. |w|²(θ4) = |t_A|² + |t_B|² + 2(k·t_A')(k·t_B) + 2(a cosθ4 + b sinθ4) (Eq. 5)."""
-    c = limb._c
+    c = limb.constants
     ta_l, tb, k = np.array(c.ta_l), np.array(c.tb), np.array(c.k)
     ktb = float(k @ tb)
     a = float(ta_l @ tb) - c.kta * ktb
@@ -776,7 +776,7 @@ def _joint_cost_grad(
 
     F term: the family nearest the range middles (as :func:`middle_cost`); v: the total
     angular distance outside the limits of the least-violating family (as
-    :func:`core.limb._violation`)."""
+    :func:`core.limb.model.family_violations`)."""
     m = r.shape[0]
     nv = dr.shape[0]
     if lim is None or not any(lim.limited):
@@ -788,7 +788,7 @@ def _joint_cost_grad(
     lo_a = np.where(mask, lo, 0.0)
     hi_a = np.where(mask, hi, 0.0)
     mid = 0.5 * (lo_a + hi_a)
-    d = ((fam - mid + math.pi) % (2 * math.pi) - math.pi) * mask  # (M, 2, 3)
+    d = V.wrap(fam - mid) * mask  # (M, 2, 3)
     f_fam = np.sum(d * d, axis=-1)  # (M, 2)
     j = np.argmin(f_fam, axis=-1)
     rows = np.arange(m)
@@ -835,7 +835,7 @@ def pose_and_derivatives(
     pos = np.asarray(gb.position)
     free = limb.with_limits(None) if free is None else free  # ``limb`` without limits, if given
     sol = solve_pose(free, PoseGoal(pos, gr), swivel=phi, elbow_near=near)
-    c = limb._c
+    c = limb.constants
     f64 = np.float64
     re: FloatArray = np.array(c.RE, dtype=f64)
     te: FloatArray = np.array(c.tE, dtype=f64)
@@ -940,7 +940,7 @@ def limits_cost_grad(
         lo, hi = limits.elbow
         th = np.asarray(sol.elbow, dtype=np.float64)
         mid = 0.5 * (lo + hi)
-        de = (th - mid + math.pi) % (2 * math.pi) - math.pi
+        de = V.wrap(th - mid)
         f = f + de * de
         g = g + 2.0 * de * dth
         dd = (th - lo) % (2 * math.pi)

@@ -19,7 +19,7 @@ from ..errors import (
 )
 from ..geometry import vec3 as V
 from ..geometry.rotations import check_rotation, relative_angle
-from ..goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal
+from ..goals import ROTATION_TOLERANCE, PoseGoal, PositionGoal, batch_size
 from .fast_path import euler_ok_one, fast_solution, solve_fast
 from .feasible import (
     closest_swivel,
@@ -62,7 +62,7 @@ def prepare_goal(
             f"limb goals act on the limb's end effector: joint must be None, got "
             f"{format_value(goal.joint)}"
         )
-    n = goal._n
+    n = batch_size(goal)
     sizes = {"goal": n}
     w = None
     if isinstance(goal, PositionGoal):
@@ -184,7 +184,7 @@ def solve_general(
     """
     single = n is None
     ops: V.Ops = V.ScalarOps if single else V.ArrayOps
-    c = limb._c
+    c = limb.constants
     aref = V.vec_of(np.asarray(limb.swivel_reference))
     pr = reduce_goal(limb, goal, w, n)
     ci = solve_circle(ops, c, pr.wg, pr.tbe, aref, None if limits is None else limits.elbow, near)
@@ -358,7 +358,7 @@ def _reach_rows(
     such row is solved alone through the N = 1
     array kernel, so single and batched solves agree exactly. Returns row → (φ, θ4, R1,
     R2)."""
-    c = limb._c
+    c = limb.constants
     nb = 1 if n is None else n
     gap = np.abs(np.atleast_1d(np.asarray(ci.rw0, dtype=np.float64) - ci.rg))
     oor = np.nonzero(np.broadcast_to(gap, (nb,)) > REACH_TOLERANCE * c.length)[0]
@@ -440,7 +440,7 @@ def pose_feasible_swivel(
     if limits is None:
         out = np.tile(np.array([[[-math.pi, math.pi]]]), (nn, 1, 1))
     else:
-        c = limb._c
+        c = limb.constants
         pr = reduce_goal(limb, pgoal, w, nn)
         aref = V.vec_of(np.asarray(limb.swivel_reference))
         ci = solve_circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, limits.elbow)

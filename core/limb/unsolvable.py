@@ -190,7 +190,7 @@ def unsolvable_element(
     the shoulder's feasible set); the loop stops when converged or stalled. Runs on the
     array kernel with N = 1 for single and batched calls alike (identical results).
     """
-    c = limb._c
+    c = limb.constants
     te = np.asarray(c.tE)
     aref = V.vec_of(np.asarray(limb.swivel_reference))
     warm: FloatArray | None = None

@@ -143,15 +143,14 @@ def test_demo_refuses_to_run_where_bpy_is_already_loaded() -> None:
     assert demo_blender.main(["--frames", "1"]) == 2
 
 
-def test_continuous_quats_have_no_sign_flips() -> None:
+def test_continuous_quaternions_have_no_sign_flips() -> None:
     import numpy as np
 
-    from core import axis_angle_to_matrix, quat_to_matrix
-    from tools.demo_blender import continuous_quats
+    from core import axis_angle_to_matrix, continuous_quaternions, matrix_to_quat, quat_to_matrix
 
     angles = np.linspace(0.0, 4.0 * np.pi, 50)  # twice round: matrix_to_quat flips at π
     r = axis_angle_to_matrix(np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8]),
                              angles)
-    q = continuous_quats(r)
+    q = continuous_quaternions(matrix_to_quat(r))
     assert np.all(np.sum(q[1:] * q[:-1], axis=1) > 0.0)
     np.testing.assert_allclose(quat_to_matrix(q), r, atol=1e-12)

@@ -1,6 +1,8 @@
 """The layout of ``core`` stays readable: its import graph has no circle, nothing but
-``scipy`` is imported inside a function (scipy loads lazily), and no module imports
-another module's private (underscore) name."""
+``scipy`` is imported inside a function (scipy loads lazily), no module imports or reads
+another module's private (underscore) name, and each shared geometry helper (wrap, cross,
+unit, Rodrigues, matrix→quaternion, relative rotation angle, rigid inverse, Euler-family
+choice) has one definition in core/, addon/, tools/ and benchmarks/."""
 
 from __future__ import annotations
 
@@ -113,3 +115,145 @@ def test_no_private_name_imported_across_modules() -> None:
 def test_the_cycle_check_finds_a_circle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _own_private_names(tree: ast.Module) -> set[str]:
+    """Underscore names a module defines: functions, classes, assigned names and
+    attributes (``self._x = …``, class fields), and ``object.__setattr__(obj, "_x", …)``."""
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.add(node.name)
+        elif isinstance(node, ast.Name | ast.arg):
+            own.add(node.id if isinstance(node, ast.Name) else node.arg)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            own.add(node.attr)
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                own.add(name.value)
+    return {n for n in own if n.startswith("_")}
+
+
+def private_attribute_reads(trees: dict[str, ast.Module]) -> list[str]:
+    """``obj._name`` reads whose ``_name`` the reading module does not define (``self`` /
+    ``cls`` aside: a class's own members, including inherited ones)."""
+    bad = []
+    for m, tree in trees.items():
+        own = _own_private_names(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and node.attr not in own
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                bad.append(f"{m}:{node.lineno} reads .{node.attr}")
+    return bad
+
+
+def test_no_private_attribute_read_across_modules() -> None:
+    bad = private_attribute_reads({m: tree for m, (_, tree) in _modules().items()})
+    assert not bad, bad
+    reader = ast.parse("class A:\n    def f(self, sk):\n        self._x = sk._clip\n")
+    assert private_attribute_reads({"m": reader}) == ["m:3 reads ._clip"]
+
+
+ROOT = CORE.parent
+#: Where each of the shared geometry helpers is defined: a function of one of these names
+#: (leading underscores aside) anywhere else in core/, addon/, tools/ or benchmarks/ is a
+#: second definition. Call the one here instead.
+HOME: dict[str, tuple[str, ...]] = {
+    "wrap": ("core/geometry/vec3.py",),
+    "wrap_angle": ("core/geometry/rotations.py",),
+    "wrap_to_pi": (),
+    "cross": ("core/geometry/vec3.py",),
+    "cross_rows": ("core/geometry/vec3.py",),
+    # the goal and limb validators normalise what they accept (core/goals.py: |v| = 1
+    # within UNIT_TOLERANCE; core/limb/model.py: any non-zero vector)
+    "unit": ("core/goals.py", "core/limb/model.py"),
+    "unit_rows": ("core/geometry/vec3.py",),
+    "normalize": (),
+    "normalise": ("core/geometry/rotations.py",),
+    "rodrigues": ("core/geometry/rotations.py",),
+    "rotation_about": ("core/geometry/rotations.py",),
+    "axis_angle_to_matrix": ("core/geometry/rotations.py",),
+    "hinge_matrix": (),
+    "quaternion_of": ("core/geometry/rotations.py",),
+    "matrix_to_quat": ("core/geometry/rotations.py",),
+    "quat_of": (),
+    "continuous_quats": (),
+    "continuous_quaternions": ("core/geometry/rigid.py",),
+    "relative_angle": ("core/geometry/rotations.py",),
+    "rotation_angle": ("core/geometry/vec3.py",),
+    "angle_of_rotation": ("core/geometry/vec3.py",),
+    "rotation_angle_between": ("core/geometry/rotations.py",),
+    "angle_between": (),
+    "rigid_inverse": ("core/geometry/rigid.py",),
+    "invert_rigid": (),
+    "affine_inverse": ("core/geometry/rigid.py",),
+    "nearest_eulers": ("core/geometry/rigid.py",),
+    "least_violating_family": ("core/limb/model.py",),
+    "pick_euler": ("addon/bridge/write.py",),
+}
+
+
+def _sources() -> dict[str, ast.Module]:
+    files = [p for d in ("core", "addon", "tools", "benchmarks") for p in (ROOT / d).rglob("*.py")]
+    return {
+        p.relative_to(ROOT).as_posix(): ast.parse(p.read_text(encoding="utf-8"), str(p))
+        for p in sorted(files)
+    }
+
+
+def _names_pi(node: ast.expr) -> bool:
+    src = ast.unparse(node)
+    return src in ("pi", "PI", "math.pi", "np.pi", "V.PI")
+
+
+def _is_wrap(node: ast.AST) -> bool:
+    """``(x + π) % 2π − π`` or ``np.mod(x + π, 2π) − π`` spelt out."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)):
+        return False
+    if not _names_pi(node.right):
+        return False
+    inner = node.left
+    if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mod):
+        return True
+    return (
+        isinstance(inner, ast.Call)
+        and ast.unparse(inner.func) in ("np.mod", "np.remainder", "np.fmod", "math.fmod")
+    )
+
+
+def second_definitions(sources: dict[str, ast.Module]) -> list[str]:
+    bad = []
+    for path, tree in sources.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef):
+                name = node.name.lstrip("_")
+                if name in HOME and path not in HOME[name]:
+                    bad.append(f"{path}:{node.lineno} defines {node.name}")
+            elif _is_wrap(node) and path != "core/geometry/vec3.py":
+                bad.append(f"{path}:{node.lineno} spells out an angle wrap")
+    return bad
+
+
+def test_one_definition_of_each_shared_geometry_helper() -> None:
+    sources = _sources()
+    assert "core/geometry/vec3.py" in sources and "addon/bridge/write.py" in sources
+    bad = second_definitions(sources)
+    assert not bad, bad
+
+
+def test_the_second_definition_check_finds_copies() -> None:
+    copies = ast.parse(
+        "import math\n"
+        "def _rotation_about(axis, angle): ...\n"
+        "def quat_of(r): ...\n"
+        "d = (a - b + math.pi) % (2 * math.pi) - math.pi\n"
+        "e = np.mod(a + np.pi, 2 * np.pi) - np.pi\n"
+    )
+    found = second_definitions({"tools/copy.py": copies})
+    assert len(found) == 4, found

@@ -36,7 +36,7 @@ def test_buss_y():
     # two branches split at the root's child level: j1 and j2 are siblings
     assert sk.parents[1] == sk.parents[2] == 0
     assert buss_y_targets(np.linspace(0, 1, 5)).shape == (5, 2, 3)
-    assert buss_y(np.linspace(0, 1, 5)).goals[0]._n == 5
+    assert np.shape(buss_y(np.linspace(0, 1, 5)).goals[0].position) == (5, 3)
 
 
 def test_buss_double_y():

@@ -11,6 +11,7 @@ import pytest
 from core import (
     affine_inverse,
     apply_goal_offset,
+    axis_angle_to_matrix,
     bend_axis,
     compose_trs,
     continuous_eulers,
@@ -25,7 +26,6 @@ from core import (
     nearest_eulers,
     orthonormalize_yz,
     quat_to_matrix,
-    quaternion_of,
     refine_goal,
     rigid_inverse,
     rotation_about,
@@ -106,19 +106,6 @@ def test_similarity_scale() -> None:
     assert not ok
 
 
-def test_rotation_about_and_quaternion_of_match_batched() -> None:
-    rng = np.random.default_rng(5)
-    for _ in range(20):
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        angle = float(rng.uniform(-4, 4))
-        r = rotation_about(axis, angle)
-        q = np.array(quaternion_of(r))
-        ref = matrix_to_quat(r)
-        assert np.allclose(q * np.sign(q @ ref), ref, atol=1e-12)
-        assert np.allclose(quat_to_matrix(q), r, atol=1e-12)
-
-
 def test_goal_errors_of_one_frame_match_the_batched_path() -> None:
     """The single-frame path (Python floats) gives the batched path's errors, for every
     kind, on sheared and scaled frames; degenerate ones take the batched path."""
@@ -139,7 +126,7 @@ def test_goal_errors_by_kind() -> None:
     t = np.eye(4)
     e = np.eye(4)
     e[:3, 3] = (0.3, 0.4, 0.0)
-    e[:3, :3] = rotation_about((0.0, 0.0, 1.0), 0.25)
+    e[:3, :3] = axis_angle_to_matrix((0.0, 0.0, 1.0), 0.25)
     pos, ori = goal_errors("POSE", (0, 1, 0), e, t)
     assert math.isclose(float(pos), 0.5) and math.isclose(float(ori), 0.25)
     pos, ori = goal_errors("POSITION", (0, 1, 0), e, t)
@@ -272,7 +259,7 @@ def test_extrapolate_offset_is_exact_for_polynomial_translations() -> None:
     def off(t: float) -> np.ndarray:
         m = np.eye(4)
         m[:3, 3] = (1.0 + 2.0 * t + 0.5 * t * t, -t, 3.0)
-        m[:3, :3] = rotation_about((0.0, 0.0, 1.0), 0.1 * t)
+        m[:3, :3] = axis_angle_to_matrix((0.0, 0.0, 1.0), 0.1 * t)
         return m
 
     got = extrapolate_offset(off(0.0), off(1.0), off(2.0))
@@ -313,7 +300,7 @@ def test_transform_points_and_compose_trs() -> None:
 
 def test_bend_axis_of_a_bent_and_a_straight_chain() -> None:
     up = np.eye(3)
-    lo = rotation_about((1.0, 0.0, 0.0), 0.5)  # the lower bone's Y tilted toward +Z
+    lo = axis_angle_to_matrix((1.0, 0.0, 0.0), 0.5)  # the lower bone's Y tilted toward +Z
     k = bend_axis(up, lo)
     assert k is not None and np.allclose(k, (1.0, 0.0, 0.0))
     assert bend_axis(up, up) is None

@@ -92,7 +92,7 @@ their limits (a clamping loop, see :class:`TaskPriorityStep`). The per-step
 clamp is applied level by level: each level's increment is scaled so that
 max |Δq| ≤ ``max_step`` with the budget left by the levels above (a lower level never
 shrinks a higher level's step; one clamp of the total would let a large, ill-conditioned
-low-priority correction stall the high-priority goals). Strict priority (issue 16): after
+low-priority correction stall the high-priority goals). Strict priority: after
 each step the levels above the lowest are restored (Gauss–Newton projections back onto
 them at the new point), lower-level steps that make the levels lexicographically worse
 are retried with more damping (Levenberg–Marquardt acceptance), and the loop compares

@@ -84,7 +84,7 @@ def _translation_sweep(
     root DOFs) replaced by their exact coordinate-block step: the residual is linear in
     them, so the least-squares Δt of their Jacobian columns at q + f (one evaluation),
     clipped to [lo, hi] (the sweeps treat every DOF as a rotation)."""
-    pr = state.skeleton._kin.prismatic
+    pr = state.skeleton.kinematic_plan.prismatic
     f = f.copy()
     f[:, pr] = 0.0
     e, jac, _ = state.evaluate(state.q + f)
@@ -99,7 +99,7 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
     """Per DOF j: the DOFs i < j of the same joint whose world axis turns with DOF j (the
     Ball's Euler components applied after it, nearer the child; their kinematic nodes
     are deeper, hence numbered higher)."""
-    node = skeleton._kin.dof_node
+    node = skeleton.kinematic_plan.dof_node
     dj = skeleton.dof_joint
     idx = np.arange(skeleton.n_dofs)
     return tuple(
@@ -363,7 +363,7 @@ class CCDStep(IKSolver):
             f = self._fast_sweep(state, active, gj, lo, hi)
         else:
             f = self._general_sweep(state, gj, lo, hi)
-        if sk._kin.prismatic.size:
+        if sk.kinematic_plan.prismatic.size:
             f = _translation_sweep(state, f, lo, hi)
         if self._hist is None or self.DEPTH == 0:  # step_once: one plain sweep
             return f
@@ -424,7 +424,7 @@ class CCDStep(IKSolver):
         sk = state.skeleton
         cand = q + clamp_max_abs(acc, st.max_step)
         if st.use_limits:
-            cand = sk._clip(cand)
+            cand = sk.clip_unchecked(cand)
         # its residual (no Jacobian; an evaluation memo kept while the rows stay the same)
         key = threading.get_ident()
         kept = self._memo.get(key)
@@ -444,7 +444,7 @@ class CCDStep(IKSolver):
         q_b = q[bad]
         cand_b = q_b + clamp_max_abs(damped_step(state.J[bad], state.e[bad], lam2), st.max_step)
         if st.use_limits:
-            cand_b = sk._clip(cand_b)
+            cand_b = sk.clip_unchecked(cand_b)
         e_b = sk.evaluate(cand_b, state.goals, rows=rows[bad], jacobian=False).e
         rescue = np.add.reduce(e_b * e_b, axis=1) < obj0[bad]
         # Levenberg–Marquardt's rule for μ
@@ -463,7 +463,7 @@ class CCDStep(IKSolver):
         sk = state.skeleton
         q = state.q.copy()
         bsz = q.shape[0]
-        rot, _, w_all, p_all = sk._kinematics(q)
+        rot, _, w_all, p_all = sk.kinematics(q)
         w_all = w_all.copy()  # inner Euler axes are turned in place
         pos_b = [blk for blk in active if blk.kind is BlockKind.POSITION]
         rot_b = [blk for blk in active if blk.kind is BlockKind.ROTATION]
@@ -558,7 +558,7 @@ class CCDStep(IKSolver):
         e, jac = state.e, state.J
         n = q.shape[1]
         memo: dict[str, object] = {}
-        rot, org, w_all, _ = sk._kinematics(q)
+        rot, org, w_all, _ = sk.kinematics(q)
         for j in range(n - 1, -1, -1):
             w = w_all[:, j]  # (b, 3) world axis of DOF j
             big_a = np.zeros(q.shape[0])

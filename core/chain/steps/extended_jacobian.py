@@ -54,7 +54,7 @@ def element_jacobian(skeleton: Skeleton, q: FloatArray) -> FloatArray:
     b = q.shape[0]
     if not el:
         return np.zeros((b, 0, skeleton.n_dofs))
-    rot, org, w, pd = skeleton._kinematics(q)
+    rot, org, w, pd = skeleton.kinematics(q)
     p, pp, c, mask = _element_data(skeleton)
     offs = np.stack([np.asarray(skeleton.joints[i].offset)[:3, :3] for i in p])  # (E, 3, 3)
     parent_rot = np.where(
@@ -100,7 +100,7 @@ class ExtendedJacobianStep(IKSolver):
             # few problems: LAPACK's Cholesky solve row by row (the normal matrix is
             # positive definite with the guard; a row's result does not depend on the
             # batch); numpy's LU (getrf) runs multithreaded in OpenBLAS and stalls on a
-            # busy machine (double-Y: 7.6 → 62 ms per solve at load 8)
+            # busy machine (docs/decisions.md)
             out = np.empty_like(rhs)
             for i in range(a.shape[0]):
                 _, x, info = dposv(a[i], rhs[i], lower=True)

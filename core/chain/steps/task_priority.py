@@ -299,6 +299,8 @@ class TaskPriorityStep(IKSolver):
         )
         return result
 
+    cascade = _cascade
+
     def _restore(
         self, state: StepState, dq: FloatArray, upper: list[NDArray[np.intp]]
     ) -> tuple[FloatArray, FloatArray]:
@@ -326,7 +328,7 @@ class TaskPriorityStep(IKSolver):
         for p in range(self.RESTORE_PASSES + 1):
             qn = state.q + dq
             if clip:
-                qn = sk._clip(qn)
+                qn = sk.clip_unchecked(qn)
             e_n, j_n, _ = state.evaluate(qn)
             r_up = e_n[:, rows_up]
             size = np.sum(r_up * r_up, axis=1)
