@@ -914,7 +914,7 @@ def build_body_scene(bpy: Any, module: str, frames: Sequence[int]) -> tuple[Scen
     reach = (pbs[hand.lower_bone].head - pbs[hand.upper_bone].head).length + (
         pbs[hand.tip_bone].head - pbs[hand.lower_bone].head).length
     start = np.array(pbs[hand.tip_bone].head)
-    end = shoulder + unit(np.array(BODY_DIRECTION)) * reach * BODY_REACH
+    end = shoulder + unit_rows(np.array(BODY_DIRECTION, dtype=float)) * reach * BODY_REACH
     s = np.linspace(0.0, 1.0, len(frames))[:, None]
     path = start + (end - start) * (3 * s**2 - 2 * s**3)  # ease in and out
     key_object(bpy, hand.target, frames, path)
