@@ -52,6 +52,8 @@ print(json.dumps({
     "baked": baked,
     "resolved": {b: list(rig.pose.bones[b].rotation_quaternion) for b in bones},
 }))
+from tools.bpy_exit import exit_process
+exit_process(0)  # bpy < 5.0 can crash at interpreter exit once the work is done
 """
 
 
