@@ -113,7 +113,8 @@ def solve_fast(
         w2_ = g2 - (q20 * te0 + q21 * te1 + q22 * te2)
         eq = c.eq5_pose
     else:
-        if goal.point.any():  # type: ignore[union-attr]
+        p0, p1, p2 = goal.point.tolist()  # type: ignore[union-attr]
+        if p0 != 0.0 or p1 != 0.0 or p2 != 0.0:  # NaN too: the general path rejects it
             return None
         w0_, w1_, w2_ = g0, g1, g2 = goal.position.tolist()  # type: ignore[union-attr]
         rw = None
