@@ -457,8 +457,13 @@ def run(quick: bool, out_dir: Path, log: Any = print) -> Suite:
         targets=ts,
         headline=md_table(["measurement", "value", "unit"], rows(r))
         + f"\n\nMeasured {r.when} with a 1-minute load average of {r.load[0]:.1f}–"
-        f"{r.load[1]:.1f} on {os.cpu_count()} CPUs (a machine shared with other work: "
-        "every time inflated; the targets are judged on CPU time, side by side).",
+        f"{r.load[1]:.1f} on {os.cpu_count()} CPUs ("
+        + (
+            "a machine shared with other work: every time inflated; "
+            if max(r.load) > (os.cpu_count() or 1)
+            else ""
+        )
+        + "the targets are judged on CPU time, side by side).",
     )
 
 
