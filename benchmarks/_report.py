@@ -9,7 +9,8 @@ run every suite with ``quick=True`` and assert that the tables/targets exist —
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import argparse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,3 +142,30 @@ def limit_blas_threads(n: int = 1) -> list[str]:
                 done.append(Path(path).name)
                 break
     return done
+
+
+def suite_main(
+    argv: Sequence[str] | None,
+    *,
+    prog: str,
+    description: str | None,
+    title: str,
+    quick_help: str,
+    default_out: Path,
+    quick_out: Path,
+    run: Callable[[bool, Path], Suite],
+) -> int:
+    """The command line of a single-suite benchmark module: ``[--quick] [--out FILE]``;
+    runs ``run(quick, out_dir)``, writes the suite's Markdown under ``# title`` to the
+    results file (``default_out``, or ``quick_out`` with ``--quick``) and prints it."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    p.add_argument("--out", type=Path, default=None, help="results file (Markdown)")
+    args = p.parse_args(argv)
+    out = args.out or (quick_out if args.quick else default_out)
+    suite = run(args.quick, out.parent)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    body = suite.markdown.split("\n", 1)[1].lstrip("\n")
+    out.write_text(f"# {title}\n\n" + body, encoding="utf-8")
+    print(suite.markdown)
+    return 0

@@ -36,7 +36,6 @@ CPU time (per frame: the median; bakes: the least of the runs), the wall time be
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import math
 import os
@@ -53,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._report import Spread, Suite, Target, md_table, targets_table
+from benchmarks._report import Spread, Suite, Target, md_table, suite_main, targets_table
 from benchmarks.incumbents import load_bpy
 
 ROOT = Path(__file__).resolve().parent
@@ -468,17 +467,16 @@ def run(quick: bool, out_dir: Path, log: Any = print) -> Suite:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.bake", description=__doc__)
-    p.add_argument("--quick", action="store_true", help="50 frames, one repeat (smoke test)")
-    p.add_argument("--out", type=Path, default=None, help="results file (Markdown)")
-    args = p.parse_args(argv)
-    out = args.out or (QUICK_OUT if args.quick else DEFAULT_OUT)
-    suite = run(args.quick, out.parent)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("# Bake throughput\n\n" + suite.markdown.split("\n", 1)[1].lstrip("\n"),
-                   encoding="utf-8")
-    print(suite.markdown)
-    return 0
+    return suite_main(
+        argv,
+        prog="python -m benchmarks.bake",
+        description=__doc__,
+        title="Bake throughput",
+        quick_help="50 frames, one repeat (smoke test)",
+        default_out=DEFAULT_OUT,
+        quick_out=QUICK_OUT,
+        run=run,
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ machine; absolute timings are noisy.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import platform
@@ -44,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._report import Spread, Suite, Target, md_table, targets_table
+from benchmarks._report import Spread, Suite, Target, md_table, suite_main, targets_table
 from benchmarks.bake import clear_scene, enable_limber, metarig
 from benchmarks.incumbents import load_bpy
 
@@ -319,17 +318,16 @@ def run(quick: bool, out_dir: Path, log: Any = print) -> Suite:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.body_blender", description=__doc__)
-    p.add_argument("--quick", action="store_true", help=f"{QUICK_FRAMES} frames (smoke test)")
-    p.add_argument("--out", type=Path, default=None, help="results file (Markdown)")
-    args = p.parse_args(argv)
-    out = args.out or (QUICK_OUT if args.quick else DEFAULT_OUT)
-    suite = run(args.quick, out.parent)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("# Full body in Blender\n\n" + suite.markdown.split("\n", 1)[1].lstrip("\n"),
-                   encoding="utf-8")
-    print(suite.markdown)
-    return 0
+    return suite_main(
+        argv,
+        prog="python -m benchmarks.body_blender",
+        description=__doc__,
+        title="Full body in Blender",
+        quick_help=f"{QUICK_FRAMES} frames (smoke test)",
+        default_out=DEFAULT_OUT,
+        quick_out=QUICK_OUT,
+        run=run,
+    )
 
 
 if __name__ == "__main__":
