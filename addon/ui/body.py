@@ -23,7 +23,7 @@ from ..detect_body import BodyNotFound, DetectedBody, detect_body
 from ..run import body as body_run
 from ..run import solve
 from .operators import ArmatureOperator, OperatorResult, armature_prop, target_empty
-from .panels import draw_status, status_lines
+from .panels import draw_effector_goal, draw_status, status_lines
 from .poll import Needs
 from .translations import iface_, rpt_
 
@@ -169,14 +169,7 @@ def draw_pin(layout: Any, obj: Any, pin: Any) -> None:
     row.label(text=f"{pin.name} ({pin.tip_bone})", icon="PINNED" if pin.enabled else "UNPINNED")
     col = box.column(align=True)
     col.active = pin.enabled
-    col.prop(pin, "target")
-    tgt = pin.target
-    if tgt is not None and tgt.type == "ARMATURE":
-        col.prop_search(pin, "target_bone", tgt.data, "bones")
-    row = col.row(align=True)
-    row.prop(pin, "goal_type", text="")
-    if pin.goal_type in ("PARTIAL", "AIM"):
-        row.prop(pin, "axis", text="")
+    draw_effector_goal(col, pin)
     row = col.row(align=True)
     row.prop(pin, "priority")
     row.prop(pin, "weight")

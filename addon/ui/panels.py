@@ -191,6 +191,19 @@ def draw_lists(layout: Any, context: Any, obj: Any) -> None:
             draw_chain(layout.box(), obj, data.chains[i])
 
 
+def draw_effector_goal(col: Any, eff: Any) -> None:
+    """An effector's goal (chain effectors and body pins alike): its target (and target
+    bone when the target is an armature), the goal type and, for PARTIAL / AIM, the axis."""
+    col.prop(eff, "target")
+    tgt = eff.target
+    if tgt is not None and tgt.type == "ARMATURE":
+        col.prop_search(eff, "target_bone", tgt.data, "bones")
+    row = col.row(align=True)
+    row.prop(eff, "goal_type", text="")
+    if eff.goal_type in ("PARTIAL", "AIM"):
+        row.prop(eff, "axis", text="")
+
+
 def draw_chain(layout: Any, obj: Any, chain: Any) -> None:
     """The selected chain's settings and its effectors."""
     col = layout.column()
@@ -202,14 +215,7 @@ def draw_chain(layout: Any, obj: Any, chain: Any) -> None:
     for eff in chain.effectors:
         sub = layout.box().column(align=True)
         sub.prop_search(eff, "tip_bone", obj.data, "bones", icon="BONE_DATA")
-        sub.prop(eff, "target")
-        tgt = eff.target
-        if tgt is not None and tgt.type == "ARMATURE":
-            sub.prop_search(eff, "target_bone", tgt.data, "bones")
-        row = sub.row(align=True)
-        row.prop(eff, "goal_type", text="")
-        if eff.goal_type in ("PARTIAL", "AIM"):
-            row.prop(eff, "axis", text="")
+        draw_effector_goal(sub, eff)
         row = sub.row(align=True)
         row.prop(eff, "weight")
         row.prop(eff, "priority")
