@@ -66,12 +66,13 @@ class TaskPriorityStep(IKSolver):
     nonlinear least-squares problem with a nonzero residual, where the Gauss–Newton
     iteration Δq = Ĵ_k⁺ r_k ignores the curvature term Σ r_i ∇²e_i (~‖r_k‖ × lever arm)
     and, when that exceeds Ĵ_kᵀĴ_k (e.g. the elbow on its swivel circle pulled to a far
-    target), oscillates at full ``max_step``. The damping ∝ ‖r_k‖ (Levenberg–Marquardt with μ ∝ ‖F‖, Fan & Yuan 2005) covers that
-    term; it vanishes as r_k → 0, so consistent lower levels keep (near) quadratic
-    convergence. It changes the lower levels' step length only, not their fixed point
-    (Σ σ/(σ² + c_k²) v uᵀ r_k = 0 ⇔ Ĵ_kᵀ r_k = 0: the least-squares best of e_k in the
-    null space of the levels above). κ adapts (Madsen, Nielsen &
-    Tingleff, *Methods for non-linear least squares problems*, 2004, §3.2): a step whose
+    target), oscillates at full ``max_step``. The damping ∝ ‖r_k‖ (Levenberg–Marquardt
+    with μ ∝ ‖F‖, Fan & Yuan 2005) covers that term; it vanishes as r_k → 0, so
+    consistent lower levels keep (near) quadratic convergence. It changes the lower
+    levels' step length only, not their fixed point (Σ σ/(σ² + c_k²) v uᵀ r_k = 0 ⇔
+    Ĵ_kᵀ r_k = 0: the least-squares best of e_k in the null space of the levels above).
+    κ adapts (Madsen, Nielsen & Tingleff, *Methods for non-linear least squares
+    problems*, 2004, §3.2): a step whose
     result (after the correction and restoration below) is lexicographically worse than
     q is rejected and recomputed with κ × :attr:`KAPPA_UP` (at most
     :attr:`KAPPA_TRIES` tries; the last is taken anyway), and after an accepted first
