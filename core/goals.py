@@ -85,10 +85,16 @@ def _vector(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
         x, y, z = value.tolist()
         if math.isfinite(x + y + z) and max(abs(x), abs(y), abs(z)) <= MAX_COORDINATE:
             return value, None
-    v = _array(value, name)
-    if v.ndim not in (1, 2) or v.shape[-1] != 3:
+    try:
+        v = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidGoalError(f"{name} must be numeric, got {format_value(value)}") from exc
+    big = float(np.abs(v).max(initial=0.0))  # NaN where any is NaN
+    bad_shape = v.ndim not in (1, 2) or v.shape[-1] != 3
+    if not big <= MAX_COORDINATE:  # one test for NaN, ±inf and too large
+        _array(v, name)  # NaN or ±inf: "must be finite"
+    if bad_shape:
         raise InvalidGoalError(f"{name} must have shape (3,) or (N, 3), got {v.shape}")
-    big = float(np.max(np.abs(v), initial=0.0))
     if big > MAX_COORDINATE:
         raise InvalidGoalError(
             f"{name} coordinates must be within ±{MAX_COORDINATE:g} m "
@@ -99,9 +105,9 @@ def _vector(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
 
 def _unit(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
     v, n = _vector(value, name)
-    norm = np.linalg.norm(v, axis=-1)
+    norm = np.sqrt(np.add.reduce(v * v, axis=-1))  # np.linalg.norm's arithmetic
     bad = np.abs(norm - 1.0) > UNIT_TOLERANCE
-    if np.any(bad):
+    if bad.any():
         worst = float(np.max(np.abs(norm - 1.0)))
         raise InvalidGoalError(
             f"{name} must be a unit vector (|v| = 1 ± {UNIT_TOLERANCE}), got norm "

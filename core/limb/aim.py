@@ -36,7 +36,7 @@ from ..geometry.rotations import check_rotation
 from ..goals import AimGoal, batch_size
 from .feasible import closest_swivel, feasible_sets, joint_coeffs, midpoint_swivel, within_limits
 from .kernel import Circle, Problem, shoulder_at
-from .model import REACH_TOLERANCE, Limb, LimbSolution, SwivelStrategy
+from .model import REACH_TOLERANCE, Limb, LimbSolution, SwivelStrategy, effector_frame
 from .partial import middle_cost
 from .rows import padded_intervals
 from .unsolvable import central_cost_grad
@@ -80,7 +80,7 @@ def _hand(
 ) -> tuple[FloatArray, FloatArray]:
     """Ray origin h_o and direction a_o in the shoulder's distal frame (R1 = I), (N, 3)."""
     eye = np.broadcast_to(np.eye(3), theta.shape + (3, 3))
-    fk = limb.forward(eye, theta, wrist)  # (N, 4, 4) effector frame with R1 = I
+    fk = effector_frame(limb, eye, theta, wrist)  # (N, 4, 4) effector frame with R1 = I
     origin = np.asarray(goal.origin)
     h_o = (
         fk[:, :3, 3]
@@ -293,7 +293,7 @@ def _solution(
 ) -> LimbSolution:
     """A batched LimbSolution with the aim error measured by forward kinematics."""
 
-    fk = limb.forward(r1, theta, wrist)
+    fk = effector_frame(limb, r1, theta, wrist)
     o = fk[:, :3, 3] + (fk[:, :3, :3] @ np.asarray(goal.origin)[..., None])[..., 0]
     d = (fk[:, :3, :3] @ np.asarray(goal.axis)[..., None])[..., 0]
     err = aim_error(o, d, np.asarray(goal.target))

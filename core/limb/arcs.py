@@ -30,7 +30,7 @@ from ..geometry.rotations import matrix_to_euler_families
 from ..goals import AimGoal, PartialOrientationGoal, PoseGoal, PositionGoal
 from .feasible import feasible_sets, joint_coeffs
 from .kernel import reduce_goal, solve_circle
-from .model import LIMIT_TOLERANCE, EulerLimits, Limb, LimbLimits, limits_active
+from .model import LIMIT_TOLERANCE, EulerLimits, Limb, LimbLimits, effector_frame, limits_active
 from .partial import partial_rotation
 from .pose import broadcast_goal, prepare_goal
 from .solve import feasible_swivel, solve_limb
@@ -111,7 +111,7 @@ def _pose_goal(limb: Limb, goal: Any, wrist: Any, psi: Any, elbow: Any) -> tuple
         return PoseGoal(pos, rot), None
     if isinstance(goal, AimGoal):
         sol = solve_limb(limb, goal, wrist=wrist, elbow=elbow)
-        fk = limb.forward(sol.shoulder, sol.elbow, sol.wrist)
+        fk = effector_frame(limb, sol.shoulder, sol.elbow, sol.wrist)
         return PoseGoal(fk[..., :3, 3], fk[..., :3, :3]), None
     if isinstance(goal, PositionGoal | PoseGoal):
         return goal, wrist

@@ -524,7 +524,7 @@ class Limb:
         """|A translation| + |B translation| + |E translation| (m)."""
         return self._c.length
 
-    def _elbow_rot(self, elbow: FloatArray) -> FloatArray:
+    def _elbow_rot(self, elbow: FloatArray | float) -> FloatArray:
         c = self._c
         cc: FloatArray = np.asarray(c.C0)
         return (
@@ -543,21 +543,12 @@ class Limb:
         r1 = _public_array(shoulder, "shoulder", (3, 3))
         r2 = _public_array(wrist, "wrist", (3, 3))
         th = _public_array(elbow, "elbow", ())
-        e = np.asarray(self.effector)
         try:
-            m = self._elbow_rot(th)  # Ra Rθ Rb
-            rot_w = r1 @ m @ r2
-            p_w = self.wrist_position(r1, th)[..., None]
-            shape = np.broadcast_shapes(rot_w.shape[:-2], p_w.shape[:-2])
+            return effector_frame(self, r1, th, r2)
         except ValueError as exc:
             raise ShapeMismatchError(
                 f"shoulder {r1.shape}, elbow {th.shape} and wrist {r2.shape} do not broadcast"
             ) from exc
-        out = np.zeros(shape + (4, 4))
-        out[..., :3, :3] = rot_w @ e[:3, :3]
-        out[..., :3, 3] = p_w[..., 0] + (rot_w @ e[:3, 3])
-        out[..., 3, 3] = 1.0
-        return out
 
     def elbow_position(self, shoulder: ArrayLike) -> FloatArray:
         """Elbow joint centre (…, 3) in the shoulder frame: R1 · tA."""
@@ -569,23 +560,12 @@ class Limb:
         """Wrist joint centre (…, 3) in the shoulder frame: R1 (tA + RA Rθ tB)."""
         r1 = _public_array(shoulder, "shoulder", (3, 3))
         th = _public_array(elbow, "elbow", ())
-        a = np.asarray(self.a)
-        b = np.asarray(self.b)
-        local = (
-            a[:3, 3]
-            + (
-                a[:3, :3]
-                @ rodrigues(np.asarray(self.elbow_axis, dtype=np.float64), th)
-                @ b[:3, 3][:, None]
-            )[..., 0]
-        )
         try:
-            out: FloatArray = (r1 @ local[..., None])[..., 0]
+            return wrist_centre(self, r1, th)
         except ValueError as exc:
             raise ShapeMismatchError(
                 f"shoulder {r1.shape} and elbow {th.shape} do not broadcast"
             ) from exc
-        return out
 
     def frames(self, shoulder: ArrayLike, elbow: ArrayLike, wrist: ArrayLike) -> FloatArray:
         """The three joint frames (…, 3, 4, 4) in the shoulder frame: T1, T1·A·T_k(θ4),
@@ -633,6 +613,40 @@ class Limb:
         step = np.where(n > 1e-9 * self.length, out_dir / np.maximum(n, 1e-300) * d, 0.0)
         result: FloatArray = e + step
         return result
+
+
+def effector_frame(
+    limb: Limb, r1: FloatArray, th: FloatArray | float, r2: FloatArray
+) -> FloatArray:
+    """:meth:`Limb.forward` without its input checks, for the solvers' own float64 arrays
+    (R1 (…, 3, 3), θ4 (…), R2 (…, 3, 3); leading axes broadcast, ValueError otherwise)."""
+    e = np.asarray(limb.effector)
+    m = limb._elbow_rot(th)  # Ra Rθ Rb
+    rot_w = r1 @ m @ r2
+    p_w = wrist_centre(limb, r1, th)[..., None]
+    shape = np.broadcast_shapes(rot_w.shape[:-2], p_w.shape[:-2])
+    out = np.zeros(shape + (4, 4))
+    out[..., :3, :3] = rot_w @ e[:3, :3]
+    out[..., :3, 3] = p_w[..., 0] + (rot_w @ e[:3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def wrist_centre(limb: Limb, r1: FloatArray, th: FloatArray | float) -> FloatArray:
+    """:meth:`Limb.wrist_position` without its input checks, for the solvers' own float64
+    arrays (R1 (…, 3, 3), θ4 (…); leading axes broadcast, ValueError otherwise)."""
+    a = np.asarray(limb.a)
+    b = np.asarray(limb.b)
+    local = (
+        a[:3, 3]
+        + (
+            a[:3, :3]
+            @ rodrigues(np.asarray(limb.elbow_axis, dtype=np.float64), th)
+            @ b[:3, 3][:, None]
+        )[..., 0]
+    )
+    out: FloatArray = (r1 @ local[..., None])[..., 0]
+    return out
 
 
 LimbGoal = PositionGoal | PoseGoal

@@ -40,7 +40,15 @@ from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from ..goals import PartialOrientationGoal, PoseGoal, batch_size
 from .feasible import midpoint_swivel, within_limits
-from .model import REACH_TOLERANCE, Limb, LimbLimits, LimbSolution, family_violations, limits_active
+from .model import (
+    REACH_TOLERANCE,
+    Limb,
+    LimbLimits,
+    LimbSolution,
+    effector_frame,
+    family_violations,
+    limits_active,
+)
 from .pose import pose_feasible_swivel, solve_pose
 from .rows import kwargs_rows, merge_rows
 from .unsolvable import central_cost_grad
@@ -353,7 +361,7 @@ def _with_axis_error(
     """ψ, and the errors measured against the partial goal itself by forward kinematics:
     position, and the angle between the effector axis and ``direction``."""
 
-    fk = limb.forward(sol.shoulder, sol.elbow, sol.wrist)
+    fk = effector_frame(limb, sol.shoulder, sol.elbow, sol.wrist)
     axis_now = (fk[..., :3, :3] @ np.asarray(goal.axis)[..., None])[..., 0]
     d = np.asarray(goal.direction)
     err = np.arctan2(

@@ -42,7 +42,9 @@ from .model import (
     Objective,
     SwivelStrategy,
     batch_of,
+    effector_frame,
     limits_active,
+    wrist_centre,
 )
 from .reach import reach_toward, swivel_of
 from .unsolvable import least_violating_swivel, unsolvable_element
@@ -315,7 +317,7 @@ def _fk_errors(
 ) -> tuple[FloatArray, FloatArray]:
     """(position, orientation) errors (K,) of poses (K, …) by forward kinematics against
     the goal (its rows ``rows`` when batched)."""
-    fk = limb.forward(shoulder, elbow, wrist)
+    fk = effector_frame(limb, shoulder, elbow, wrist)
     pos = np.asarray(goal.position, dtype=np.float64)
     pos = pos[None] if rows is None else pos[rows]
     if isinstance(goal, PoseGoal):
@@ -408,7 +410,7 @@ def _reach_rows(
             None if pose else point, start,
         )  # fmt: skip
         if pose:
-            d_c = float(np.linalg.norm(limb.wrist_position(start[0], start[1]) - target))
+            d_c = float(np.linalg.norm(wrist_centre(limb, start[0], start[1]) - target))
         else:
             d_c = float(cand.position_error[0])
         oe_c = float(cand.orientation_error[0])
@@ -418,8 +420,8 @@ def _reach_rows(
         ):
             out[i] = (float(cand.swivel[0]), start[1], start[0], start[2])
             continue
-        fk = limb.forward(r1_o, th_o, r2_o)
-        terminal = limb.wrist_position(r1_o, th_o) if pose else fk[:3, 3] + fk[:3, :3] @ point
+        fk = effector_frame(limb, r1_o, th_o, r2_o)
+        terminal = wrist_centre(limb, r1_o, th_o) if pose else fk[:3, 3] + fk[:3, :3] @ point
         phi_o = swivel_of(limb, r1_o, terminal)
         out[i] = (float(cand.swivel[0]) if phi_o is None else phi_o, th_o, r1_o, r2_o)
     return out

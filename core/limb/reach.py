@@ -26,7 +26,14 @@ from ..geometry.rotations import (
     matrix_to_euler_families,
     relative_angle,
 )
-from .model import EulerLimits, Limb, LimbLimits, least_violating_family
+from .model import (
+    EulerLimits,
+    Limb,
+    LimbLimits,
+    effector_frame,
+    least_violating_family,
+    wrist_centre,
+)
 from .unsolvable import bounded_min, central_cost_grad, euler_box
 
 FloatArray = NDArray[np.float64]
@@ -146,10 +153,10 @@ def reach_toward(
     def evaluate(xs: FloatArray) -> tuple[FloatArray, FloatArray]:
         r1 = euler_to_matrix(xs[:, 0:3], so)
         r2 = euler_to_matrix(xs[:, 4:7], wo) if pose else held
-        f = limb.forward(r1, xs[:, 3], r2)
+        f = effector_frame(limb, r1, xs[:, 3], r2)
         rot = f[:, :3, :3]
         if point is None:
-            return limb.wrist_position(r1, xs[:, 3]), rot
+            return wrist_centre(limb, r1, xs[:, 3]), rot
         return f[:, :3, 3] + rot @ point, rot
 
     def distance2(xs: FloatArray) -> FloatArray:
@@ -157,9 +164,9 @@ def reach_toward(
         wrist is held for position goals and does not move the wrist centre)."""
         r1 = euler_to_matrix(xs[:, 0:3], so)
         if point is None:
-            p = limb.wrist_position(r1, xs[:, 3])
+            p = wrist_centre(limb, r1, xs[:, 3])
         else:
-            f = limb.forward(r1, xs[:, 3], held)
+            f = effector_frame(limb, r1, xs[:, 3], held)
             p = f[:, :3, 3] + f[:, :3, :3] @ point
         out: FloatArray = np.sum((p - g) ** 2, axis=-1) / (scale * scale)
         return out
@@ -178,7 +185,7 @@ def reach_toward(
         fixed = best_x[:4]
         # The wrist giving the goal's orientation exactly (maybe outside its limits):
         # R1·M·R2·R_E = R_G with F0 = R1·M·R_E (R2 = I) gives R2 = R_E·F0ᵀ·R_G·R_Eᵀ.
-        f0 = limb.forward(euler_to_matrix(fixed[:3], so), fixed[3], np.eye(3))[:3, :3]
+        f0 = effector_frame(limb, euler_to_matrix(fixed[:3], so), fixed[3], np.eye(3))[:3, :3]
         re = np.asarray(limb.effector)[:3, :3]
         exact = re @ f0.T @ rgoal @ re.T
         wstarts = [np.array(_start_angles(exact, limits.wrist, wbox)), x0[4:7]]
