@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import InvalidGoalError, ShapeMismatchError, format_value
 from .geometry.rotations import check_rotation, single_rotation_ok
+from .geometry.vec3 import norm_rows
 
 FloatArray = NDArray[np.float64]
 
@@ -105,7 +106,7 @@ def _vector(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
 
 def _unit(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
     v, n = _vector(value, name)
-    norm = np.sqrt(np.add.reduce(v * v, axis=-1))  # np.linalg.norm's arithmetic
+    norm = norm_rows(v)
     bad = np.abs(norm - 1.0) > UNIT_TOLERANCE
     if bad.any():
         worst = float(np.max(np.abs(norm - 1.0)))

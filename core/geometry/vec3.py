@@ -196,13 +196,37 @@ def mm(a: Mat, b: Mat) -> Mat:
 
 
 def mtm(a: Mat, b: Mat) -> Mat:
-    """aᵀ · b."""
-    return mm(transpose(a), b)
+    """aᵀ · b (written out like :func:`mm`, the same products and sums as
+    ``mm(transpose(a), b)``)."""
+    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = a
+    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = b
+    return (
+        (
+            a00 * b00 + a10 * b10 + a20 * b20,
+            a00 * b01 + a10 * b11 + a20 * b21,
+            a00 * b02 + a10 * b12 + a20 * b22,
+        ),
+        (
+            a01 * b00 + a11 * b10 + a21 * b20,
+            a01 * b01 + a11 * b11 + a21 * b21,
+            a01 * b02 + a11 * b12 + a21 * b22,
+        ),
+        (
+            a02 * b00 + a12 * b10 + a22 * b20,
+            a02 * b01 + a12 * b11 + a22 * b21,
+            a02 * b02 + a12 * b12 + a22 * b22,
+        ),
+    )
 
 
 def frame_product(g: tuple[Vec, Vec, Vec], r: tuple[Vec, Vec, Vec]) -> Mat:
     """Σᵢ gᵢ rᵢᵀ: the rotation taking orthonormal frame ``r`` onto frame ``g``."""
     return mm(transpose(g), r)
+
+
+def _angle_from(s0: Any, s1: Any, s2: Any, tr: Any, ops: Ops) -> Any:
+    """The rotation angle from the skew part (s0, s1, s2) = vee(m − mᵀ) and the trace."""
+    return ops.atan2(ops.sqrt(s0 * s0 + s1 * s1 + s2 * s2), tr - 1.0)  # 2 sin θ, 2 cos θ
 
 
 def angle_of_rotation(m: Mat, ops: Ops) -> Any:
@@ -214,12 +238,24 @@ def angle_of_rotation(m: Mat, ops: Ops) -> Any:
     s1 = m[0][2] - m[2][0]
     s2 = m[1][0] - m[0][1]
     tr = m[0][0] + m[1][1] + m[2][2]
-    return ops.atan2(ops.sqrt(s0 * s0 + s1 * s1 + s2 * s2), tr - 1.0)  # 2 sin θ, 2 cos θ
+    return _angle_from(s0, s1, s2, tr, ops)
 
 
 def rotation_angle(a: Mat, b: Mat, ops: Ops) -> Any:
-    """Angle (rad, [0, π]) of aᵀb (:func:`angle_of_rotation`)."""
-    return angle_of_rotation(mtm(a, b), ops)
+    """Angle (rad, [0, π]) of aᵀb: :func:`angle_of_rotation` of :func:`mtm`, with the
+    entries of aᵀb (the same sums) formed only as the skew part and trace consume them,
+    so batched components hold few temporaries at once."""
+    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = a
+    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = b
+    s0 = (a02 * b01 + a12 * b11 + a22 * b21) - (a01 * b02 + a11 * b12 + a21 * b22)
+    s1 = (a00 * b02 + a10 * b12 + a20 * b22) - (a02 * b00 + a12 * b10 + a22 * b20)
+    s2 = (a01 * b00 + a11 * b10 + a21 * b20) - (a00 * b01 + a10 * b11 + a20 * b21)
+    tr = (
+        (a00 * b00 + a10 * b10 + a20 * b20)
+        + (a01 * b01 + a11 * b11 + a21 * b21)
+        + (a02 * b02 + a12 * b12 + a22 * b22)
+    )
+    return _angle_from(s0, s1, s2, tr, ops)
 
 
 _NEXT = np.array([1, 2, 0], dtype=np.intp)
@@ -251,9 +287,16 @@ def skew(v: FloatArray) -> FloatArray:
     return out
 
 
+def norm_rows(v: FloatArray, keepdims: bool = False) -> FloatArray:
+    """|v| over the last axis of a float64 array: ``np.linalg.norm(v, axis=-1)``'s
+    arithmetic (√ of the summed squares) without its wrapper's checks and copy."""
+    out: FloatArray = np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
+    return out
+
+
 def unit_rows(v: FloatArray) -> FloatArray:
     """v / |v| over the last axis of a float64 array; zero vectors stay zero."""
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    n = norm_rows(v, keepdims=True)
     out: FloatArray = v / np.where(n > 0.0, n, 1.0)
     return out
 

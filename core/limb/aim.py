@@ -123,8 +123,8 @@ def _best_unreachable(h_o: FloatArray, a_o: FloatArray, t_len: FloatArray) -> Fl
     def score(alpha: FloatArray) -> FloatArray:  # alpha (N, K) → cos(aim error)
         s = np.cos(alpha)[..., None] * e1[:, None] + np.sin(alpha)[..., None] * e2[:, None]
         d = r[:, None] * s - h_o[:, None]
-        n = np.linalg.norm(d, axis=-1)
-        out: FloatArray = np.where(n > 1e-15, np.sum(d * a_o[:, None], axis=-1) / n, -1.0)
+        n = V.norm_rows(d)
+        out: FloatArray = np.where(n > 1e-15, np.add.reduce(d * a_o[:, None], axis=-1) / n, -1.0)
         return out
 
     grid = np.linspace(-math.pi, math.pi, 721)[None, :-1] + np.zeros((len(h_o), 1))

@@ -103,7 +103,7 @@ def solve_fast(
             return None
     # reduce_goal
     if type(goal) is PoseGoal:
-        rgoal = V.mat_of(goal.rotation)
+        rgoal: V.Mat = goal.rotation.tolist()  # type: ignore[union-attr]
         g0, g1, g2 = goal.position.tolist()  # type: ignore[union-attr]
         rw = rgoal if c.RE_identity else V.mm(rgoal, c.REt)
         te0, te1, te2 = c.tE
