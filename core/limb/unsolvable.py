@@ -121,12 +121,13 @@ def _unsolvable_pose(
         e10 = e1 @ e0
         r2 = e21 @ e0
         lt = (lp + cp * lq + sp * ls).T
+        total = np.add.reduce  # np.sum over all entries, without its wrapper
         g = np.empty(4)
-        g[0] = -2.0 * float(np.sum((cp * ls - sp * lq).T * r2))
-        g[1 + axes[0]] = -2.0 * float(np.sum(lt * (r2 @ gens[axes[0]])))
-        g[1 + axes[1]] = -2.0 * float(np.sum(lt * (e21 @ gens[axes[1]] @ e0)))
-        g[1 + axes[2]] = -2.0 * float(np.sum(lt * (e2 @ gens[axes[2]] @ e10)))
-        return 6.0 - 2.0 * float(np.sum(lt * r2)), g
+        g[0] = -2.0 * float(total((cp * ls - sp * lq).T * r2, axis=None))
+        g[1 + axes[0]] = -2.0 * float(total(lt * (r2 @ gens[axes[0]]), axis=None))
+        g[1 + axes[1]] = -2.0 * float(total(lt * (e21 @ gens[axes[1]] @ e0), axis=None))
+        g[1 + axes[2]] = -2.0 * float(total(lt * (e2 @ gens[axes[2]] @ e10), axis=None))
+        return 6.0 - 2.0 * float(total(lt * r2, axis=None)), g
 
     def wrist_only(phi: float) -> Callable[[FloatArray], tuple[float, FloatArray]]:
         def fg(x: FloatArray) -> tuple[float, FloatArray]:
