@@ -196,27 +196,8 @@ def mm(a: Mat, b: Mat) -> Mat:
 
 
 def mtm(a: Mat, b: Mat) -> Mat:
-    """aᵀ · b (written out like :func:`mm`, the same products and sums as
-    ``mm(transpose(a), b)``)."""
-    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = a
-    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = b
-    return (
-        (
-            a00 * b00 + a10 * b10 + a20 * b20,
-            a00 * b01 + a10 * b11 + a20 * b21,
-            a00 * b02 + a10 * b12 + a20 * b22,
-        ),
-        (
-            a01 * b00 + a11 * b10 + a21 * b20,
-            a01 * b01 + a11 * b11 + a21 * b21,
-            a01 * b02 + a11 * b12 + a21 * b22,
-        ),
-        (
-            a02 * b00 + a12 * b10 + a22 * b20,
-            a02 * b01 + a12 * b11 + a22 * b21,
-            a02 * b02 + a12 * b12 + a22 * b22,
-        ),
-    )
+    """aᵀ · b."""
+    return mm(transpose(a), b)
 
 
 def frame_product(g: tuple[Vec, Vec, Vec], r: tuple[Vec, Vec, Vec]) -> Mat:
@@ -321,9 +302,11 @@ def mat_of(arr: Any) -> Mat:
 
 
 def mat_array(m: Mat, n: int | None) -> Any:
-    """Back to an array: (3, 3) when ``n`` is None, else (N, 3, 3)."""
-    if n is None:
-        return np.array(m, dtype=np.float64)
+    """Back to an array: (3, 3) when ``n`` is None (scalar components), else (N, 3, 3)."""
+    if n is None:  # a flat tuple converts faster than nested ones
+        (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = m
+        flat = np.array((a00, a01, a02, a10, a11, a12, a20, a21, a22), dtype=np.float64)
+        return flat.reshape(3, 3)
     out = np.empty((n, 3, 3))
     for i in range(3):
         for j in range(3):

@@ -229,11 +229,11 @@ def solve_fast(
         d1 = q1 + (f10 * te0 + f11 * te1 + f12 * te2) - g1
         d2_ = q2 + (f20 * te0 + f21 * te1 + f22 * te2) - g2
         oe = V.rotation_angle(w_fk, rw, V.ScalarOps)
-        wrist_m = np.array(r2)
+        wrist_m = V.mat_array(r2, None)
     pe = sqrt(d0 * d0 + d1 * d1 + d2_ * d2_)
     tol = REACH_TOLERANCE
     return fast_solution(
-        shoulder=np.array(r1),
+        shoulder=V.mat_array(r1, None),
         elbow=theta,
         wrist=wrist_m,
         swivel=V.wrap(phi),

@@ -254,8 +254,8 @@ def solve_general(
         )
     tol = REACH_TOLERANCE
     if single:
-        shoulder: FloatArray = np.array(r1)
-        wrist_m: FloatArray = np.array(r2)
+        shoulder: FloatArray = V.mat_array(r1, None)
+        wrist_m: FloatArray = V.mat_array(r2, None)
         elbow = ci.theta
         if override:
             phi, elbow, shoulder, wrist_m = override[0]
