@@ -174,6 +174,7 @@ HOME: dict[str, tuple[str, ...]] = {
     # within UNIT_TOLERANCE; core/limb/model.py: any non-zero vector)
     "unit": ("core/goals.py", "core/limb/model.py"),
     "unit_rows": ("core/geometry/vec3.py",),
+    "norm_rows": ("core/geometry/vec3.py",),
     "normalize": (),
     "normalise": ("core/geometry/rotations.py",),
     "rodrigues": ("core/geometry/rotations.py",),
