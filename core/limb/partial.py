@@ -311,11 +311,12 @@ def solve_partial(
     sol = _pose_solution(limb.with_limits(None), goal, psi_r, ref, pose_kwargs)
     rows: dict[int, LimbSolution] = {}
     idx = np.nonzero(has)[0]
+    block = None
     if len(idx):
         sub = _pose_solution(
             limb, _take(goal, idx), psi_r[idx], ref, kwargs_rows(pose_kwargs, idx, n)
         )
-        rows.update({int(i): sub[j] for j, i in enumerate(idx)})
+        block = (idx, sub)
     for i in np.nonzero(~has)[0]:
         ri = reach.row(int(i))
         gi = _take(goal, i)
@@ -323,7 +324,7 @@ def solve_partial(
             rows[int(i)] = _unreachable_element(limb, gi, ri, ref, kwargs_rows(pose_kwargs, i, n))
         else:
             rows[int(i)] = _limited_element(limb, gi, float(psi_r[i]), ri, ref)
-    return merge_rows(sol, rows)
+    return merge_rows(sol, rows, block)
 
 
 def _take(goal: PartialOrientationGoal, i: Any) -> PartialOrientationGoal:

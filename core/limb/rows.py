@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .model import FloatArray, LimbSolution
 
@@ -45,18 +46,43 @@ def kwargs_rows(kwargs: dict[str, Any], i: Any, n: int) -> dict[str, Any]:
     }
 
 
-def merge_rows(sol: LimbSolution, rows: dict[int, LimbSolution]) -> LimbSolution:
-    """Batched ``sol`` with rows i replaced by the single solutions ``rows[i]``."""
+def _compacted(fs: FloatArray) -> FloatArray:
+    """(K, W, 2) NaN-padded intervals with each row's intervals (those whose start is not
+    NaN, in order) moved to its front and the rest NaN, trimmed to the longest row: the
+    array :func:`padded_intervals` makes of the rows as single solutions."""
+    keep = ~np.isnan(fs[:, :, 0])
+    order = np.argsort(~keep, axis=1, kind="stable")
+    out = np.take_along_axis(fs, order[:, :, None], axis=1)
+    out[~np.take_along_axis(keep, order, axis=1)] = np.nan
+    width = int(keep.sum(axis=1).max(initial=0))
+    return out[:, :width]
+
+
+def merge_rows(
+    sol: LimbSolution,
+    rows: dict[int, LimbSolution],
+    block: tuple[NDArray[np.intp], LimbSolution] | None = None,
+) -> LimbSolution:
+    """Batched ``sol`` with rows i replaced by the single solutions ``rows[i]`` and, with
+    ``block`` = (idx, sub), rows idx by the rows of the batched solution ``sub`` (the same
+    result as the single solutions ``sub[j]`` in ``rows``, without making them)."""
+    idx, part = block if block is not None else (np.zeros(0, dtype=np.intp), None)
     fields: dict[str, Any] = {}
     for name in ROW_FIELDS:
         arr = np.array(getattr(sol, name), copy=True)
+        if part is not None:
+            arr[idx] = getattr(part, name)
         for i, r in rows.items():
             arr[i] = getattr(r, name)
         fields[name] = arr
     fs = np.asarray(sol.feasible_swivel)
     single = padded_intervals([r.feasible_swivel for r in rows.values()], fs.shape[1])
-    out = np.full((fs.shape[0], single.shape[1], 2), np.nan)
+    blk = _compacted(np.asarray(part.feasible_swivel)) if part is not None else single[:0]
+    out = np.full((fs.shape[0], max(single.shape[1], blk.shape[1]), 2), np.nan)
     out[:, : fs.shape[1]] = fs
-    out[list(rows)] = single
+    out[idx] = np.nan
+    out[idx, : blk.shape[1]] = blk
+    out[list(rows)] = np.nan
+    out[list(rows), : single.shape[1]] = single
     fields["feasible_swivel"] = out
     return replace(sol, **fields)
