@@ -106,9 +106,14 @@ def _aim_point(
     ok = (disc >= 0.0) & (lam >= 0.0)
     lam = np.where(ok, lam, 0.0)
     pts = h_o + lam[:, None] * a_o
-    if not np.all(ok):
-        pts = np.where(ok[:, None], pts, _best_unreachable(h_o, a_o, t_len))
+    if not np.all(ok):  # the search of each row is independent: search only these rows
+        bad = ~ok
+        pts[bad] = _best_unreachable(h_o[bad], a_o[bad], t_len[bad])
     return pts, ok
+
+
+#: Angles scored at once by :func:`_best_unreachable`'s grid (bounds its temporaries).
+_SCORE_BLOCK = 16_384
 
 
 def _best_unreachable(h_o: FloatArray, a_o: FloatArray, t_len: FloatArray) -> FloatArray:
@@ -128,7 +133,16 @@ def _best_unreachable(h_o: FloatArray, a_o: FloatArray, t_len: FloatArray) -> Fl
         return out
 
     grid = np.linspace(-math.pi, math.pi, 721)[None, :-1] + np.zeros((len(h_o), 1))
-    k = np.argmax(score(grid), axis=1)
+    # the grid's scores in blocks of columns (each score depends on its own angle only):
+    # the same values with temporaries of at most _SCORE_BLOCK angles instead of N × 720
+    cols = max(1, _SCORE_BLOCK // len(h_o))
+    k = np.argmax(
+        np.concatenate(
+            [score(np.ascontiguousarray(grid[:, i : i + cols])) for i in range(0, 720, cols)],
+            axis=1,
+        ),
+        axis=1,
+    )
     step = 2 * math.pi / 720
     a = grid[np.arange(len(h_o)), k] - step
     b = a + 2 * step
