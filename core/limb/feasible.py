@@ -33,6 +33,10 @@ class JointCoeffs:
         sp = np.sin(phi)[..., None, None]
         return self.P[:, None] + cp * self.Q[:, None] + sp * self.S[:, None]  # type: ignore[no-any-return]
 
+    def rows(self, r: slice) -> JointCoeffs:
+        """The coefficients of rows ``r``."""
+        return JointCoeffs(self.P[r], self.Q[r], self.S[r])
+
     def entry(self, ij: tuple[int, int]) -> tuple[FloatArray, FloatArray, FloatArray]:
         i, j = ij
         return self.P[:, i, j], self.Q[:, i, j], self.S[:, i, j]
@@ -191,6 +195,10 @@ def _merge(bp: FloatArray, feas: BoolArray) -> FloatArray:
     return np.stack([lo[:, :width], hi[:, :width]], axis=-1)
 
 
+#: Rows whose joint rotations :func:`feasible_sets` tests at once.
+_ROW_BLOCK = 512
+
+
 def feasible_sets(
     limits: LimbLimits, sh: JointCoeffs, wr: JointCoeffs, theta: FloatArray
 ) -> _Feasible:
@@ -217,7 +225,15 @@ def feasible_sets(
     lo_b, hi_b = bp[:, :-1], bp[:, 1:]
     valid = (hi_b - lo_b) > 1e-13
     mid = np.where(valid, 0.5 * (lo_b + hi_b), 0.0)
-    ok_sh, ok_wr = _rotations_ok((sh.at(mid), wr.at(mid)), (limits.shoulder, limits.wrist))
+    # both joints' rotations at the segment middles, tested in blocks of rows (each row is
+    # tested alone: the same results with (rows, K, 3, 3) temporaries of bounded size)
+    ok_sh = np.empty(mid.shape, dtype=bool)
+    ok_wr = np.empty(mid.shape, dtype=bool)
+    for b in range(0, n, _ROW_BLOCK):
+        r = slice(b, b + _ROW_BLOCK)
+        ok_sh[r], ok_wr[r] = _rotations_ok(
+            (sh.rows(r).at(mid[r]), wr.rows(r).at(mid[r])), (limits.shoulder, limits.wrist)
+        )
     ok_sh &= valid
     elbow_ok = limits.elbow_contains_unchecked(theta)[:, None]
     feas_sh = ok_sh & elbow_ok
