@@ -58,7 +58,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import InvalidInputError, UnsupportedMethodError
 from ..goals import Goal
 from .registry import STEP_CLASSES
-from .residuals import RowBlock
+from .residuals import Evaluation, RowBlock
 from .settings import Method, NullSpace, SolveSettings, StopReason
 from .skeleton import Skeleton, goal_tuple
 from .threads import WORK_PER_THREAD, Gate, worker_count
@@ -119,6 +119,13 @@ class StepState:
         skeleton, goals, settings: the problem.
         evaluate: ``evaluate(q)`` re-evaluates (e, J, goal_error) at another (b, n)
             configuration for these rows (for line searches or per-DOF sweeps).
+        frames: ``frames()`` gives the forward kinematics behind ``e`` and ``J`` (node
+            frames for :meth:`Skeleton.kinematics_of`), so a step need not recompute them;
+            valid until the step's first ``evaluate`` call (which reuses their buffers).
+            None: not available (compute ``skeleton.kinematics(q)``).
+        frames_last: ``frames_last()`` gives the same forward kinematics as the
+            batch-last path's (N, 4, 3, b) axis frames (:attr:`Evaluation.last`) when the
+            evaluation took that path, else None; valid as long as ``frames``.
     """
 
     q: FloatArray
@@ -133,6 +140,8 @@ class StepState:
     goals: tuple[Goal, ...]
     settings: SolveSettings
     evaluate: Callable[[FloatArray], tuple[FloatArray, FloatArray, FloatArray]] = field(repr=False)
+    frames: Callable[[], FloatArray | None] | None = field(default=None, repr=False)
+    frames_last: Callable[[], FloatArray | None] | None = field(default=None, repr=False)
 
 
 def lexicographic_less(
@@ -151,6 +160,24 @@ def lexicographic_less(
         better |= undecided & (ak < bk)
         undecided &= ak == bk
     return improved, better
+
+
+def _frames_of(
+    ev: Evaluation, keep: NDArray[np.bool_] | None
+) -> tuple[Callable[[], FloatArray | None], Callable[[], FloatArray | None]]:
+    """StepState's ``frames`` and ``frames_last`` of ``ev`` (its rows ``keep``, if given)."""
+    if keep is None:
+        return (lambda: ev.frames), (lambda: ev.last)
+
+    def frames() -> FloatArray | None:
+        f = ev.frames
+        return None if f is None else f[keep]
+
+    def frames_last() -> FloatArray | None:
+        f = ev.last
+        return None if f is None else f[..., keep]
+
+    return frames, frames_last
 
 
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
@@ -458,8 +485,10 @@ class IKSolver(ABC):
                 qa, best_q, best_gerr = qa[keep], best_q[keep], best_gerr[keep]
                 best_obj, stall, prev_e = best_obj[keep], stall[keep], prev_e[keep]
                 e_k, j_k, g_k = ev.e[keep], ev.J[keep], gerr[keep]
+                frames = _frames_of(ev, keep)
             else:
                 e_k, j_k, g_k = ev.e, ev.J, gerr
+                frames = _frames_of(ev, None)
             sel = None if full else idx
 
             def evaluate(
@@ -482,6 +511,8 @@ class IKSolver(ABC):
                 goals=goals,
                 settings=settings,
                 evaluate=evaluate,
+                frames=frames[0],
+                frames_last=frames[1],
             )
             dq = np.asarray(self.step(state), dtype=np.float64)
             if dq.shape != qa.shape:
