@@ -237,6 +237,20 @@ class IKSolver(ABC):
         allocate it here (indexed by ``StepState.rows``). Default: nothing."""
         return None
 
+    def finish(
+        self,
+        skeleton: Skeleton,
+        goals: tuple[Goal, ...],
+        settings: SolveSettings,
+        q_start: FloatArray,
+        out: tuple[NDArray[np.int_], NDArray[np.object_], FloatArray, FloatArray],
+    ) -> None:
+        """Called by :meth:`run` after the loop, with the (clipped) starts (B, n) and the
+        loop's (iterations, reasons, q, per-goal errors) of every row: a method may
+        improve the returned rows in place (q and the errors measured there, and the
+        reason). Default: nothing."""
+        return None
+
     @abstractmethod
     def step(self, state: StepState) -> FloatArray:
         """The joint change Δq (b, n) for the rows of ``state`` (before clamping)."""
@@ -306,6 +320,7 @@ class IKSolver(ABC):
                 ]
                 for job in jobs:
                     job.result()
+        self.finish(skeleton, goals, settings, q, out)
 
         error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
         reached_out = error <= settings.tolerance
