@@ -327,7 +327,9 @@ class IKSolver(ABC):
         converged = reasons != StopReason.MAX_ITERATIONS
         prios = sorted({g.priority for g in goals if g.weight > 0.0})
         level_error = (
-            np.stack(
+            error[:, None].copy()  # one level: its largest error is the largest error
+            if len(prios) == 1
+            else np.stack(
                 [
                     out_gerr[
                         :, [i for i, g in enumerate(goals) if g.weight > 0.0 and g.priority == p]

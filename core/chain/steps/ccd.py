@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...geometry.vec3 import cross_rows
-from ...goals import AimGoal
+from ...goals import AimGoal, Goal
 from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
 from ..registry import register
 from ..residuals import BlockKind, RowBlock
@@ -341,6 +341,7 @@ class CCDStep(IKSolver):
     def start(self, rows: int, n: int) -> None:
         m = self.DEPTH
         self._memo = {}
+        self._targets = {}
         self._hist = (
             np.zeros((rows, n)),
             np.zeros((rows, n)),
@@ -351,6 +352,8 @@ class CCDStep(IKSolver):
 
     #: Per thread: the rows and the accelerated points' evaluation memo.
     _memo: dict[int, tuple[NDArray[np.intp], dict[str, Any]]]
+    #: Per thread: the rows, the goals and the fast sweep's (Lp, 3, b) position targets.
+    _targets: dict[int, tuple[NDArray[np.intp], tuple[Goal, ...], FloatArray]]
 
     def step(self, state: StepState) -> FloatArray:
         sk = state.skeleton
@@ -358,7 +361,9 @@ class CCDStep(IKSolver):
         lo, hi = dof_bounds(state)
         active = [blk for blk in state.blocks if blk.weight > 0.0]
         if all(b.kind in (BlockKind.POSITION, BlockKind.ROTATION) for b in active):
-            f = self._fast_sweep(state, active, gj, lo, hi)
+            # the position targets kept per thread after start() (not in step_once)
+            cache = self.__dict__.get("_targets")
+            f = self._fast_sweep(state, active, gj, lo, hi, cache)
         else:
             f = self._general_sweep(state, gj, lo, hi)
         if sk.kinematic_plan.prismatic.size:
@@ -413,11 +418,12 @@ class CCDStep(IKSolver):
         diag = gram.reshape(-1, k * k)[:, :: k + 1]
         diag += 1e-10 * np.maximum(np.add.reduce(diag, axis=1), 1e-300)[:, None]
         gamma = np.linalg.solve(gram, matvec(a_f, f)[..., None])  # (b, k, 1)
-        acc = f - np.add.reduce(gamma * a_g, axis=1)  # q⁺ − q
+        acc = f - (np.swapaxes(gamma, -1, -2) @ a_g)[:, 0]  # q⁺ − q
         st = state.settings
         sk = state.skeleton
+        clip = st.use_limits and sk.has_limits
         cand = q + clamp_max_abs(acc, st.max_step)
-        if st.use_limits:
+        if clip:
             cand = sk.clip_unchecked(cand)
         # its residual (no Jacobian; an evaluation memo kept while the rows stay the same)
         key = threading.get_ident()
@@ -437,7 +443,7 @@ class CCDStep(IKSolver):
         lam2 = np.maximum(st.damping**2 * mu_b * mu_b, 1e-300)
         q_b = q[bad]
         cand_b = q_b + clamp_max_abs(damped_step(state.J[bad], state.e[bad], lam2), st.max_step)
-        if st.use_limits:
+        if clip:
             cand_b = sk.clip_unchecked(cand_b)
         e_b = sk.evaluate(cand_b, state.goals, rows=rows[bad], jacobian=False).e
         rescue = np.add.reduce(e_b * e_b, axis=1) < obj0[bad]
@@ -453,6 +459,7 @@ class CCDStep(IKSolver):
         gj: list[int],
         lo: FloatArray,
         hi: FloatArray,
+        cache: dict[int, tuple[NDArray[np.intp], tuple[Goal, ...], FloatArray]] | None = None,
     ) -> FloatArray:
         # batch last: every array (..., b), so each call runs over contiguous rows
         sk = state.skeleton
@@ -479,12 +486,21 @@ class CCDStep(IKSolver):
             out: FloatArray = arr if arr.ndim == nd else arr[state.rows]
             return out
 
-        # position blocks: targets and current goal points (Lp, 3, b)
-        targets = np.empty((len(pos_b), 3, bsz))
+        # position blocks: targets (kept per thread while the rows stay the same) and
+        # current goal points (Lp, 3, b)
+        key = threading.get_ident()
+        kept = None if cache is None else cache.get(key)
+        if kept is not None and kept[0] is state.rows and kept[1] is state.goals:
+            targets = kept[2]
+        else:
+            targets = np.empty((len(pos_b), 3, bsz))
+            for i, blk in enumerate(pos_b):
+                t = pick(state.goals[blk.goal].position, 1)  # type: ignore[union-attr]
+                targets[i] = t[:, None] if t.ndim == 1 else t.T
+            if cache is not None:
+                cache[key] = (state.rows, state.goals, targets)
         points = np.empty((len(pos_b), 3, bsz))
         for i, blk in enumerate(pos_b):
-            t = pick(state.goals[blk.goal].position, 1)  # type: ignore[union-attr]
-            targets[i] = t[:, None] if t.ndim == 1 else t.T
             points[i] = targets[i] - state.e[:, blk.rows].T / math.sqrt(blk.weight)
         # rotation blocks: error rotations E = R_t R_cᵀ (Lr, 3, 3, b)
         r_t = np.empty((bsz, len(rot_b), 3, 3))
