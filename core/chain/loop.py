@@ -67,6 +67,9 @@ FloatArray = NDArray[np.float64]
 
 IntArray = NDArray[np.intp]
 
+#: The loop's per-row outputs: (iterations, reasons, q, per-goal errors).
+LoopOutput = tuple[NDArray[np.int_], NDArray[np.object_], FloatArray, FloatArray]
+
 
 @dataclass(frozen=True)
 class SolveResult:
@@ -243,7 +246,7 @@ class IKSolver(ABC):
         goals: tuple[Goal, ...],
         settings: SolveSettings,
         q_start: FloatArray,
-        out: tuple[NDArray[np.int_], NDArray[np.object_], FloatArray, FloatArray],
+        out: LoopOutput,
     ) -> None:
         """Called by :meth:`run` after the loop, with the (clipped) starts (B, n) and the
         loop's (iterations, reasons, q, per-goal errors) of every row: a method may
@@ -386,7 +389,7 @@ class IKSolver(ABC):
         active_goals: NDArray[np.bool_],
         lo: int,
         hi: int,
-        out: tuple[NDArray[np.int_], NDArray[np.object_], FloatArray, FloatArray],
+        out: LoopOutput,
     ) -> None:
         """The loop over rows ``lo:hi`` of the batch (all of it, or one thread's chunk):
         writes those rows of ``out`` = (iterations, reasons, q, per-goal errors)."""

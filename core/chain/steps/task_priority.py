@@ -10,7 +10,15 @@ import scipy.optimize
 from numpy.typing import NDArray
 
 from ...goals import Goal
-from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, lexicographic_less, matvec
+from ..loop import (
+    FloatArray,
+    IKSolver,
+    LoopOutput,
+    StepState,
+    clamp_max_abs,
+    lexicographic_less,
+    matvec,
+)
 from ..registry import register
 from ..residuals import Evaluation, RowBlock
 from ..settings import Method, SolveSettings, StopReason
@@ -311,7 +319,7 @@ class TaskPriorityStep(IKSolver):
         goals: tuple[Goal, ...],
         settings: SolveSettings,
         q_start: FloatArray,
-        out: tuple[NDArray[np.int_], NDArray[np.object_], FloatArray, FloatArray],
+        out: LoopOutput,
     ) -> None:
         """Lower-level finish (class docstring): the rows whose priority 0 is met and a
         lower level is not get :func:`_finish_row`'s constrained optimum where it is
