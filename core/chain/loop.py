@@ -293,7 +293,8 @@ class IKSolver(ABC):
         self.tolerance = float(settings.tolerance)
         blocks = skeleton.goal_plan(goals)[0]  # validated row layout (cached)
         n_goals = len(goals)
-        active_goals = np.array([g.weight > 0.0 for g in goals])
+        weighted = [g.weight > 0.0 for g in goals]
+        active_goals = np.array(weighted)
         clip = settings.use_limits and skeleton.has_limits
         q = skeleton.clip_unchecked(qb) if clip else qb.copy()
 
@@ -325,9 +326,16 @@ class IKSolver(ABC):
                     job.result()
         self.finish(skeleton, goals, settings, q, out)
 
-        error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
+        if all(weighted):
+            error = out_gerr.max(axis=1)
+        else:
+            error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
         reached_out = error <= settings.tolerance
-        converged = reasons != StopReason.MAX_ITERATIONS
+        # by identity (numpy's element-wise != on an object array asks the enum member
+        # for its array interface first: slower than the loop)
+        converged = np.fromiter(
+            (r is not StopReason.MAX_ITERATIONS for r in reasons.tolist()), bool, big
+        )
         prios = sorted({g.priority for g in goals if g.weight > 0.0})
         level_error = (
             error[:, None].copy()  # one level: its largest error is the largest error
