@@ -231,6 +231,9 @@ class IKSolver(ABC):
     #: Δq again (TASK_PRIORITY: its restoration of the higher levels comes after the
     #: clamp and may exceed it slightly; scaling it would undo the restoration).
     clamps_itself: ClassVar[bool] = False
+    #: Whether :meth:`step` reads ``StepState.frames`` / ``frames_last`` (the loop builds
+    #: them only then; otherwise they are None).
+    uses_frames: ClassVar[bool] = False
     #: Set by :meth:`run`: ``settings.tolerance`` (for objectives that tell met levels).
     tolerance: float = 0.0
 
@@ -513,10 +516,10 @@ class IKSolver(ABC):
                 qa, best_q, best_gerr = qa[keep], best_q[keep], best_gerr[keep]
                 best_obj, stall, prev_e = best_obj[keep], stall[keep], prev_e[keep]
                 e_k, j_k, g_k = ev.e[keep], ev.J[keep], gerr[keep]
-                frames = _frames_of(ev, keep)
+                frames = _frames_of(ev, keep) if self.uses_frames else (None, None)
             else:
                 e_k, j_k, g_k = ev.e, ev.J, gerr
-                frames = _frames_of(ev, None)
+                frames = _frames_of(ev, None) if self.uses_frames else (None, None)
             sel = None if full else idx
 
             def evaluate(

@@ -326,6 +326,7 @@ class CCDStep(IKSolver):
 
     method = Method.CCD
     default_max_iterations = 1000
+    uses_frames = True
     #: A sweep is many short calls per DOF, so a second thread pays only on more work
     #: (measured crossovers: docs/decisions.md).
     work_per_thread = 25_000
