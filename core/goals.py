@@ -119,8 +119,12 @@ def _unit(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
 
 
 def _rotation(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
-    if (type(value) is np.ndarray and value.shape == (3, 3) and value.dtype == np.float64
-            and single_rotation_ok(value, ROTATION_TOLERANCE)):
+    if (
+        type(value) is np.ndarray
+        and value.shape == (3, 3)
+        and value.dtype == np.float64
+        and single_rotation_ok(value, ROTATION_TOLERANCE)
+    ):
         return value, None  # one float64 rotation, checked on floats (False for NaN/inf)
     r = _array(value, name)
     if r.ndim not in (2, 3) or r.shape[-2:] != (3, 3):
@@ -132,8 +136,14 @@ def _rotation(value: ArrayLike, name: str) -> tuple[FloatArray, int | None]:
 def _common(goal: Any, sizes: dict[str, int | None]) -> None:
     """Validate joint/weight/priority, agree batch sizes, store ``_n``."""
     w, p = goal.weight, goal.priority
-    if (goal.joint is None and type(w) is float and 0.0 <= w <= 1e12 and type(p) is int
-            and p >= 0 and all(v is None for v in sizes.values())):
+    if (
+        goal.joint is None
+        and type(w) is float
+        and 0.0 <= w <= 1e12
+        and type(p) is int
+        and p >= 0
+        and all(v is None for v in sizes.values())
+    ):
         object.__setattr__(goal, "_n", None)  # the common single goal: nothing to convert
         return
     cls = type(goal).__name__

@@ -58,7 +58,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import InvalidInputError, UnsupportedMethodError
 from ..goals import Goal
 from .registry import STEP_CLASSES
-from .residuals import RowBlock
+from .residuals import Evaluation, RowBlock
 from .settings import Method, NullSpace, SolveSettings, StopReason
 from .skeleton import Skeleton, goal_tuple
 from .threads import WORK_PER_THREAD, Gate, worker_count
@@ -66,6 +66,9 @@ from .threads import WORK_PER_THREAD, Gate, worker_count
 FloatArray = NDArray[np.float64]
 
 IntArray = NDArray[np.intp]
+
+#: The loop's per-row outputs: (iterations, reasons, q, per-goal errors).
+LoopOutput = tuple[NDArray[np.int_], NDArray[np.object_], FloatArray, FloatArray]
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,13 @@ class StepState:
         skeleton, goals, settings: the problem.
         evaluate: ``evaluate(q)`` re-evaluates (e, J, goal_error) at another (b, n)
             configuration for these rows (for line searches or per-DOF sweeps).
+        frames: ``frames()`` gives the forward kinematics behind ``e`` and ``J`` (node
+            frames for :meth:`Skeleton.kinematics_of`), so a step need not recompute them;
+            valid until the step's first ``evaluate`` call (which reuses their buffers).
+            None: not available (compute ``skeleton.kinematics(q)``).
+        frames_last: ``frames_last()`` gives the same forward kinematics as the
+            batch-last path's (N, 4, 3, b) axis frames (:attr:`Evaluation.last`) when the
+            evaluation took that path, else None; valid as long as ``frames``.
     """
 
     q: FloatArray
@@ -133,6 +143,8 @@ class StepState:
     goals: tuple[Goal, ...]
     settings: SolveSettings
     evaluate: Callable[[FloatArray], tuple[FloatArray, FloatArray, FloatArray]] = field(repr=False)
+    frames: Callable[[], FloatArray | None] | None = field(default=None, repr=False)
+    frames_last: Callable[[], FloatArray | None] | None = field(default=None, repr=False)
 
 
 def lexicographic_less(
@@ -151,6 +163,24 @@ def lexicographic_less(
         better |= undecided & (ak < bk)
         undecided &= ak == bk
     return improved, better
+
+
+def _frames_of(
+    ev: Evaluation, keep: NDArray[np.bool_] | None
+) -> tuple[Callable[[], FloatArray | None], Callable[[], FloatArray | None]]:
+    """StepState's ``frames`` and ``frames_last`` of ``ev`` (its rows ``keep``, if given)."""
+    if keep is None:
+        return (lambda: ev.frames), (lambda: ev.last)
+
+    def frames() -> FloatArray | None:
+        f = ev.frames
+        return None if f is None else f[keep]
+
+    def frames_last() -> FloatArray | None:
+        f = ev.last
+        return None if f is None else f[..., keep]
+
+    return frames, frames_last
 
 
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
@@ -201,6 +231,9 @@ class IKSolver(ABC):
     #: Δq again (TASK_PRIORITY: its restoration of the higher levels comes after the
     #: clamp and may exceed it slightly; scaling it would undo the restoration).
     clamps_itself: ClassVar[bool] = False
+    #: Whether :meth:`step` reads ``StepState.frames`` / ``frames_last`` (the loop builds
+    #: them only then; otherwise they are None).
+    uses_frames: ClassVar[bool] = False
     #: Set by :meth:`run`: ``settings.tolerance`` (for objectives that tell met levels).
     tolerance: float = 0.0
 
@@ -208,6 +241,20 @@ class IKSolver(ABC):
         """Called by :meth:`run` before the loop (and before any thread starts) with the
         batch size and the DOF count: steps that keep per-row state across iterations
         allocate it here (indexed by ``StepState.rows``). Default: nothing."""
+        return None
+
+    def finish(
+        self,
+        skeleton: Skeleton,
+        goals: tuple[Goal, ...],
+        settings: SolveSettings,
+        q_start: FloatArray,
+        out: LoopOutput,
+    ) -> None:
+        """Called by :meth:`run` after the loop, with the (clipped) starts (B, n) and the
+        loop's (iterations, reasons, q, per-goal errors) of every row: a method may
+        improve the returned rows in place (q and the errors measured there, and the
+        reason). Default: nothing."""
         return None
 
     @abstractmethod
@@ -249,7 +296,8 @@ class IKSolver(ABC):
         self.tolerance = float(settings.tolerance)
         blocks = skeleton.goal_plan(goals)[0]  # validated row layout (cached)
         n_goals = len(goals)
-        active_goals = np.array([g.weight > 0.0 for g in goals])
+        weighted = [g.weight > 0.0 for g in goals]
+        active_goals = np.array(weighted)
         clip = settings.use_limits and skeleton.has_limits
         q = skeleton.clip_unchecked(qb) if clip else qb.copy()
 
@@ -279,13 +327,23 @@ class IKSolver(ABC):
                 ]
                 for job in jobs:
                     job.result()
+        self.finish(skeleton, goals, settings, q, out)
 
-        error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
+        if all(weighted):
+            error = out_gerr.max(axis=1)
+        else:
+            error = out_gerr[:, active_goals].max(axis=1) if active_goals.any() else np.zeros(big)
         reached_out = error <= settings.tolerance
-        converged = reasons != StopReason.MAX_ITERATIONS
+        # by identity (numpy's element-wise != on an object array asks the enum member
+        # for its array interface first: slower than the loop)
+        converged = np.fromiter(
+            (r is not StopReason.MAX_ITERATIONS for r in reasons.tolist()), bool, big
+        )
         prios = sorted({g.priority for g in goals if g.weight > 0.0})
         level_error = (
-            np.stack(
+            error[:, None].copy()  # one level: its largest error is the largest error
+            if len(prios) == 1
+            else np.stack(
                 [
                     out_gerr[
                         :, [i for i, g in enumerate(goals) if g.weight > 0.0 and g.priority == p]
@@ -342,7 +400,7 @@ class IKSolver(ABC):
         active_goals: NDArray[np.bool_],
         lo: int,
         hi: int,
-        out: tuple[NDArray[np.int_], NDArray[np.object_], FloatArray, FloatArray],
+        out: LoopOutput,
     ) -> None:
         """The loop over rows ``lo:hi`` of the batch (all of it, or one thread's chunk):
         writes those rows of ``out`` = (iterations, reasons, q, per-goal errors)."""
@@ -458,8 +516,10 @@ class IKSolver(ABC):
                 qa, best_q, best_gerr = qa[keep], best_q[keep], best_gerr[keep]
                 best_obj, stall, prev_e = best_obj[keep], stall[keep], prev_e[keep]
                 e_k, j_k, g_k = ev.e[keep], ev.J[keep], gerr[keep]
+                frames = _frames_of(ev, keep) if self.uses_frames else (None, None)
             else:
                 e_k, j_k, g_k = ev.e, ev.J, gerr
+                frames = _frames_of(ev, None) if self.uses_frames else (None, None)
             sel = None if full else idx
 
             def evaluate(
@@ -482,6 +542,8 @@ class IKSolver(ABC):
                 goals=goals,
                 settings=settings,
                 evaluate=evaluate,
+                frames=frames[0],
+                frames_last=frames[1],
             )
             dq = np.asarray(self.step(state), dtype=np.float64)
             if dq.shape != qa.shape:

@@ -78,6 +78,9 @@ class Evaluation:
     goal_error: FloatArray
     blocks: tuple[RowBlock, ...]
     source: FloatArray | Callable[[], FloatArray] | None = field(default=None, repr=False)
+    #: The batch-last path's (N, 4, 3, B) axis frames
+    #: (:meth:`~core.chain.kinematics.KinematicPlan.frames_last`) behind ``frames``, or None.
+    last: FloatArray | None = field(default=None, repr=False)
 
     @property
     def frames(self) -> FloatArray | None:

@@ -678,7 +678,7 @@ class Skeleton:
             flat_j[:, flat] = cols.reshape(-1, b).T
             jac = flat_j.reshape(b, m, n)
         kin = self._kin
-        return Evaluation(e, jac, gerr, blocks, lambda: kin.standard_last(f, ws))
+        return Evaluation(e, jac, gerr, blocks, lambda: kin.standard_last(f, ws), f)
 
     def check_batch(self, q: ArrayLike, goals: Sequence[Goal]) -> tuple[FloatArray, bool]:
         """``q`` as (B, n) and whether it was batched (:meth:`check_q`), checked against the

@@ -69,8 +69,11 @@ def _gs_one(a: FloatArray) -> None:
     if nz <= 0.0:
         raise ValueError("degenerate frame: Z axis parallel to Y")
     zx, zy, zz = zx / nz, zy / nz, zz / nz
-    a[:3, :3] = ((yy * zz - yz * zy, yx, zx), (yz * zx - yx * zz, yy, zy),
-                 (yx * zy - yy * zx, yz, zz))
+    a[:3, :3] = (
+        (yy * zz - yz * zy, yx, zx),
+        (yz * zx - yx * zz, yy, zy),
+        (yx * zy - yy * zx, yz, zz),
+    )
     if a.shape[-1] == 4:
         a[3] = (0.0, 0.0, 0.0, 1.0)
 
@@ -124,8 +127,11 @@ def affine_inverse(m: ArrayLike) -> FloatArray:
         raise np.linalg.LinAlgError("Singular matrix")
     s = 1.0 / det
     out = np.zeros(a.shape)
-    rows = ((c00, c01, c02), (w * g - u * k, p * k - r * g, r * u - p * w),
-            (u * h - v * g, q * g - p * h, p * v - q * u))
+    rows = (
+        (c00, c01, c02),
+        (w * g - u * k, p * k - r * g, r * u - p * w),
+        (u * h - v * g, q * g - p * h, p * v - q * u),
+    )
     for i, (e0, e1, e2) in enumerate(rows):
         i0, i1, i2 = e0 * s, e1 * s, e2 * s
         out[..., i, 0], out[..., i, 1], out[..., i, 2] = i0, i1, i2
@@ -150,12 +156,14 @@ def _affine_inverse_one(a: FloatArray) -> FloatArray:
     i00, i01, i02 = c00 * s, c01 * s, c02 * s
     i10, i11, i12 = c10 * s, c11 * s, c12 * s
     i20, i21, i22 = c20 * s, c21 * s, c22 * s
-    out = np.array((
-        (i00, i01, i02, -(i00 * x + i01 * y + i02 * z)),
-        (i10, i11, i12, -(i10 * x + i11 * y + i12 * z)),
-        (i20, i21, i22, -(i20 * x + i21 * y + i22 * z)),
-        (0.0, 0.0, 0.0, 1.0),
-    ))
+    out = np.array(
+        (
+            (i00, i01, i02, -(i00 * x + i01 * y + i02 * z)),
+            (i10, i11, i12, -(i10 * x + i11 * y + i12 * z)),
+            (i20, i21, i22, -(i20 * x + i21 * y + i22 * z)),
+            (0.0, 0.0, 0.0, 1.0),
+        )
+    )
     return out if a.ndim == 2 else out[None]
 
 
@@ -179,8 +187,12 @@ def translation(t: ArrayLike) -> FloatArray:
     return out
 
 
-def goal_in_frame(frame: ArrayLike, target: ArrayLike, rigid_target: bool = False,
-                  inverse: ArrayLike | None = None) -> FloatArray:
+def goal_in_frame(
+    frame: ArrayLike,
+    target: ArrayLike,
+    rigid_target: bool = False,
+    inverse: ArrayLike | None = None,
+) -> FloatArray:
     """A target frame expressed in an affine ``frame`` as a rigid goal, ``(..., 4, 4)``.
 
     ``frame``: the (possibly scaled or sheared) frame in which the solved rotations act,
@@ -208,8 +220,14 @@ def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArr
         (p, q, r), (u, v, w), (x, y, z) = (a if a.ndim == 2 else a[0]).tolist()
         g00, g11, g22 = p * p + u * u + x * x, q * q + v * v + y * y, r * r + w * w + z * z
         sq = (g00 + g11 + g22) / 3.0
-        dev1 = max(abs(g00 - sq), abs(g11 - sq), abs(g22 - sq), abs(p * q + u * v + x * y),
-                   abs(p * r + u * w + x * z), abs(q * r + v * w + y * z))
+        dev1 = max(
+            abs(g00 - sq),
+            abs(g11 - sq),
+            abs(g22 - sq),
+            abs(p * q + u * v + x * y),
+            abs(p * r + u * w + x * z),
+            abs(q * r + v * w + y * z),
+        )
         det1 = p * (v * z - w * y) - q * (u * z - w * x) + r * (u * y - v * x)
         good = sq > 0.0 and dev1 <= tol * sq and det1 > 0.0
         shape = a.shape[:-2]
@@ -217,14 +235,16 @@ def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArr
     s2 = np.einsum("...ij,...ij->...", a, a) / 3.0
     gram = np.swapaxes(a, -1, -2) @ a
     dev = np.abs(gram - s2[..., None, None] * np.eye(3)).max(axis=(-1, -2))
-    det = np.einsum("...i,...i->...", a[..., :, 0],
-                    np.cross(a[..., :, 1], a[..., :, 2]))  # no LAPACK call per matrix
+    det = np.einsum(
+        "...i,...i->...", a[..., :, 0], np.cross(a[..., :, 1], a[..., :, 2])
+    )  # no LAPACK call per matrix
     ok = (s2 > 0.0) & (dev <= tol * s2) & (det > 0.0)
     return np.sqrt(s2), ok
 
 
-def goal_errors(kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
-                ) -> tuple[FloatArray, FloatArray]:
+def goal_errors(
+    kind: str, axis: ArrayLike, end: ArrayLike, target: ArrayLike
+) -> tuple[FloatArray, FloatArray]:
     """Position and orientation error of end frames against target frames.
 
     ``kind``: ``'POSITION'`` (head to target origin; orientation error 0), ``'POSE'``
@@ -277,12 +297,14 @@ def _unit3(x: float, y: float, z: float) -> tuple[float, float, float]:
 def _angle3(d: tuple[float, float, float], w: tuple[float, float, float]) -> float:
     """Angle between unit vectors, ``atan2(|d × w|, d · w)`` (as the batched path)."""
     cx, cy, cz = d[1] * w[2] - d[2] * w[1], d[2] * w[0] - d[0] * w[2], d[0] * w[1] - d[1] * w[0]
-    return math.atan2(math.sqrt(cx * cx + cy * cy + cz * cz),
-                      d[0] * w[0] + d[1] * w[1] + d[2] * w[2])
+    return math.atan2(
+        math.sqrt(cx * cx + cy * cy + cz * cz), d[0] * w[0] + d[1] * w[1] + d[2] * w[2]
+    )
 
 
-def _goal_errors_one(kind: str, ax: FloatArray, e: FloatArray, t: FloatArray
-                     ) -> tuple[FloatArray, FloatArray]:
+def _goal_errors_one(
+    kind: str, ax: FloatArray, e: FloatArray, t: FloatArray
+) -> tuple[FloatArray, FloatArray]:
     """:func:`goal_errors` of one end frame against one target on Python floats (a
     verification measures one end bone per limb and frame)."""
     (e00, e01, e02, ex), (e10, e11, e12, ey), (e20, e21, e22, ez) = e[:3].tolist()
@@ -297,10 +319,16 @@ def _goal_errors_one(kind: str, ax: FloatArray, e: FloatArray, t: FloatArray
         ze = _unit3(ze[0] - k * ye[0], ze[1] - k * ye[1], ze[2] - k * ye[2])
         k = zt[0] * yt[0] + zt[1] * yt[1] + zt[2] * yt[2]
         zt = _unit3(zt[0] - k * yt[0], zt[1] - k * yt[1], zt[2] - k * yt[2])
-        xe = (ye[1] * ze[2] - ye[2] * ze[1], ye[2] * ze[0] - ye[0] * ze[2],
-              ye[0] * ze[1] - ye[1] * ze[0])
-        xt = (yt[1] * zt[2] - yt[2] * zt[1], yt[2] * zt[0] - yt[0] * zt[2],
-              yt[0] * zt[1] - yt[1] * zt[0])
+        xe = (
+            ye[1] * ze[2] - ye[2] * ze[1],
+            ye[2] * ze[0] - ye[0] * ze[2],
+            ye[0] * ze[1] - ye[1] * ze[0],
+        )
+        xt = (
+            yt[1] * zt[2] - yt[2] * zt[1],
+            yt[2] * zt[0] - yt[0] * zt[2],
+            yt[0] * zt[1] - yt[1] * zt[0],
+        )
         ce, ct = (xe, ye, ze), (xt, yt, zt)  # columns
 
         def m(i: int, j: int) -> float:  # (Reᵀ·Rt)[i, j]
@@ -308,15 +336,20 @@ def _goal_errors_one(kind: str, ax: FloatArray, e: FloatArray, t: FloatArray
             return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
         vx, vy, vz = m(2, 1) - m(1, 2), m(0, 2) - m(2, 0), m(1, 0) - m(0, 1)
-        ori = math.atan2(math.sqrt(vx * vx + vy * vy + vz * vz),
-                         m(0, 0) + m(1, 1) + m(2, 2) - 1.0)
+        ori = math.atan2(math.sqrt(vx * vx + vy * vy + vz * vz), m(0, 0) + m(1, 1) + m(2, 2) - 1.0)
     elif kind != "POSITION":
         a0, a1, a2 = ax.tolist()
-        d = _unit3(e00 * a0 + e01 * a1 + e02 * a2, e10 * a0 + e11 * a1 + e12 * a2,
-                   e20 * a0 + e21 * a1 + e22 * a2)
+        d = _unit3(
+            e00 * a0 + e01 * a1 + e02 * a2,
+            e10 * a0 + e11 * a1 + e12 * a2,
+            e20 * a0 + e21 * a1 + e22 * a2,
+        )
         if kind == "PARTIAL":
-            w = _unit3(t00 * a0 + t01 * a1 + t02 * a2, t10 * a0 + t11 * a1 + t12 * a2,
-                       t20 * a0 + t21 * a1 + t22 * a2)
+            w = _unit3(
+                t00 * a0 + t01 * a1 + t02 * a2,
+                t10 * a0 + t11 * a1 + t12 * a2,
+                t20 * a0 + t21 * a1 + t22 * a2,
+            )
         else:  # AIM
             w = _unit3(-dx, -dy, -dz)
             pos = 0.0
@@ -351,8 +384,9 @@ def continuous_eulers(e: ArrayLike, previous: ArrayLike | None = None) -> FloatA
     return out
 
 
-def refine_goal(goal: ArrayLike, reached: ArrayLike, target: ArrayLike,
-                rotation: bool = True) -> FloatArray:
+def refine_goal(
+    goal: ArrayLike, reached: ArrayLike, target: ArrayLike, rotation: bool = True
+) -> FloatArray:
     """The next goal of a fixed-point correction (rigid ``(..., 4, 4)``).
 
     ``rotation=True``: ``goal · reached⁻¹ · target``; when what is reached differs from
@@ -408,8 +442,7 @@ def extrapolate_offset(*offsets: ArrayLike) -> FloatArray:
     else:
         before = p @ np.swapaxes(m[-3][..., :3, :3], -1, -2)
         out[..., :3, :3] = step @ np.swapaxes(before, -1, -2) @ step @ q
-        out[..., :3, 3] = (3.0 * m[-1][..., :3, 3] - 3.0 * m[-2][..., :3, 3]
-                           + m[-3][..., :3, 3])
+        out[..., :3, 3] = 3.0 * m[-1][..., :3, 3] - 3.0 * m[-2][..., :3, 3] + m[-3][..., :3, 3]
     return orthonormalize_yz(out)
 
 
@@ -426,8 +459,10 @@ def apply_goal_offset(offset: ArrayLike, target: ArrayLike) -> FloatArray:
 def transform_points(m: ArrayLike, p: ArrayLike) -> FloatArray:
     """Points ``p`` (``(..., 3)``) mapped by affine 4×4 ``m`` (``(..., 4, 4)``, broadcast)."""
     a = np.asarray(m, dtype=np.float64)
-    out: FloatArray = np.einsum("...ij,...j->...i", a[..., :3, :3],
-                                np.asarray(p, dtype=np.float64)) + a[..., :3, 3]
+    out: FloatArray = (
+        np.einsum("...ij,...j->...i", a[..., :3, :3], np.asarray(p, dtype=np.float64))
+        + a[..., :3, 3]
+    )
     return out
 
 
@@ -445,8 +480,7 @@ def compose_trs(location: ArrayLike, rotation: ArrayLike, scale: ArrayLike) -> F
     return out
 
 
-def bend_axis(upper: ArrayLike, lower: ArrayLike, straight_sine: float = 1e-4
-              ) -> FloatArray | None:
+def bend_axis(upper: ArrayLike, lower: ArrayLike, straight_sine: float = 1e-4) -> FloatArray | None:
     """The axis (in the lower bone's frame, unit (3,)) about which a positive angle bends a
     two-bone chain further: ``upper_Y × lower_Y`` expressed in ``lower``. ``upper`` /
     ``lower``: the bones' rest rotations (3×3, Y along the bone). None when the chain is
@@ -462,16 +496,16 @@ def bend_axis(upper: ArrayLike, lower: ArrayLike, straight_sine: float = 1e-4
     return out
 
 
-def nearest_eulers(families: ArrayLike, current: ArrayLike, allowed: ArrayLike | None = None
-                   ) -> FloatArray:
+def nearest_eulers(
+    families: ArrayLike, current: ArrayLike, allowed: ArrayLike | None = None
+) -> FloatArray:
     """Pick, frame by frame, one of two Euler families: ``families`` ``(N, 2, 3)`` (the two
     angle triples of each rotation), ``allowed`` ``(N, 2)`` (e.g. inside the joint limits;
     a frame with neither allowed may take both). Each pick is the allowed family nearest
     (sum of wrapped angle differences) the previous pick, the first nearest ``current``
     (3,). Sequential by nature: each frame depends on the previous pick. Returns ``(N, 3)``."""
     fam = np.asarray(families, dtype=np.float64)
-    ok = (np.ones(fam.shape[:2], dtype=bool) if allowed is None
-          else np.asarray(allowed, dtype=bool))
+    ok = np.ones(fam.shape[:2], dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
     ok = np.where(ok.any(axis=1, keepdims=True), ok, True)
     out = np.empty((len(fam), 3))
     cur = np.asarray(current, dtype=np.float64)
@@ -503,8 +537,9 @@ def basis_rotation(basis: ArrayLike) -> FloatArray:
     return out
 
 
-def limb_links(pose: ArrayLike, basis: ArrayLike, tol: float = 1e-6
-               ) -> tuple[FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]:
+def limb_links(
+    pose: ArrayLike, basis: ArrayLike, tol: float = 1e-6
+) -> tuple[FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]:
     """A three-bone limb's links as Blender evaluates them, for a rigid limb model.
 
     ``pose``, ``basis``: ``(..., 3, 4, 4)`` pose and local matrices of (upper, lower,

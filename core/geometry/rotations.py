@@ -734,8 +734,9 @@ def check_rotation(
             f"{_index_str(worst)} has max |R^T R - I| = {float(dev[worst]):.3g}: "
             f"{m[worst].tolist()}"
         )
-    det = np.einsum("...i,...i->...", m[..., :, 0],
-                    np.cross(m[..., :, 1], m[..., :, 2]))  # no LAPACK call per check
+    det = np.einsum(
+        "...i,...i->...", m[..., :, 0], np.cross(m[..., :, 1], m[..., :, 2])
+    )  # no LAPACK call per check
     if not det.min() > 0.0:
         bad = tuple(int(i) for i in np.argwhere(det <= 0.0)[0]) if batch else ()
         raise error(

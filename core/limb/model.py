@@ -596,8 +596,9 @@ class Limb:
         out: FloatArray = np.stack([t1, lower, end], axis=-3)
         return out
 
-    def pole_position(self, shoulder: ArrayLike, elbow: ArrayLike,
-                      distance: float | None = None) -> FloatArray:
+    def pole_position(
+        self, shoulder: ArrayLike, elbow: ArrayLike, distance: float | None = None
+    ) -> FloatArray:
         """A pole point (…, 3) in the shoulder frame for the pose (R1, θ4): out from the
         swivel circle's centre (the elbow projected on the shoulder–wrist line) through
         the elbow, ``distance`` beyond it (default: the upper segment's length, |tA|). On

@@ -129,12 +129,9 @@ def test_task_priority_meets_level_zero_and_lower_levels_match_slsqp(seed, dista
     """Buss's Y: a reachable priority-0 goal on one tip, a priority-1 goal ``distance``
     from the origin (often unreachable) on the other tip, sharing the trunk. Level 0 is
     met to the tolerance (issue 16: before, 1.5–9.9 mm off in 3 of 5 draws, reported
-    converged), the result says so per level, and level 1 is at a local optimum of the
-    problem constrained to level 0 (SLSQP from the result finds nothing better). The
-    comparison with SLSQP from the same *start* is the next test's, over a population:
-    per draw it does not always hold, since both are local methods (seed 544, distance
-    0.695 m: SLSQP from q0 reaches level 1 exactly, TASK_PRIORITY stalls at 0.179 m in
-    another constrained local optimum, where SLSQP started there stays)."""
+    converged), the result says so per level, and level 1 is no worse than SLSQP's
+    optimum of ‖e₁‖² subject to e₀ = 0 (:func:`_no_worse`), from the same start and from
+    the result (a constrained local optimum)."""
     fx = buss_y()
     sk = fx.skeleton
     high, low, q0 = _y_priority_draw(sk, seed, distance, np.asarray(direction))
@@ -144,12 +141,17 @@ def test_task_priority_meets_level_zero_and_lower_levels_match_slsqp(seed, dista
     assert r.level_reached[0] and r.level_error[0] == r.per_goal_error[0]
     assert r.level_error[1] == r.per_goal_error[1]
     assert r.reached == bool(r.level_reached.all())
-    # level 1 at a constrained local optimum: SLSQP (min ‖e₁‖² s.t. e₀ = 0) started at the
-    # result finds nothing better, to 1e-5 relative + 1e-5 m: the lower level converges
-    # linearly and stalls that close (seed 187, 5 m away: 1.9e-5 m above SLSQP's 4.1 m)
-    ref = _slsqp_reference(sk, high, low, r.q)
-    if ref is not None:
-        assert r.per_goal_error[1] <= ref * (1.0 + 1e-5) + 1e-5
+    for start in (q0, r.q):
+        assert _no_worse(r.per_goal_error[1], _slsqp_reference(sk, high, low, start))
+
+
+def _no_worse(error: float, ref: float | None) -> bool:
+    """A lower level's error is no worse than SLSQP's ``ref`` (None: SLSQP failed level
+    0): within 1e-6 relative + 1e-9 m of it (SLSQP's own stopping tolerance, ftol =
+    1e-14 on ‖e₁‖², is of that order in ‖e₁‖), or both within the tolerance (both
+    reached)."""
+    tol = SolveSettings().tolerance
+    return ref is None or error <= ref * (1.0 + 1e-6) + 1e-9 or max(error, ref) <= tol
 
 
 def _y_priority_draw(
@@ -169,32 +171,31 @@ def _y_priority_draw(
 
 
 def test_task_priority_lower_level_no_worse_than_slsqp_from_the_same_start():
-    """Issue 16's reference, from the same start: over 40 random draws (reachable
-    priority-0 tip, the other tip's goal 0.5–10 m away in a random direction), level 0
+    """Issue 16's reference, from the same start, over 40 random draws (reachable
+    priority-0 tip, the other tip's goal 0.5–10 m away in a random direction): level 0
     is met in every draw and level 1 is no worse than SLSQP's optimum of ‖e₁‖² subject
-    to e₀ = 0 started from the same q0 (to 0.1 % + 1e-5 m) in at least 95 % of them.
-    Both are local methods: measured on 100 other draws, 3 ended in another constrained
-    local optimum than SLSQP's (0.3–3.5 % higher; SLSQP started at TASK_PRIORITY's result
-    stays there, and in 2 of the 3 a restart of TASK_PRIORITY from a random null-space
-    perturbation of level 0 finds SLSQP's optimum — not done by the solver); these 40
-    draws: 40/40."""
+    to e₀ = 0 started from the same q0 (:func:`_no_worse`) in every draw. Both are local
+    methods: without TASK_PRIORITY's lower-level finish (its class docstring) the
+    cascade ended in another constrained local optimum than SLSQP's in 4 of 100 and 1 of
+    150 other draws (1.5e-5 to 23 % higher, once 0.18 m off where SLSQP meets level 1)."""
     fx = buss_y()
     sk = fx.skeleton
     rng = np.random.default_rng(16)
     tol = SolveSettings().tolerance
-    no_worse = []
-    while len(no_worse) < 40:
+    worse = []
+    draws = 0
+    while draws < 40:
         seed, distance = int(rng.integers(0, 10_000)), float(rng.uniform(0.5, 10.0))
         direction = rng.uniform(-1.0, 1.0, 3)
         if np.linalg.norm(direction) < 0.2:
             continue
+        draws += 1
         high, low, q0 = _y_priority_draw(sk, seed, distance, direction)
         r = solve(sk, high + low, q0, Method.TASK_PRIORITY)
         assert r.per_goal_error[0] <= tol and r.level_reached[0], seed
-        ref = _slsqp_reference(sk, high, low, q0)
-        if ref is not None:
-            no_worse.append(r.per_goal_error[1] <= ref * (1.0 + 1e-3) + 1e-5)
-    assert np.mean(no_worse) >= 0.95, np.flatnonzero(~np.array(no_worse))
+        if not _no_worse(r.per_goal_error[1], _slsqp_reference(sk, high, low, q0)):
+            worse.append(seed)
+    assert not worse, worse
 
 
 def test_stalled_task_priority_with_level_zero_unmet_is_not_converged():

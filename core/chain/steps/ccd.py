@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...geometry.vec3 import cross_rows
-from ...goals import AimGoal
+from ...goals import AimGoal, Goal
 from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
 from ..registry import register
 from ..residuals import BlockKind, RowBlock
@@ -107,20 +107,26 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
     )
 
 
-#: S_kij = −ε_kij (ε the Levi-Civita symbol): [w]× = Σ_k w_k S_k (so [w]× v = w × v) and
-#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij.
-_SKEW = np.zeros((3, 3, 3))
-for _k, _i, _j in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-    _SKEW[_k, _i, _j], _SKEW[_k, _j, _i] = -1.0, 1.0
+#: [w]× = [[0, −w_z, w_y], [w_z, 0, −w_x], [−w_y, w_x, 0]] (so [w]× v = w × v, and
+#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij): the flat entries that are 0, +w_(x,y,z) and
+#: −w_(x,y,z).
+_K_ZERO = np.array([0, 4, 8])
+_K_PLUS = np.array([7, 2, 3])
+_K_MINUS = np.array([5, 6, 1])
 _EYE3 = np.eye(3)
 
 
 def _axis_operators(w: FloatArray, out: FloatArray) -> None:
-    """Writes P = I − wwᵀ and K = [w]× of unit axes w (..., 3) into ``out`` (..., 2, 3,
-    3). For a DOF about w through p, A = Σ_ij P_ij H_ij, B = Σ_ij K_ij H_ij, and its
-    rotation by δ is R = I + sin δ K − (1 − cos δ) P (Rodrigues)."""
-    np.subtract(_EYE3, w[..., :, None] * w[..., None, :], out=out[..., 0, :, :])
-    np.einsum("...k,kij->...ij", w, _SKEW, out=out[..., 1, :, :])
+    """Writes P = I − wwᵀ and K = [w]× of unit axes w (..., 3, b) into ``out`` (..., 2,
+    3, 3, b) (batch last). For a DOF about w through p, A = Σ_ij P_ij H_ij, B = Σ_ij
+    K_ij H_ij, and its rotation by δ is R = I + sin δ K − (1 − cos δ) P (Rodrigues)."""
+    np.subtract(
+        _EYE3[:, :, None], w[..., :, None, :] * w[..., None, :, :], out=out[..., 0, :, :, :]
+    )
+    k = out[..., 1, :, :, :].reshape(w.shape[:-2] + (9, w.shape[-1]))
+    k[..., _K_ZERO, :] = 0.0
+    k[..., _K_PLUS, :] = w
+    k[..., _K_MINUS, :] = -w
 
 
 _Sel = slice | NDArray[np.intp]
@@ -250,44 +256,45 @@ def _group_update(
     hi_rel: FloatArray,
     noise: FloatArray,
 ) -> None:
-    """The fast sweep's update of a :class:`_Group` of independent DOFs (in place; the
-    single-DOF update of :meth:`CCDStep._fast_sweep` with a member axis)."""
+    """The fast sweep's update of a :class:`_Group` of independent DOFs (in place, batch
+    last like :meth:`CCDStep._fast_sweep`; its single-DOF update with a member axis)."""
     g = grp.dofs
-    piv = p_all[:, g]  # (b, g, 3)
+    piv = p_all[g]  # (g, 3, b)
     h: FloatArray | None = None
     if grp.wp is not None:
-        rel = points[:, None] - piv[:, :, None]  # (b, g, Lp, 3)
-        h = np.einsum("gk,bgki,bgkj->bgij", grp.wp, targets[:, None] - piv[:, :, None], rel)
+        rel = points[None] - piv[:, None]  # (g, Lp, 3, b)
+        h = np.einsum("gk,gkib,gkjb->gijb", grp.wp, targets[None] - piv[:, None], rel)
     if grp.wr is not None:
-        hr = np.einsum("gk,bkij->bgij", grp.wr, err)
+        hr = np.einsum("gk,kijb->gijb", grp.wr, err)
         h = hr if h is None else h + hr
     assert h is not None
-    op = ops[:, g]  # (b, g, 2, 3, 3)
-    ab = np.einsum("bgcij,bgij->bgc", op, h)
-    delta = np.arctan2(ab[..., 1], ab[..., 0])
-    flat = np.einsum("bgc,bgc->bg", ab, ab) <= noise[:, None]
+    op = ops[g]  # (g, 2, 3, 3, b)
+    nb = h.shape[-1]
+    ab = np.einsum("gcxb,gxb->gcb", op.reshape(g.size, 2, 9, nb), h.reshape(g.size, 9, nb))
+    delta = np.arctan2(ab[:, 1], ab[:, 0])
+    flat = np.add.reduce(ab * ab, axis=1) <= noise
     if flat.any():
         delta[flat] = 0.0
-    delta = _into(delta, lo_rel[:, g], hi_rel[:, g])
-    q[:, g] += delta
-    sc = np.empty(delta.shape + (2,))
-    np.cos(delta, out=sc[..., 0])
-    np.subtract(1.0, sc[..., 0], out=sc[..., 0])
-    np.sin(delta, out=sc[..., 1])
-    turn_t = _EYE3 - np.einsum("bgc,bgcij->bgij", sc, op)  # (b, g, 3, 3)
+    delta = _into(delta, lo_rel[g], hi_rel[g])
+    q[g] += delta
+    sc = np.empty((g.size, 2, nb))  # 1 − cos δ, sin δ
+    np.cos(delta, out=sc[:, 0])
+    np.subtract(1.0, sc[:, 0], out=sc[:, 0])
+    np.sin(delta, out=sc[:, 1])
+    turn_t = _EYE3[:, :, None] - np.einsum("gcb,gcijb->gijb", sc, op)  # (g, 3, 3, b)
     if grp.pos_sel.size:
-        own = piv[:, grp.pos_owner]
-        points[:, grp.pos_sel] = own + np.einsum(
-            "bsi,bsij->bsj", points[:, grp.pos_sel] - own, turn_t[:, grp.pos_owner]
+        own = piv[grp.pos_owner]
+        points[grp.pos_sel] = own + np.einsum(
+            "sib,sijb->sjb", points[grp.pos_sel] - own, turn_t[grp.pos_owner]
         )
     if grp.rot_sel.size:
-        err[:, grp.rot_sel] = err[:, grp.rot_sel] @ turn_t[:, grp.rot_owner]
+        err[grp.rot_sel] = np.einsum("saib,sijb->sajb", err[grp.rot_sel], turn_t[grp.rot_owner])
     if grp.inner is not None:
-        turned = np.einsum("bsi,bsij->bsj", w_all[:, grp.inner], turn_t[:, grp.inner_owner])
-        w_all[:, grp.inner] = turned
-        ops_in = np.empty(turned.shape[:2] + (2, 3, 3))
+        turned = np.einsum("sib,sijb->sjb", w_all[grp.inner], turn_t[grp.inner_owner])
+        w_all[grp.inner] = turned
+        ops_in = np.empty(turned.shape[:1] + (2, 3, 3, nb))
         _axis_operators(turned, ops_in)
-        ops[:, grp.inner] = ops_in
+        ops[grp.inner] = ops_in
 
 
 @register
@@ -319,6 +326,7 @@ class CCDStep(IKSolver):
 
     method = Method.CCD
     default_max_iterations = 1000
+    uses_frames = True
     #: A sweep is many short calls per DOF, so a second thread pays only on more work
     #: (measured crossovers: docs/decisions.md).
     work_per_thread = 25_000
@@ -329,13 +337,12 @@ class CCDStep(IKSolver):
     DEPTH = 5
     #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, and the rescue's
     #: damping factor μ (start()).
-    _hist: (
-        tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray] | None
-    ) = None
+    _hist: tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray] | None = None
 
     def start(self, rows: int, n: int) -> None:
         m = self.DEPTH
         self._memo = {}
+        self._targets = {}
         self._hist = (
             np.zeros((rows, n)),
             np.zeros((rows, n)),
@@ -346,6 +353,8 @@ class CCDStep(IKSolver):
 
     #: Per thread: the rows and the accelerated points' evaluation memo.
     _memo: dict[int, tuple[NDArray[np.intp], dict[str, Any]]]
+    #: Per thread: the rows, the goals and the fast sweep's (Lp, 3, b) position targets.
+    _targets: dict[int, tuple[NDArray[np.intp], tuple[Goal, ...], FloatArray]]
 
     def step(self, state: StepState) -> FloatArray:
         sk = state.skeleton
@@ -353,7 +362,9 @@ class CCDStep(IKSolver):
         lo, hi = dof_bounds(state)
         active = [blk for blk in state.blocks if blk.weight > 0.0]
         if all(b.kind in (BlockKind.POSITION, BlockKind.ROTATION) for b in active):
-            f = self._fast_sweep(state, active, gj, lo, hi)
+            # the position targets kept per thread after start() (not in step_once)
+            cache = self.__dict__.get("_targets")
+            f = self._fast_sweep(state, active, gj, lo, hi, cache)
         else:
             f = self._general_sweep(state, gj, lo, hi)
         if sk.kinematic_plan.prismatic.size:
@@ -385,30 +396,35 @@ class CCDStep(IKSolver):
         need the rescue."""
         q_last, f_last, dg, df, mu = self._hist  # type: ignore[misc]
         rows = state.rows
+        # contiguous rows (the usual case until rows finish) index the history as views
+        at: slice | NDArray[np.intp] = rows
+        if rows.size and int(rows[-1]) - int(rows[0]) == rows.size - 1:
+            at = slice(int(rows[0]), int(rows[-1]) + 1)
         q = state.q
         # every row still iterating has taken state.iteration sweeps before this one
         c = state.iteration
         m = self.DEPTH
         if c > 0:  # ring slot (c − 1) mod m: the first k = min(c, m) slots are filled
             slot = (c - 1) % m
-            dg[rows, slot] = f - f_last[rows] + (q - q_last[rows])
-            df[rows, slot] = f - f_last[rows]
-        q_last[rows] = q
-        f_last[rows] = f
+            df[at, slot] = f - f_last[at]
+            dg[at, slot] = df[at, slot] + (q - q_last[at])
+        q_last[at] = q
+        f_last[at] = f
         if c == 0:
             return f
         # Anderson: γ = argmin ‖f − ΔF γ‖ over the k sweeps remembered, q⁺ = T(q) − ΔG γ
         k = min(c, m)
-        a_f, a_g = df[rows, :k], dg[rows, :k]
+        a_f, a_g = df[at, :k], dg[at, :k]
         gram = a_f @ np.swapaxes(a_f, -1, -2)
         diag = gram.reshape(-1, k * k)[:, :: k + 1]
         diag += 1e-10 * np.maximum(np.add.reduce(diag, axis=1), 1e-300)[:, None]
         gamma = np.linalg.solve(gram, matvec(a_f, f)[..., None])  # (b, k, 1)
-        acc = f - np.add.reduce(gamma * a_g, axis=1)  # q⁺ − q
+        acc = f - (np.swapaxes(gamma, -1, -2) @ a_g)[:, 0]  # q⁺ − q
         st = state.settings
         sk = state.skeleton
+        clip = st.use_limits and sk.has_limits
         cand = q + clamp_max_abs(acc, st.max_step)
-        if st.use_limits:
+        if clip:
             cand = sk.clip_unchecked(cand)
         # its residual (no Jacobian; an evaluation memo kept while the rows stay the same)
         key = threading.get_ident()
@@ -428,7 +444,7 @@ class CCDStep(IKSolver):
         lam2 = np.maximum(st.damping**2 * mu_b * mu_b, 1e-300)
         q_b = q[bad]
         cand_b = q_b + clamp_max_abs(damped_step(state.J[bad], state.e[bad], lam2), st.max_step)
-        if st.use_limits:
+        if clip:
             cand_b = sk.clip_unchecked(cand_b)
         e_b = sk.evaluate(cand_b, state.goals, rows=rows[bad], jacobian=False).e
         rescue = np.add.reduce(e_b * e_b, axis=1) < obj0[bad]
@@ -444,93 +460,122 @@ class CCDStep(IKSolver):
         gj: list[int],
         lo: FloatArray,
         hi: FloatArray,
+        cache: dict[int, tuple[NDArray[np.intp], tuple[Goal, ...], FloatArray]] | None = None,
     ) -> FloatArray:
+        # batch last: every array (..., b), so each call runs over contiguous rows
         sk = state.skeleton
-        q = state.q.copy()
-        bsz = q.shape[0]
-        rot, _, w_all, p_all = sk.kinematics(q)
-        w_all = w_all.copy()  # inner Euler axes are turned in place
+        bsz = state.q.shape[0]
         pos_b = [blk for blk in active if blk.kind is BlockKind.POSITION]
         rot_b = [blk for blk in active if blk.kind is BlockKind.ROTATION]
+        last = None if state.frames_last is None else state.frames_last()
+        if last is not None and not rot_b:  # DOF axes and origins from the axis frames
+            node = sk.kinematic_plan.dof_node
+            w_all = last[node, 2]  # (n, 3, b) (a copy), turned in place
+            p_all = last[node, 3]
+            rot = None
+        else:
+            known = None if state.frames is None else state.frames()
+            rot, _, w_bf, p_bf = (
+                sk.kinematics(state.q) if known is None else sk.kinematics_of(known)
+            )
+            w_all = np.ascontiguousarray(w_bf.transpose(1, 2, 0))
+            p_all = np.ascontiguousarray(p_bf.transpose(1, 2, 0))
+        q = state.q.T.copy()  # (n, b)
 
         def pick(value: object, nd: int) -> FloatArray:
             arr = np.asarray(value, dtype=np.float64)
             out: FloatArray = arr if arr.ndim == nd else arr[state.rows]
             return out
 
-        # position blocks: targets and current goal points (b, Lp, 3)
-        targets = np.empty((bsz, len(pos_b), 3))
-        points = np.empty((bsz, len(pos_b), 3))
+        # position blocks: targets (kept per thread while the rows stay the same) and
+        # current goal points (Lp, 3, b)
+        key = threading.get_ident()
+        kept = None if cache is None else cache.get(key)
+        if kept is not None and kept[0] is state.rows and kept[1] is state.goals:
+            targets = kept[2]
+        else:
+            targets = np.empty((len(pos_b), 3, bsz))
+            for i, blk in enumerate(pos_b):
+                t = pick(state.goals[blk.goal].position, 1)  # type: ignore[union-attr]
+                targets[i] = t[:, None] if t.ndim == 1 else t.T
+            if cache is not None:
+                cache[key] = (state.rows, state.goals, targets)
+        points = np.empty((len(pos_b), 3, bsz))
         for i, blk in enumerate(pos_b):
-            targets[:, i] = pick(state.goals[blk.goal].position, 1)  # type: ignore[union-attr]
-            points[:, i] = targets[:, i] - state.e[:, blk.rows] / math.sqrt(blk.weight)
-        # rotation blocks: error rotations E = R_t R_cᵀ (b, Lr, 3, 3)
+            points[i] = targets[i] - state.e[:, blk.rows].T / math.sqrt(blk.weight)
+        # rotation blocks: error rotations E = R_t R_cᵀ (Lr, 3, 3, b)
         r_t = np.empty((bsz, len(rot_b), 3, 3))
         for i, blk in enumerate(rot_b):
             r_t[:, i] = pick(state.goals[blk.goal].rotation, 2)  # type: ignore[union-attr]
-        err = r_t @ np.swapaxes(rot[:, [gj[blk.goal] for blk in rot_b]], -1, -2)
+        err = np.empty((0, 3, 3, bsz))
+        if rot is not None:
+            err = np.ascontiguousarray(
+                (r_t @ np.swapaxes(rot[:, [gj[blk.goal] for blk in rot_b]], -1, -2)).transpose(
+                    1, 2, 3, 0
+                )
+            )
         plan = _sweep_plan(
             sk,
             tuple((gj[blk.goal], blk.weight) for blk in pos_b),
             tuple((gj[blk.goal], blk.weight) for blk in rot_b),
         )
-        ops = np.empty((bsz, q.shape[1], 2, 3, 3))
+        ops = np.empty((q.shape[0], 2, 3, 3, bsz))
         _axis_operators(w_all, ops)
         # rounding level of A and B per row: Σ weights × the largest squared distance
         # between a pivot and a goal point or target (1 for rotations)
-        reach = np.concatenate([targets, points], axis=1)[:, :, None] - p_all[:, None]
-        reach2 = np.max(np.einsum("bgnk,bgnk->bgn", reach, reach), axis=(1, 2), initial=0.0)
+        reach = np.concatenate([targets, points])[:, None] - p_all[None]
+        reach2 = np.max(np.add.reduce(reach * reach, axis=2), axis=(0, 1), initial=0.0)
         wsum = 2.0 * sum(blk.weight for blk in pos_b)
         noise = (1e-13 * (wsum * reach2 + sum(blk.weight for blk in rot_b))) ** 2
-        sc = np.empty((bsz, 2))  # 1 − cos δ, sin δ
+        sc = np.empty((2, bsz))  # 1 − cos δ, sin δ
         # the bounds relative to q (DOF j keeps its value until its own update)
-        lo_rel, hi_rel = lo - q, hi - q
+        lo_rel, hi_rel = (lo - state.q).T, (hi - state.q).T
         for entry in plan:
             if isinstance(entry, _Group):
                 grid = (w_all, p_all, ops, lo_rel, hi_rel, noise)
                 _group_update(entry, q, points, targets, err, *grid)
                 continue
             j, mp, wp, mr, wr, inner = entry
-            p1 = p_all[:, j, None]
+            p1 = p_all[j]
             # H = Σ 2w_i (t_i − p)(s_i − p)ᵀ + Σ w_k E_k; (A, B) = Σ_ij (P, K)_ij H_ij
             h: FloatArray | None = None
             if wp is not None:
-                rel = points[:, mp] - p1
-                h = np.einsum("k,bki,bkj->bij", wp, targets[:, mp] - p1, rel)
+                rel = points[mp] - p1
+                h = np.einsum("k,kib,kjb->ijb", wp, targets[mp] - p1, rel)
             if wr is not None:
-                e_sel = err[:, mr]
-                hr = np.einsum("k,bkij->bij", wr, e_sel)
+                e_sel = err[mr]
+                hr = np.einsum("k,kijb->ijb", wr, e_sel)
                 h = hr if h is None else h + hr
             assert h is not None  # the plan lists only DOFs that move a goal
-            op = ops[:, j]
-            ab = np.einsum("bcij,bij->bc", op, h)
+            op = ops[j]
+            ab = np.einsum("cxb,xb->cb", op.reshape(2, 9, bsz), h.reshape(9, bsz))
             # a DOF that moves none of its goals (a point on its axis) has A and B at
             # rounding level: it stays instead of turning by the angle of noise
-            flat = np.einsum("bc,bc->b", ab, ab) <= noise
-            delta = np.arctan2(ab[:, 1], ab[:, 0])
+            flat = np.add.reduce(ab * ab, axis=0) <= noise
+            delta = np.arctan2(ab[1], ab[0])
             if flat.any():
                 delta[flat] = 0.0
-            delta = _into(delta, lo_rel[:, j], hi_rel[:, j])
-            q[:, j] += delta
+            delta = _into(delta, lo_rel[j], hi_rel[j])
+            q[j] += delta
             # Rᵀ = I − (1 − cos δ) P − sin δ K
-            np.cos(delta, out=sc[:, 0])
-            np.subtract(1.0, sc[:, 0], out=sc[:, 0])
-            np.sin(delta, out=sc[:, 1])
-            turn_t = _EYE3 - np.einsum("bc,bcij->bij", sc, op)
+            np.cos(delta, out=sc[0])
+            np.subtract(1.0, sc[0], out=sc[0])
+            np.sin(delta, out=sc[1])
+            turn_t = _EYE3[:, :, None] - np.einsum("cb,cijb->ijb", sc, op)
             if wp is not None:
-                points[:, mp] = p1 + rel @ turn_t
+                points[mp] = p1 + np.einsum("kib,ijb->kjb", rel, turn_t)
             if wr is not None:
-                err[:, mr] = e_sel @ turn_t[:, None]
+                err[mr] = np.einsum("kaib,ijb->kajb", e_sel, turn_t)
             if inner is not None:
-                turned = w_all[:, inner] @ turn_t
-                w_all[:, inner] = turned
+                turned = np.einsum("kib,ijb->kjb", w_all[inner], turn_t)
+                w_all[inner] = turned
                 if isinstance(inner, slice):  # a view: written in place
-                    _axis_operators(turned, ops[:, inner])
+                    _axis_operators(turned, ops[inner])
                 else:
-                    ops_in = np.empty(turned.shape[:2] + (2, 3, 3))
+                    ops_in = np.empty(turned.shape[:1] + (2, 3, 3, bsz))
                     _axis_operators(turned, ops_in)
-                    ops[:, inner] = ops_in
-        return q - state.q
+                    ops[inner] = ops_in
+        return q.T - state.q
 
     @staticmethod
     def _general_sweep(

@@ -7,7 +7,6 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv
 
-from ..kinematics import BATCH_LAST_ROWS
 from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
 from ..registry import register
 from ..residuals import BlockKind
@@ -15,20 +14,26 @@ from ..settings import ClampRule, Method
 from ..threads import Gate, opened
 from .jacobian import svd
 
+#: From this many rows on, :func:`spd_solve` solves by Cholesky (its docstring).
+CHOLESKY_ROWS = 16
+
 
 def spd_solve(a: FloatArray, r: FloatArray, parallel: bool = False) -> FloatArray:
     """x with a x = r for symmetric positive definite a (b, k, k), r (b, k).
 
-    Below :data:`~core.chain.kinematics.BATCH_LAST_ROWS` rows, and in a solve whose chunks
-    run side by side on threads (``parallel``): LAPACK LU (``numpy.linalg.solve``, one
-    call that releases the GIL). Otherwise LAPACK Cholesky (``numpy.linalg.cholesky``,
-    batched) and the two triangular substitutions batch-last (k steps each over rows of b
-    values; numpy has no batched triangular solve): faster than LU on one thread, but its
-    4k small calls hold the GIL, so threaded solves use LU (docs/decisions.md). A factor
-    that is not positive definite to working precision (LinAlgError: a zero-damped,
-    rank-deficient JJᵀ) falls back to LU for the whole batch."""
+    Below :data:`CHOLESKY_ROWS` rows, and in a solve whose chunks run side by side on
+    threads (``parallel``): LAPACK LU (``numpy.linalg.solve``, one call that releases the
+    GIL). Otherwise LAPACK Cholesky (``numpy.linalg.cholesky``, batched) and the two
+    triangular substitutions batch-last (k steps each over rows of b values; numpy has no
+    batched triangular solve): faster than LU from a few dozen rows, and from
+    :data:`CHOLESKY_ROWS` rows whenever OpenBLAS runs more than one thread (its LU of a
+    matrix from 6 × 6 on wakes its threads for every matrix of the batch; its Cholesky
+    does not), but its 4k small calls hold the GIL, so threaded solves use LU
+    (docs/decisions.md). A factor that is not positive definite to working precision
+    (LinAlgError: a zero-damped, rank-deficient JJᵀ) falls back to LU for the whole
+    batch."""
     b, k = r.shape
-    if b >= BATCH_LAST_ROWS and not parallel:
+    if b >= CHOLESKY_ROWS and not parallel:
         try:
             low = np.linalg.cholesky(a).transpose(1, 2, 0).copy()  # (k, k, b)
         except np.linalg.LinAlgError:

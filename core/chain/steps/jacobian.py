@@ -49,6 +49,8 @@ class JacobianTransposeStep(IKSolver):
 
     def step(self, state: StepState) -> FloatArray:
         jac, e = state.J, state.e
+        if e.shape[0] == 1:
+            return self._one_row(state)
         g = (e[:, None, :] @ jac)[:, 0]  # Jᵀe
         d = g
         history = self._history
@@ -62,18 +64,49 @@ class JacobianTransposeStep(IKSolver):
                 if len(r0) != len(state.rows):
                     pick = np.searchsorted(r0, state.rows)
                     g_p, inv_p, d_p = g_p[pick], inv_p[pick], d_p[pick]
-                beta = np.add.reduce(g * (g - g_p), axis=-1) * inv_p
+                beta = _dots(g, g - g_p) * inv_p
                 d = g + np.maximum(beta, 0.0)[:, None] * d_p
-            gg = np.add.reduce(g * g, axis=-1)
+            gg = _dots(g, g)
             # 1/‖g‖² (0 where g = 0: the next β is then 0)
             inv = 1.0 / gg if gg.all() else np.divide(1.0, gg, out=np.zeros(gg.shape), where=gg > 0)
             history[key] = (state.rows, g, inv, d)
         # Buss's α along d: the exact minimiser over all α of ‖e − αJd‖ (negative where d
         # is not a descent direction of the linearised error, so the step still descends)
         jd = (jac @ d[:, :, None])[:, :, 0]
-        alpha = np.add.reduce(e * jd, axis=-1) / (np.add.reduce(jd * jd, axis=-1) + 1e-300)
+        alpha = _dots(e, jd) / (_dots(jd, jd) + 1e-300)
         out: FloatArray = alpha[:, None] * d
         return out
+
+    def _one_row(self, state: StepState) -> FloatArray:
+        """:meth:`step` for one row, on vectors and Python floats: the same products
+        (numpy's stacked and vector products agree bit for bit, so a batched solve gives
+        the rows of one-by-one solves) in a fraction of the calls; the history keeps the
+        batched layout."""
+        e, jac = state.e[0], state.J[0]
+        g = e @ jac
+        d = g
+        history = self._history
+        if history is not None:
+            key = threading.get_ident()
+            if state.iteration % max(g.shape[0], 1):
+                _, g_p, inv_p, d_p = history[key]
+                beta = float(g @ (g - g_p[0])) * float(inv_p[0])
+                if beta > 0.0:
+                    d = g + beta * d_p[0]
+            gg = float(g @ g)
+            inv = np.array([1.0 / gg if gg > 0.0 else 0.0])
+            history[key] = (state.rows, g[None], inv, d[None])
+        jd = jac @ d
+        alpha = float(e @ jd) / (float(jd @ jd) + 1e-300)
+        out: FloatArray = (alpha * d)[None]
+        return out
+
+
+def _dots(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Row-wise dot products (b, k) · (b, k) → (b,), by the stacked product (the same
+    result as the vector product ``a[i] @ b[i]``)."""
+    out: FloatArray = (a[:, None, :] @ b[:, :, None])[:, 0, 0]
+    return out
 
 
 def svd(

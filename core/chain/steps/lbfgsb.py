@@ -10,7 +10,7 @@ import numpy as np
 import scipy.optimize
 from numpy.typing import NDArray
 
-from ..loop import FloatArray, IKSolver, StepState, matvec
+from ..loop import FloatArray, IKSolver, StepState
 from ..registry import register
 from ..residuals import BlockKind
 from ..settings import Method, SolveSettings
@@ -143,23 +143,24 @@ class LBFGSBStep(IKSolver):
         shifts.append(np.zeros_like(state.e))
         memo: dict[str, object] = {}
         final = shifts[-1]
-        active = np.array([g.weight > 0.0 for g in goals])
+        active = np.flatnonzero([g.weight > 0.0 for g in goals])
         tol = st.tolerance
 
         def objective(
             x: FloatArray, shift: FloatArray, rows: NDArray[np.intp]
         ) -> tuple[float, FloatArray]:
-            """F at x (1, n) and its gradient (1, n); raises _GoalsMet where the final
-            targets are met (inside the bounds: scipy evaluates only there)."""
-            ev = sk.evaluate(x, goals, rows=rows, memo=memo)
+            """F at x (n,) and its gradient (n,), on vectors (one row: dot products
+            instead of batched reductions); ``shift`` (1, m). Raises _GoalsMet where the
+            final targets are met (inside the bounds: scipy evaluates only there)."""
+            ev = sk.evaluate(x[None], goals, rows=rows, memo=memo)
             assert ev.J is not None
             if shift.base is final or shift is final:
-                if active.any() and float(ev.goal_error[0, active].max()) <= tol:
-                    raise _GoalsMet(x[0].copy())
-            e = ev.e - shift
+                if active.size and float(ev.goal_error[0, active].max()) <= tol:
+                    raise _GoalsMet(x.copy())
+            e = ev.e[0] - shift[0]
             d = x - ref
-            f = float(np.sum(e * e) + g2 * np.sum(d * d))
-            grad: FloatArray = -2.0 * matvec(np.swapaxes(ev.J, -1, -2), e) + 2.0 * g2 * d
+            f = float(e @ e + g2 * (d @ d))
+            grad: FloatArray = -2.0 * (e @ ev.J[0]) + (2.0 * g2) * d
             return f, grad
 
         out = np.zeros_like(state.q)
@@ -169,8 +170,7 @@ class LBFGSBStep(IKSolver):
             def fun(
                 x: FloatArray, shift: FloatArray, rows: NDArray[np.intp] = rows
             ) -> tuple[float, FloatArray]:
-                f, grad = objective(x[None], shift, rows)
-                return f, grad[0]
+                return objective(x, shift, rows)
 
             x = _lbfgsb(fun, state.q[r], lo[r], hi[r], [sh[r : r + 1] for sh in shifts], st)
             out[r] = x - state.q[r]

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
+import scipy.optimize
 from numpy.typing import NDArray
 
-from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, lexicographic_less, matvec
+from ...goals import Goal
+from ..loop import (
+    FloatArray,
+    IKSolver,
+    LoopOutput,
+    StepState,
+    clamp_max_abs,
+    lexicographic_less,
+    matvec,
+)
 from ..registry import register
-from ..residuals import RowBlock
-from ..settings import Method
+from ..residuals import Evaluation, RowBlock
+from ..settings import Method, SolveSettings, StopReason
+from ..skeleton import Skeleton
 
 
 def _levels(blocks: tuple[RowBlock, ...]) -> list[NDArray[np.intp]]:
@@ -98,6 +110,17 @@ class TaskPriorityStep(IKSolver):
     curvature), so it ends STALLED (not REACHED) with its residual at the constrained
     optimum to ~1e-10 in ‖e_k‖² (iteration counts: docs/decisions.md).
 
+    Lower-level finish (:meth:`finish`, after the loop, for the rows whose priority 0 is
+    met and a lower level is not): the cascade is a local method whose path fixes which
+    constrained local optimum a conflicting level ends in, and it stalls slightly above
+    that optimum (linear convergence). So each level below priority 0 is minimised in
+    turn by SLSQP (Kraft 1988, scipy) with the levels above as equality constraints and
+    the limits as bounds, from the loop's result and from the solve's start, and the
+    lexicographically best of the three points (:meth:`objective`) is returned
+    (:func:`_finish_row`). Cost: two SLSQP runs per such row, in Python row by row;
+    single-level solves and rows that meet every level pay nothing (measured:
+    docs/decisions.md).
+
     Joint limits (``use_limits`` and a skeleton with limits; a clamping loop in the
     spirit of Baerlocher & Boulic, and of Ki & Sheen's bounded §7 problem, Eq. 7.3–7.5):
     when Δq would take a DOF past a limit, the DOF is *clamped* (Δq_j = limit − q_j, its
@@ -105,9 +128,10 @@ class TaskPriorityStep(IKSolver):
     own increment takes it there, else *frozen* for the levels below priority 0 only
     (its direction removed from their projector: a lower level never takes a DOF from
     priority 0); repeated until no DOF is past a limit (≤ 2n passes, each one cascade of
-    SVDs). Failure mode: the lower goal is feasible but not always at its bounded
+    SVDs). The loop alone does not always bring a feasible lower goal to its bounded
     optimum (compared with SLSQP with the bounds: docs/decisions.md), since a frozen DOF
-    is not released when moving it back inside would help the lower level.
+    is not released when moving it back inside would help the lower level; such rows get
+    the lower-level finish above (SLSQP with the bounds).
     """
 
     method = Method.TASK_PRIORITY
@@ -289,6 +313,35 @@ class TaskPriorityStep(IKSolver):
 
     cascade = _cascade
 
+    def finish(
+        self,
+        skeleton: Skeleton,
+        goals: tuple[Goal, ...],
+        settings: SolveSettings,
+        q_start: FloatArray,
+        out: LoopOutput,
+    ) -> None:
+        """Lower-level finish (class docstring): the rows whose priority 0 is met and a
+        lower level is not get :func:`_finish_row`'s constrained optimum where it is
+        lexicographically better (q, errors and, if every goal is then met, the reason)."""
+        _, reasons, out_q, out_gerr = out
+        blocks = skeleton.goal_plan(goals)[0]
+        prios = sorted({blk.priority for blk in blocks if blk.weight > 0.0})
+        if len(prios) < 2 or not skeleton.n_dofs:
+            return
+        tol = settings.tolerance
+        members = [
+            [i for i, g in enumerate(goals) if g.weight > 0.0 and g.priority == p] for p in prios
+        ]
+        lerr = np.stack([out_gerr[:, m].max(axis=1) for m in members], axis=1)
+        todo = np.flatnonzero((lerr[:, 0] <= tol) & (lerr[:, 1:] > tol).any(axis=1))
+        for i in todo.tolist():
+            found = _finish_row(self, skeleton, goals, settings, i, (out_q[i], q_start[i]))
+            if found is not None:
+                out_q[i], out_gerr[i] = found
+                if np.all(found[1][[g for m in members for g in m]] <= tol):
+                    reasons[i] = StopReason.REACHED
+
     def _restore(
         self, state: StepState, dq: FloatArray, upper: list[NDArray[np.intp]]
     ) -> tuple[FloatArray, FloatArray]:
@@ -341,3 +394,107 @@ class TaskPriorityStep(IKSolver):
                 proj = proj - np.swapaxes(vk, -1, -2) @ vk
             dq = dq + np.where(todo[:, None], corr, 0.0)
         return dq, e_n
+
+
+def _finish_row(
+    step: TaskPriorityStep,
+    sk: Skeleton,
+    goals: tuple[Goal, ...],
+    st: SolveSettings,
+    row: int,
+    starts: tuple[FloatArray, FloatArray],
+) -> tuple[FloatArray, FloatArray] | None:
+    """The lower-level finish of batch row ``row``: from each start (the loop's result,
+    then the solve's start), the levels below priority 0 in turn, each by SLSQP (Kraft
+    1988, scipy): min ‖e_k‖² subject to e = 0 for every goal of the levels above (the
+    joint limits as bounds with ``use_limits``), kept when the levels above stay within
+    ``tolerance`` and ‖e_k‖² drops; a level left unmet ends the pass (the levels below it
+    have no equality to keep). Returns (q, per-goal errors) of the lexicographically best
+    finished point (:meth:`TaskPriorityStep.objective`) if it beats the loop's result,
+    else None."""
+    blocks = sk.goal_plan(goals)[0]
+    prios = sorted({blk.priority for blk in blocks if blk.weight > 0.0})
+    level_rows = [
+        np.concatenate(
+            [
+                np.arange(b.rows.start, b.rows.stop)
+                for b in blocks
+                if b.priority == p and b.weight > 0.0
+            ]
+        )
+        for p in prios
+    ]
+    members = [
+        [i for i, g in enumerate(goals) if g.weight > 0.0 and g.priority == p] for p in prios
+    ]
+    sel = np.array([row])
+    bounds = list(zip(sk.lower, sk.upper, strict=True)) if st.use_limits and sk.has_limits else None
+    cache: dict[bytes, Evaluation] = {}
+
+    def at(x: FloatArray) -> Evaluation:
+        x = np.nan_to_num(np.asarray(x, dtype=np.float64))
+        key = x.tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = sk.evaluate(x[None], goals, rows=sel)
+        return cache[key]
+
+    def objective(x: FloatArray) -> FloatArray:
+        return step.objective(at(x).e, blocks)
+
+    best = np.asarray(starts[0], dtype=np.float64)
+    best_obj = objective(best)
+    found = False
+    for start in starts:
+        x = np.asarray(start, dtype=np.float64).copy()
+        for k in range(1, len(prios)):
+            rk = level_rows[k]
+            above = np.concatenate(level_rows[:k])
+            above_goals = [g for m in members[:k] for g in m]
+
+            def fun(v: FloatArray, rk: NDArray[np.intp] = rk) -> tuple[float, FloatArray]:
+                ev = at(v)
+                assert ev.J is not None
+                ek = ev.e[0, rk]
+                return float(ek @ ek), -2.0 * ev.J[0, rk].T @ ek
+
+            def cons(v: FloatArray, above: NDArray[np.intp] = above) -> FloatArray:
+                out: FloatArray = at(v).e[0, above]
+                return out
+
+            def cons_jac(v: FloatArray, above: NDArray[np.intp] = above) -> FloatArray:
+                ev = at(v)
+                assert ev.J is not None
+                out: FloatArray = -ev.J[0, above]
+                return out
+
+            with warnings.catch_warnings():  # SLSQP's own clip into the bounds, overflow
+                warnings.simplefilter("ignore")
+                res = scipy.optimize.minimize(
+                    fun,
+                    x,
+                    jac=True,
+                    bounds=bounds,
+                    constraints=[{"type": "eq", "fun": cons, "jac": cons_jac}],
+                    method="SLSQP",
+                    options={"maxiter": 500, "ftol": 1e-14},
+                )
+            cand = np.asarray(res.x, dtype=np.float64)
+            if bounds is not None:
+                cand = sk.clip_unchecked(cand)
+            cand_err = at(cand).goal_error[0]
+            if not (
+                np.all(np.isfinite(cand))
+                and np.all(cand_err[above_goals] <= st.tolerance)
+                and fun(cand)[0] < fun(x)[0]
+            ):
+                break
+            x = cand
+            if np.any(cand_err[members[k]] > st.tolerance):
+                break
+        obj = objective(x)
+        if lexicographic_less(obj, best_obj, 1.0)[1][0]:
+            best, best_obj, found = x, obj, True
+    if not found:
+        return None
+    return best, at(best).goal_error[0].copy()
