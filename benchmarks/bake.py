@@ -86,7 +86,7 @@ class Result:
     checked_bake_s: list[float]
     #: Blender's IK constraints' cost per frame (µs): constrained minus plain frame change.
     blender_ik_us: float
-    #: The same per-frame measurements in process CPU time (µs; all threads).
+    #: The same per-frame measurements in CPU time (µs; the calling thread's for Limber).
     per_frame_cpu_us: Spread
     blender_ik_cpu_us: float
     #: Process CPU time of the checked bake (s).
