@@ -428,7 +428,8 @@ def render(r: Result, quick: bool) -> str:
         "would add Blender's TBB workers, which keep spinning after the frame change's "
         "evaluation whatever runs next (as much during a sleep or a busy loop of the same "
         "length; not at all when the solve starts after they went idle). Blender's IK "
-        "constraints run on those workers: their cost is process CPU time. The bakes include Blender's frame evaluation for every frame. Limber "
+        "constraints run on those workers: their cost is process CPU time. The bakes "
+        "include Blender's frame evaluation for every frame. Limber "
         "bakes analytic limbs as one batch per limb; "
         + ("the targets' inputs were sampled from their F-curves (no frame change per frame: "
            "`BakeResult.fast`)" if r.fast_reads else

@@ -24,6 +24,16 @@ class ReadError(ValueError):
     """Something a solve needs is missing (a bone, a target bone)."""
 
 
+def made(cls: Any, **fields: Any) -> Any:
+    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, defaults
+    included), made without its generated ``__init__``: a live solve builds a read and a
+    request per limb and frame, and ``__init__``'s ``object.__setattr__`` per field costs
+    more than the rest of the read. For values the caller has already checked."""
+    out = object.__new__(cls)
+    out.__dict__.update(fields)
+    return out
+
+
 def mat4(m: Any) -> FloatArray:
     """A mathutils 4×4 matrix (or nested sequence) as a float64 array."""
     return np.array(m, dtype=np.float64)
@@ -133,7 +143,8 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
     if settings.swivel_mode == "POLE" and settings.pole is not None:
         pole = np.array([settings.pole.evaluated_get(depsgraph).matrix_world.translation],
                         dtype=np.float64)
-    return LimbRead(
+    return made(  # type: ignore[no-any-return]
+        LimbRead,
         world=mat4(obj_eval.matrix_world)[None],
         pose=pose,
         basis=basis,

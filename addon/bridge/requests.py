@@ -35,7 +35,7 @@ from ...core import (
     transform_points,
     translation,
 )
-from .read import LimbRead
+from .read import LimbRead, made
 
 FloatArray = NDArray[np.float64]
 
@@ -219,10 +219,10 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
 
     swivel = float(read.swivel[0]) if single else read.swivel
     kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)
-    return LimbRequest(kind=kind, axis=settings.axis, limb=limb, kwargs=kwargs,
-                       frame=frame, goal_frame=g, target_goal=target_goal, target=target,
-                       linked=linked, wrist=wrist, frame_scale=scale, single=single,
-                       frame_inverse=inverse)
+    return made(  # type: ignore[no-any-return]
+        LimbRequest, kind=kind, axis=settings.axis, limb=limb, kwargs=kwargs, frame=frame,
+        goal_frame=g, target_goal=target_goal, target=target, linked=linked, wrist=wrist,
+        frame_scale=scale, single=single, frame_inverse=inverse)
 
 
 #: Frames kept per rig by :func:`_frame_parts` (a handful: the parent's pose of the last

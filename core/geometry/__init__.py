@@ -4,10 +4,12 @@ kernel (:mod:`.vec3`)."""
 
 from .rigid import (
     affine_inverse,
+    affine_links,
     apply_goal_offset,
     basis_frame,
     basis_rotation,
     bend_axis,
+    chain_pose,
     compose_trs,
     continuous_eulers,
     continuous_quaternions,
@@ -84,6 +86,8 @@ __all__ = [
     "goal_in_frame",
     "goal_offset",
     "limb_links",
+    "affine_links",
+    "chain_pose",
     "nearest_eulers",
     "orthonormalize_yz",
     "refine_goal",
