@@ -607,8 +607,8 @@ def _bake_batched(
             st.frame = f
             row.append(st)
         solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
-    if len(rest) == len(items):
-        return None
+    if len(rest) == len(items) and all(u.links is None for u in rest.values()):
+        return None  # nothing batched, nothing predicted: the per-frame path
     return samples, statuses, quick is not None, rest
 
 

@@ -406,3 +406,16 @@ def test_checked_bake_of_stretched_and_constrained_limbs_in_one_range(limber: An
                 assert st.position_error <= POS_TOL and st.orientation_error <= ROT_TOL
     _on_target(obj, t, range(3, 15))
     _on_target(obj, tr, range(3, 15), right[2])
+
+
+def test_a_lone_stretched_limb_is_predicted_and_checked(limber: Any) -> None:
+    """With no proven limb beside it, a stretched arm is still solved for the range at once
+    and checked on the evaluated pose every frame (not sent to the per-frame path)."""
+    obj = metarig()
+    t = _animated_target(obj, range(-10, 41, 5))
+    add_limb(obj, "arm.L", ARM, target=t)
+    obj.pose.bones[ARM[0]].scale = (1.0, 1.1, 1.0)
+    res = limber.sub("addon.run.bake").bake_object(obj, bpy.context.scene, 3, 14)
+    assert res.batched and res.checked == ["arm.L"]
+    assert all(st.measured == "depsgraph" and st.reached for row in res.statuses for st in row)
+    _on_target(obj, t, range(3, 15))
