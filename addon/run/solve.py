@@ -550,7 +550,7 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         if _HELD_RIGS:
             _HELD_RIGS[-1][key] = held
     msgs, over, plain = list(held[0]), list(held[1]), held[2]
-    if req is not None and not bool(req.linked.all()):
+    if req is not None and not (bool(req.linked[0]) if req.single else bool(req.linked.all())):
         over.append("a stretched (non-uniformly scaled) segment")
     return msgs + over, not over and plain
 

@@ -277,7 +277,7 @@ def rodrigues(axis: FloatArray, angle: ArrayLike) -> FloatArray:
 
     One axis ``(3,)`` with a scalar angle takes a branch on Python floats that performs
     the same operations entry by entry (same result, a fraction of the cost)."""
-    if axis.ndim == 1 and np.ndim(angle) == 0:
+    if axis.ndim == 1 and (type(angle) is float or np.ndim(angle) == 0):
         c, s = math.cos(angle), math.sin(angle)  # type: ignore[arg-type]
         x, y, z = axis.tolist()
         t = 1.0 - c
