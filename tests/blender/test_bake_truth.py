@@ -408,14 +408,18 @@ def test_checked_bake_of_stretched_and_constrained_limbs_in_one_range(limber: An
     _on_target(obj, tr, range(3, 15), right[2])
 
 
-def test_a_lone_stretched_limb_is_predicted_and_checked(limber: Any) -> None:
+@pytest.mark.parametrize("goal", ["POSE", "POSITION"])
+def test_a_lone_stretched_limb_is_predicted_and_checked(limber: Any, goal: str) -> None:
     """With no proven limb beside it, a stretched arm is still solved for the range at once
-    and checked on the evaluated pose every frame (not sent to the per-frame path)."""
+    and checked on the evaluated pose every frame (not sent to the per-frame path), for
+    a goal that sets the hand and one that holds it."""
     obj = metarig()
     t = _animated_target(obj, range(-10, 41, 5))
-    add_limb(obj, "arm.L", ARM, target=t)
+    add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
     obj.pose.bones[ARM[0]].scale = (1.0, 1.1, 1.0)
+    obj.pose.bones[ARM[2]].rotation_quaternion = (0.9, 0.3, 0.1, 0.0)  # a held hand
     res = limber.sub("addon.run.bake").bake_object(obj, bpy.context.scene, 3, 14)
     assert res.batched and res.checked == ["arm.L"]
     assert all(st.measured == "depsgraph" and st.reached for row in res.statuses for st in row)
-    _on_target(obj, t, range(3, 15))
+    if goal == "POSE":
+        _on_target(obj, t, range(3, 15))
