@@ -5,7 +5,8 @@ one's bones, the range is baked as one batch per limb: each frame is only *read*
 targets, poles, swivels, shoulder frames and held wrists), nothing is written per frame,
 and each limb is solved once for all frames by the vectorised :func:`core.solve_limb`
 through the same requests as a live solve. Limbs whose model is not proven for the rig
-are solved frame by frame instead, each frame checked on the evaluated pose.
+are checked frame by frame on the evaluated pose instead (solved frame by frame, or, when
+only their links are stretched, for the whole range against their affine chain first).
 The reads need no frame change per frame when that is provably the same (see
 :func:`_fast_reads`: targets and poles animated only by their own transform F-curves, the
 armature side constant apart from swivel F-curves): the F-curves are evaluated and the
