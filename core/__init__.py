@@ -119,6 +119,7 @@ from .goals import (
     PartialOrientationGoal,
     PoseGoal,
     PositionGoal,
+    trusted_goal,
 )
 from .limb import (
     LIMIT_TOLERANCE,
@@ -160,6 +161,7 @@ __all__ = [
     "DirectionGoal",
     "AimGoal",
     "ROTATION_TOLERANCE",
+    "trusted_goal",
     # the analytic limb
     "Limb",
     "LimbLimits",

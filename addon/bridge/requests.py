@@ -34,6 +34,7 @@ from ...core import (
     similarity_scale,
     transform_points,
     translation,
+    trusted_goal,
 )
 from .read import LimbRead, made
 
@@ -129,6 +130,11 @@ class LimbRequest:
 
     @cached_property
     def goal(self) -> Any:
+        if self.single and self.goal_frame is self.target_goal and self.kind in (
+                "POSE", "POSITION"):
+            # the target's goal: goal_in_frame's rigid output, already in validated form
+            g = self.goal_frame[0]
+            return trusted_goal(g[:3, 3], g[:3, :3] if self.kind == "POSE" else None)
         return limb_goal(self.kind, self.axis,
                          self.goal_frame[0] if self.single else self.goal_frame)
 
