@@ -165,16 +165,22 @@ _POSE_SETTINGS = attrgetter(
 )
 
 
+#: The bone settings in a :func:`bone_signature`: the inherit modes decide the notes
+#: cached with a limb's rig (:func:`overrides`).
+_BONE_SETTINGS = attrgetter("use_connect", "use_inherit_rotation", "inherit_scale")
+
+
 def bone_signature(pb: Any) -> tuple[Any, ...]:
-    """What of a pose bone a cached rig depends on (rest, hierarchy, mode, IK settings)."""
+    """What of a pose bone a cached rig depends on (rest, hierarchy, inherit modes, rotation
+    mode, IK settings)."""
     b = pb.bone
     parent = pb.parent
-    connected = b.use_connect
+    flags = _BONE_SETTINGS(b)
     return (
         b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
-        connected,
+        flags,
         None if parent is None else parent.name,
-        None if connected else tuple(pb.location),
+        None if flags[0] else tuple(pb.location),
         _POSE_SETTINGS(pb),
     )
 
@@ -258,6 +264,7 @@ def clear_caches() -> None:
 
     body.clear_caches()
     _RIGS.clear()
+    _RIG_NOTES.clear()
     _CHAINS.clear()
     _OFFSETS.clear()
     STATUS.clear()
@@ -276,16 +283,38 @@ def overrides(obj: Any, rig: LimbRig) -> list[str]:
         c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
     if constrained:
         out.append(f"constraints on {', '.join(constrained)} act after the solve")
-    loose = [b for b in names[1:] if not pbs[b].bone.use_inherit_rotation
-             or pbs[b].bone.inherit_scale != "FULL"]
-    if loose:
-        out.append(f"{', '.join(loose)}: Inherit Rotation off or partial Inherit Scale")
+    out += rig_notes(obj, rig)[1]
     driven = _driven_bones(obj) & set(names)
     if driven:
         out.append(f"drivers on {', '.join(sorted(driven))}")
     if obj.data.pose_position == "REST":
         out.append("the armature shows its rest position")
     return out
+
+
+#: Per (object name, limb bones): (rig, its notes) (see :func:`rig_notes`).
+_RIG_NOTES: dict[tuple[str, ...], tuple[LimbRig, tuple[list[str], list[str]]]] = {}
+
+
+def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
+    """The notes that depend only on a limb's rig: (remarks on the model: limits not about
+    the hinge, a guessed hinge axis; overrides: bones that do not inherit rotation or full
+    scale). Kept with the rig: :func:`rig_for` rebuilds the rig when a bone's inherit
+    modes change (they are in :func:`bone_signature`); helper bones' are read each time."""
+    key = (obj.name, rig.upper, rig.lower, rig.end)
+    hit = _RIG_NOTES.get(key)
+    if hit is not None and hit[0] is rig:
+        return hit[1]
+    msgs = [] if rig.limits_exact else [
+        "the lower bone's IK limits are not about the hinge axis; ignored"]
+    pbs = obj.pose.bones
+    loose = [b for b in (*rig.helpers, rig.lower, rig.end) if not pbs[b].bone.use_inherit_rotation
+             or pbs[b].bone.inherit_scale != "FULL"]
+    over = [f"{', '.join(loose)}: Inherit Rotation off or partial Inherit Scale"] if loose else []
+    notes = (msgs + hinge_notes(rig), over)
+    if not rig.helpers:
+        _RIG_NOTES[key] = (rig, notes)
+    return notes
 
 
 #: (object name, driver count) → bones with drivers (drivers rarely change).
@@ -541,9 +570,7 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         msgs = []
         if settings.swivel_mode == "POLE" and settings.pole is None:
             msgs.append("no pole object; using the swivel angle")
-        if not rig.limits_exact:
-            msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-        msgs += hinge_notes(rig)
+        msgs += rig_notes(obj, rig)[0]
         # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
         ik = rigify.ik_chain(obj, settings)
         held = (msgs, overrides(obj, rig) if ik is None else [], ik is None)
