@@ -24,7 +24,7 @@ from ...core import (
     matrix_to_euler_families,
     matrix_to_quat,
     nearest_eulers,
-    quaternion_of,
+    quaternion_floats,
     rodrigues,
 )
 
@@ -57,7 +57,7 @@ def path_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None
     read once."""
     mode = pose_bone.rotation_mode
     if mode == "QUATERNION":
-        w, x, y, z = quaternion_of(np.asarray(r, dtype=np.float64)).tolist()
+        w, x, y, z = quaternion_floats(np.asarray(r, dtype=np.float64))
         c0, c1, c2, c3 = pose_bone.rotation_quaternion
         if w * c0 + x * c1 + y * c2 + z * c3 < 0.0:
             return "rotation_quaternion", (-w, -x, -y, -z)

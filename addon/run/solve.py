@@ -170,14 +170,16 @@ _POSE_SETTINGS = attrgetter(
 _BONE_SETTINGS = attrgetter("use_connect", "use_inherit_rotation", "inherit_scale")
 
 
-def bone_signature(pb: Any) -> tuple[Any, ...]:
+def bone_signature(pb: Any, keep: bool = True) -> tuple[Any, ...]:
     """What of a pose bone a cached rig depends on (rest, hierarchy, inherit modes, rotation
-    mode, IK settings)."""
+    mode, IK settings). ``keep``: to be stored (the rest matrix copied: the RNA one is
+    live); else only to be compared with a stored one (no copy)."""
     b = pb.bone
     parent = pb.parent
     flags = _BONE_SETTINGS(b)
+    rest = b.matrix_local
     return (
-        b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
+        rest.copy() if keep else rest,  # a mathutils Matrix
         flags,
         None if parent is None else parent.name,
         None if flags[0] else tuple(pb.location),
@@ -217,8 +219,10 @@ def rig_for(obj: Any, settings: Any) -> LimbRig:
     return _rig_for(obj, settings)
 
 
-def _rig_for(obj: Any, settings: Any) -> LimbRig:
-    names = _LIMB_BONES(settings)
+def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: bool
+                   ) -> tuple[Any, ...]:
+    """What a limb's cached rig depends on (see :func:`bone_signature`; ``keep``: to be
+    stored); () when a bone is missing."""
     pbs = obj.pose.bones
     try:
         up = pbs[names[0]]
@@ -226,20 +230,27 @@ def _rig_for(obj: Any, settings: Any) -> LimbRig:
             names,
             _LIMB_SETTINGS(settings),
             tuple(settings.hinge_custom),
-            bone_signature(up),
-            bone_signature(pbs[names[1]]),
-            bone_signature(pbs[names[2]]),
+            bone_signature(up, keep),
+            bone_signature(pbs[names[1]], keep),
+            bone_signature(pbs[names[2]], keep),
         )
         parent = up.parent
         if parent is not None:
-            sig += (parent.bone.matrix_local.copy(),)
+            rest = parent.bone.matrix_local
+            sig += (rest.copy() if keep else rest,)
         sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
     except KeyError:
         sig = ()  # let build_rig name the missing bone
+    return sig
+
+
+def _rig_for(obj: Any, settings: Any) -> LimbRig:
+    names = _LIMB_BONES(settings)
     key = (obj.name, settings.name)
     hit = _RIGS.get(key)
-    if hit is not None and sig and hit[0] == sig:
+    if hit is not None and hit[0] and hit[0] == _rig_signature(obj, settings, names, False):
         return hit[1]
+    sig = _rig_signature(obj, settings, names, True)
     source, _, bone = settings.hinge_found_source.partition(":")
     found = (tuple(settings.hinge_found), source) if source and bone == names[1] else None
     rig = mapping.build_rig(
