@@ -115,23 +115,26 @@ def write_limb(
     r1: FloatArray,
     theta: float,
     r2: FloatArray | None,
+    bones: tuple[Any, Any, Any] | None = None,
 ) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Write a solution as local rotations; ``r2=None`` leaves the end bone untouched.
+    ``bones``: the rig's (upper, lower, end) pose bones of ``obj`` if looked up already.
 
     Returns ``{bone name: (rotation property, values)}`` of what was written. No
     depsgraph evaluation happens here; evaluate once after all limbs are written.
     """
-    pbs = obj.pose.bones
+    if bones is None:
+        pbs = obj.pose.bones
+        bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
     rl = rodrigues(np.asarray(rig.hinge_axis, dtype=np.float64), theta)
-    items: list[tuple[str, FloatArray, EulerLimits | None]] = [
-        (rig.upper, r1, rig.family_limits[0]),
-        (rig.lower, rl, rig.family_limits[1]),
+    items: list[tuple[str, Any, FloatArray, EulerLimits | None]] = [
+        (rig.upper, bones[0], r1, rig.family_limits[0]),
+        (rig.lower, bones[1], rl, rig.family_limits[1]),
     ]
     if r2 is not None:
-        items.append((rig.end, r2, rig.family_limits[2]))
+        items.append((rig.end, bones[2], r2, rig.family_limits[2]))
     written: dict[str, tuple[str, tuple[float, ...]]] = {}
-    for name, r, lim in items:
-        pb = pbs[name]
+    for name, pb, r, lim in items:
         path, vals = path_values(pb, r, lim)
         setattr(pb, path, vals)
         written[name] = (path, vals)

@@ -207,32 +207,48 @@ def held_rigs() -> Iterator[None]:
         _HELD_RIGS.pop()
 
 
-def rig_for(obj: Any, settings: Any) -> LimbRig:
-    """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed."""
+def rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None) -> LimbRig:
+    """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed.
+    ``bones``: the limb's (upper, lower, end) pose bones when the caller has looked them
+    up (:func:`limb_pose_bones`)."""
     if _HELD_RIGS:
         held = _HELD_RIGS[-1].get(("rig", obj.name, settings.name))
         if held is not None:
             return held  # type: ignore[no-any-return]
-        rig = _rig_for(obj, settings)
+        rig = _rig_for(obj, settings, bones)
         _HELD_RIGS[-1][("rig", obj.name, settings.name)] = rig
         return rig
-    return _rig_for(obj, settings)
+    return _rig_for(obj, settings, bones)
 
 
-def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: bool
-                   ) -> tuple[Any, ...]:
+def limb_pose_bones(obj: Any, settings: Any) -> tuple[Any, Any, Any] | None:
+    """A limb's (upper, lower, end) pose bones of ``obj`` (None when one is missing): looked
+    up once per solve for the rig check, the notes and the write."""
+    pbs = obj.pose.bones
+    up, lo, en = _LIMB_BONES(settings)
+    try:
+        return pbs[up], pbs[lo], pbs[en]
+    except KeyError:
+        return None
+
+
+def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: bool,
+                   bones: tuple[Any, Any, Any] | None = None) -> tuple[Any, ...]:
     """What a limb's cached rig depends on (see :func:`bone_signature`; ``keep``: to be
     stored); () when a bone is missing."""
-    pbs = obj.pose.bones
+    if bones is None:
+        bones = limb_pose_bones(obj, settings)
     try:
-        up = pbs[names[0]]
+        if bones is None:
+            raise KeyError(names)
+        up = bones[0]
         sig: tuple[Any, ...] = (
             names,
             _LIMB_SETTINGS(settings),
             tuple(settings.hinge_custom),
             bone_signature(up, keep),
-            bone_signature(pbs[names[1]], keep),
-            bone_signature(pbs[names[2]], keep),
+            bone_signature(bones[1], keep),
+            bone_signature(bones[2], keep),
         )
         parent = up.parent
         if parent is not None:
@@ -244,13 +260,14 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
     return sig
 
 
-def _rig_for(obj: Any, settings: Any) -> LimbRig:
+def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None) -> LimbRig:
     names = _LIMB_BONES(settings)
     key = (obj.name, settings.name)
     hit = _RIGS.get(key)
-    if hit is not None and hit[0] and hit[0] == _rig_signature(obj, settings, names, False):
+    if hit is not None and hit[0] and hit[0] == _rig_signature(obj, settings, names, False,
+                                                               bones):
         return hit[1]
-    sig = _rig_signature(obj, settings, names, True)
+    sig = _rig_signature(obj, settings, names, True, bones)
     source, _, bone = settings.hinge_found_source.partition(":")
     found = (tuple(settings.hinge_found), source) if source and bone == names[1] else None
     rig = mapping.build_rig(
@@ -282,16 +299,20 @@ def clear_caches() -> None:
     CHAIN_STATUS.clear()
 
 
-def overrides(obj: Any, rig: LimbRig) -> list[str]:
+def overrides(obj: Any, rig: LimbRig, bones: tuple[Any, Any, Any] | None = None
+              ) -> list[str]:
     """What may make Blender's evaluation of a limb differ from the rigid model (then the
     pose is verified on the depsgraph): constraints or drivers on its bones or helpers,
     lower/end/helper bones that do not inherit rotation or full scale, an armature shown
-    in its rest position."""
+    in its rest position. ``bones``: the (upper, lower, end) pose bones if looked up."""
     pbs = obj.pose.bones
     names = (rig.upper, *rig.helpers, rig.lower, rig.end)
+    if bones is None:
+        bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
+    posed = (bones[0], *(pbs[h] for h in rig.helpers), bones[1], bones[2])
     out = []
-    constrained = [b for b in names if any(
-        c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
+    constrained = [b for b, pb in zip(names, posed, strict=True) if any(
+        c.enabled and c.influence > 0.0 for c in pb.constraints)]
     if constrained:
         out.append(f"constraints on {', '.join(constrained)} act after the solve")
     out += rig_notes(obj, rig)[1]
@@ -571,10 +592,11 @@ def hinge_notes(rig: LimbRig) -> list[str]:
     return []
 
 
-def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | None = None
-                   ) -> tuple[list[str], bool]:
+def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | None = None,
+                   bones: tuple[Any, Any, Any] | None = None) -> tuple[list[str], bool]:
     """Frame-independent remarks on an analytic limb solve, and whether the model is
-    proven equal to Blender's evaluation (no overrides, similarity links)."""
+    proven equal to Blender's evaluation (no overrides, similarity links). ``bones``: the
+    limb's pose bones if looked up (:func:`limb_pose_bones`)."""
     key = ("notes", obj.name, settings.name)
     held = _HELD_RIGS[-1].get(key) if _HELD_RIGS else None
     if held is None:
@@ -584,7 +606,7 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         msgs += rig_notes(obj, rig)[0]
         # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
         ik = rigify.ik_chain(obj, settings)
-        held = (msgs, overrides(obj, rig) if ik is None else [], ik is None)
+        held = (msgs, overrides(obj, rig, bones) if ik is None else [], ik is None)
         if _HELD_RIGS:
             _HELD_RIGS[-1][key] = held
     msgs, over, plain = list(held[0]), list(held[1]), held[2]
@@ -594,14 +616,15 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
 
 
 def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol: Any,
-                    depsgraph: Any) -> dict[str, tuple[str, tuple[float, ...]]]:
+                    depsgraph: Any, bones: tuple[Any, Any, Any] | None = None
+                    ) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Write an analytic solution: the limb's bones, or on a generated Rigify limb in IK
     mode its IK controls (:mod:`.bridge.rigify`); a Rigify limb's switch set to its mode."""
     ik = rigify.ik_chain(obj, settings)
     if ik is None:
         rigify.set_switch(obj, settings)
         return write_limb(obj, rig, sol.shoulder, float(sol.elbow),
-                          sol.wrist if settings.goal_type in WRIST_GOALS else None)
+                          sol.wrist if settings.goal_type in WRIST_GOALS else None, bones)
     poses, pole, reach = rigify.solved_poses(req, sol)
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     return rigify.write_ik(obj, settings, ik, poses, pole, dg, reach)
@@ -636,7 +659,8 @@ def solve_limb_settings(
             st.message = f"skipped: {exc}"
     else:
         try:
-            rig = rig_for(obj, settings)
+            bones = limb_pose_bones(obj, settings)
+            rig = rig_for(obj, settings, bones)
             if isinstance(reads, LimbRequest):  # a verification's corrected goal, or a
                 # bake's request for this frame
                 req = reads if goal_frame is None else requests.with_goal(reads, settings,
@@ -648,7 +672,7 @@ def solve_limb_settings(
                 req = requests.limb_request(settings, rig, rd, goal_frame)
                 if rigify.ik_chain(obj, settings) is not None:
                     req = rigify.ik_request(req, rig)
-            notes, proven = analytic_notes(obj, rig, settings, req)
+            notes, proven = analytic_notes(obj, rig, settings, req, bones)
             offsets = _OFFSETS.get((obj.name, settings.name))
             if goal_frame is None and not proven and offsets:
                 # start from the corrections the last verifications needed, extrapolated
@@ -663,7 +687,7 @@ def solve_limb_settings(
             st.message = f"skipped: {exc}"
         else:
             if write:
-                st.written = _write_analytic(obj, settings, rig, req, sol, depsgraph)
+                st.written = _write_analytic(obj, settings, rig, req, sol, depsgraph, bones)
             fill_analytic(st, sol, req, notes, proven)
             st.pending = (req, rd)
     st.total_us = (time.perf_counter() - t0) * 1e6
