@@ -34,6 +34,13 @@ def made(cls: Any, **fields: Any) -> Any:
     return out
 
 
+def constrained(pose_bone: Any) -> bool:
+    """Whether a pose bone has a constraint that acts (enabled, influence > 0); the
+    collection's length first (most bones have none: no iteration then)."""
+    cons = pose_bone.constraints
+    return len(cons) > 0 and any(c.enabled and c.influence > 0.0 for c in cons)
+
+
 def mat4(m: Any) -> FloatArray:
     """A mathutils 4×4 matrix (or nested sequence) as a float64 array."""
     return np.array(m, dtype=np.float64)
@@ -125,8 +132,8 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
     pbs = obj_eval.pose.bones
     up, lo, en = pbs[bones[0]], pbs[bones[1]], pbs[bones[2]]
     parent = None
-    if up.bone.use_inherit_rotation and up.bone.inherit_scale == "FULL" and not any(
-            c.enabled and c.influence > 0.0 for c in up.constraints):
+    b = up.bone
+    if b.use_inherit_rotation and b.inherit_scale == "FULL" and not constrained(up):
         parent = np.eye(4)[None] if up.parent is None else mat4(up.parent.matrix)[None]
     pose = basis = None
     if parent is None or helpers or not (tuple(up.scale) == tuple(lo.scale) == tuple(en.scale)

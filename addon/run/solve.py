@@ -311,10 +311,9 @@ def overrides(obj: Any, rig: LimbRig, bones: tuple[Any, Any, Any] | None = None
         bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
     posed = (bones[0], *(pbs[h] for h in rig.helpers), bones[1], bones[2])
     out = []
-    constrained = [b for b, pb in zip(names, posed, strict=True) if any(
-        c.enabled and c.influence > 0.0 for c in pb.constraints)]
-    if constrained:
-        out.append(f"constraints on {', '.join(constrained)} act after the solve")
+    acting = [b for b, pb in zip(names, posed, strict=True) if read.constrained(pb)]
+    if acting:
+        out.append(f"constraints on {', '.join(acting)} act after the solve")
     out += rig_notes(obj, rig)[1]
     driven = _driven_bones(obj) & set(names)
     if driven:
@@ -556,8 +555,7 @@ def solve_chain_settings(
             if len(effectors) < len(settings.effectors):
                 msgs.append("effectors without a target were skipped")
             pbs = obj.pose.bones
-            names = [b for b in rig.bones if any(
-                c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
+            names = [b for b in rig.bones if read.constrained(pbs[b])]
             if names:
                 msgs.append(f"constraints on {', '.join(names)} act after the solve")
             finish_status(st, msgs)
@@ -798,17 +796,21 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
             STATUS[(st.object, st.limb)] = st
 
 
-def store_statuses(obj: Any, statuses: Iterable[LimbStatus]) -> None:
-    """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties."""
+def store_statuses(obj: Any, statuses: Iterable[LimbStatus],
+                   settings: list[Any] | None = None) -> None:
+    """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties.
+    ``settings``: the item of each status, in the same order (else looked up by name)."""
     from . import body
 
     data = obj.limber
-    for st in statuses:
+    for i, st in enumerate(statuses):
         if st.kind == "body":
             body.store(obj, st)
             continue
-        items = data.chains if st.kind == "chain" else data.limbs
-        item = items.get(st.limb)
+        if settings is not None:
+            item = settings[i]
+        else:
+            item = (data.chains if st.kind == "chain" else data.limbs).get(st.limb)
         if item is None:
             continue
         verify.store(item.status, st)
@@ -904,7 +906,7 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
             st.message = verify.status_message(st)
     for st in out:
         st.pending = None
-    store_statuses(obj, out)
+    store_statuses(obj, out, [settings for _, settings, _ in todo])
     return out
 
 
