@@ -47,6 +47,7 @@ __all__ = [
     "UNIT_TOLERANCE",
     "MAX_COORDINATE",
     "batch_size",
+    "trusted_goal",
 ]
 
 #: Max |RᵀR − I| accepted for a goal rotation matrix.
@@ -320,3 +321,34 @@ class AimGoal:
 
 
 Goal = PositionGoal | OrientationGoal | PoseGoal | PartialOrientationGoal | DirectionGoal | AimGoal
+
+
+def trusted_goal(position: FloatArray, rotation: FloatArray | None = None
+                 ) -> PositionGoal | PoseGoal:
+    """A single limb goal (``joint`` None, weight 1, priority 0) from values its
+    validation would return unchanged, made without that validation: a
+    :class:`PoseGoal` for ``rotation`` given, else a :class:`PositionGoal` (its origin
+    point).
+
+    For callers that have already produced the values in validated form: ``position``
+    a (3,) float64 array, ``rotation`` a (3, 3) float64 rotation (orthonormal within
+    :data:`ROTATION_TOLERANCE`, e.g. :func:`core.goal_in_frame`'s). Only finiteness
+    is checked here (on Python floats): a non-finite value goes through the validating
+    constructor, which raises :class:`InvalidGoalError` naming it. Anything else
+    unchecked is the caller's contract; user input goes through the constructors.
+    """
+    x, y, z = position.tolist()
+    if rotation is None:
+        if not math.isfinite(x + y + z):
+            return PositionGoal(position=position)
+        goal: PositionGoal | PoseGoal = object.__new__(PositionGoal)
+        goal.__dict__.update(position=position, point=_ZERO3, joint=None, weight=1.0,
+                             priority=0, _n=None)
+        return goal
+    (a, b, c), (d, e, f), (g, h, i) = rotation.tolist()
+    if not math.isfinite(x + y + z + a + b + c + d + e + f + g + h + i):
+        return PoseGoal(position=position, rotation=rotation)
+    goal = object.__new__(PoseGoal)
+    goal.__dict__.update(position=position, rotation=rotation, joint=None, weight=1.0,
+                         priority=0, _n=None)
+    return goal

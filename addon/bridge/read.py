@@ -24,6 +24,23 @@ class ReadError(ValueError):
     """Something a solve needs is missing (a bone, a target bone)."""
 
 
+def made(cls: Any, **fields: Any) -> Any:
+    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field, defaults
+    included), made without its generated ``__init__``: a live solve builds a read and a
+    request per limb and frame, and ``__init__``'s ``object.__setattr__`` per field costs
+    more than the rest of the read. For values the caller has already checked."""
+    out = object.__new__(cls)
+    out.__dict__.update(fields)
+    return out
+
+
+def constrained(pose_bone: Any) -> bool:
+    """Whether a pose bone has a constraint that acts (enabled, influence > 0); the
+    collection's length first (most bones have none: no iteration then)."""
+    cons = pose_bone.constraints
+    return len(cons) > 0 and any(c.enabled and c.influence > 0.0 for c in cons)
+
+
 def mat4(m: Any) -> FloatArray:
     """A mathutils 4×4 matrix (or nested sequence) as a float64 array."""
     return np.array(m, dtype=np.float64)
@@ -115,8 +132,8 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
     pbs = obj_eval.pose.bones
     up, lo, en = pbs[bones[0]], pbs[bones[1]], pbs[bones[2]]
     parent = None
-    if up.bone.use_inherit_rotation and up.bone.inherit_scale == "FULL" and not any(
-            c.enabled and c.influence > 0.0 for c in up.constraints):
+    b = up.bone
+    if b.use_inherit_rotation and b.inherit_scale == "FULL" and not constrained(up):
         parent = np.eye(4)[None] if up.parent is None else mat4(up.parent.matrix)[None]
     pose = basis = None
     if parent is None or helpers or not (tuple(up.scale) == tuple(lo.scale) == tuple(en.scale)
@@ -133,7 +150,8 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
     if settings.swivel_mode == "POLE" and settings.pole is not None:
         pole = np.array([settings.pole.evaluated_get(depsgraph).matrix_world.translation],
                         dtype=np.float64)
-    return LimbRead(
+    return made(  # type: ignore[no-any-return]
+        LimbRead,
         world=mat4(obj_eval.matrix_world)[None],
         pose=pose,
         basis=basis,

@@ -34,8 +34,9 @@ from ...core import (
     similarity_scale,
     transform_points,
     translation,
+    trusted_goal,
 )
-from .read import LimbRead
+from .read import LimbRead, made
 
 FloatArray = NDArray[np.float64]
 
@@ -129,6 +130,11 @@ class LimbRequest:
 
     @cached_property
     def goal(self) -> Any:
+        if self.single and self.goal_frame is self.target_goal and self.kind in (
+                "POSE", "POSITION"):
+            # the target's goal: goal_in_frame's rigid output, already in validated form
+            g = self.goal_frame[0]
+            return trusted_goal(g[:3, 3], g[:3, :3] if self.kind == "POSE" else None)
         return limb_goal(self.kind, self.axis,
                          self.goal_frame[0] if self.single else self.goal_frame)
 
@@ -219,10 +225,10 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
 
     swivel = float(read.swivel[0]) if single else read.swivel
     kwargs = limb_kwargs(settings, pick(wrist), pick(elbow), swivel)
-    return LimbRequest(kind=kind, axis=settings.axis, limb=limb, kwargs=kwargs,
-                       frame=frame, goal_frame=g, target_goal=target_goal, target=target,
-                       linked=linked, wrist=wrist, frame_scale=scale, single=single,
-                       frame_inverse=inverse)
+    return made(  # type: ignore[no-any-return]
+        LimbRequest, kind=kind, axis=settings.axis, limb=limb, kwargs=kwargs, frame=frame,
+        goal_frame=g, target_goal=target_goal, target=target, linked=linked, wrist=wrist,
+        frame_scale=scale, single=single, frame_inverse=inverse)
 
 
 #: Frames kept per rig by :func:`_frame_parts` (a handful: the parent's pose of the last

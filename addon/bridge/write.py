@@ -24,7 +24,7 @@ from ...core import (
     matrix_to_euler_families,
     matrix_to_quat,
     nearest_eulers,
-    quaternion_of,
+    quaternion_floats,
     rodrigues,
 )
 
@@ -48,13 +48,26 @@ def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> t
     Quaternions keep the sign nearest the current value (smooth keys); Euler angles use
     the family within ``lim`` (if one is), else the one nearest the current angles.
     """
-    mode = str(pose_bone.rotation_mode)
+    return path_values(pose_bone, r, lim)[1]
+
+
+def path_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None
+                ) -> tuple[str, tuple[float, ...]]:
+    """:func:`rotation_path` and :func:`rotation_values` of a pose bone, its rotation mode
+    read once."""
+    mode = pose_bone.rotation_mode
     if mode == "QUATERNION":
-        w, x, y, z = quaternion_of(np.asarray(r, dtype=np.float64)).tolist()
-        cur = pose_bone.rotation_quaternion
-        if w * cur[0] + x * cur[1] + y * cur[2] + z * cur[3] < 0.0:
-            return (-w, -x, -y, -z)
-        return (w, x, y, z)
+        w, x, y, z = quaternion_floats(np.asarray(r, dtype=np.float64))
+        c0, c1, c2, c3 = pose_bone.rotation_quaternion
+        if w * c0 + x * c1 + y * c2 + z * c3 < 0.0:
+            return "rotation_quaternion", (-w, -x, -y, -z)
+        return "rotation_quaternion", (w, x, y, z)
+    return _PATHS.get(mode, "rotation_euler"), _other_values(pose_bone, mode, r, lim)
+
+
+def _other_values(pose_bone: Any, mode: str, r: FloatArray, lim: EulerLimits | None
+                  ) -> tuple[float, ...]:
+    """:func:`rotation_values` of an axis-angle or Euler bone."""
     if mode == "AXIS_ANGLE":
         axis, angle = matrix_to_axis_angle(r)
         if float(angle) < 1e-12:
@@ -87,14 +100,13 @@ def rotation_values_batch(pose_bone: Any, r: FloatArray, lim: EulerLimits | None
     return nearest_eulers(fam, np.array(pose_bone.rotation_euler, dtype=np.float64), inside)
 
 
-#: The RNA property holding each rotation mode's values.
+#: The RNA property holding each rotation mode's values (Euler orders: rotation_euler).
+_PATHS = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
+
+
 def rotation_path(pose_bone: Any) -> str:
-    mode = str(pose_bone.rotation_mode)
-    if mode == "QUATERNION":
-        return "rotation_quaternion"
-    if mode == "AXIS_ANGLE":
-        return "rotation_axis_angle"
-    return "rotation_euler"
+    """The RNA property holding the pose bone's rotation in its rotation mode."""
+    return _PATHS.get(pose_bone.rotation_mode, "rotation_euler")
 
 
 def write_limb(
@@ -103,25 +115,27 @@ def write_limb(
     r1: FloatArray,
     theta: float,
     r2: FloatArray | None,
+    bones: tuple[Any, Any, Any] | None = None,
 ) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Write a solution as local rotations; ``r2=None`` leaves the end bone untouched.
+    ``bones``: the rig's (upper, lower, end) pose bones of ``obj`` if looked up already.
 
     Returns ``{bone name: (rotation property, values)}`` of what was written. No
     depsgraph evaluation happens here; evaluate once after all limbs are written.
     """
-    pbs = obj.pose.bones
+    if bones is None:
+        pbs = obj.pose.bones
+        bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
     rl = rodrigues(np.asarray(rig.hinge_axis, dtype=np.float64), theta)
-    items: list[tuple[str, FloatArray, EulerLimits | None]] = [
-        (rig.upper, r1, rig.family_limits[0]),
-        (rig.lower, rl, rig.family_limits[1]),
+    items: list[tuple[str, Any, FloatArray, EulerLimits | None]] = [
+        (rig.upper, bones[0], r1, rig.family_limits[0]),
+        (rig.lower, bones[1], rl, rig.family_limits[1]),
     ]
     if r2 is not None:
-        items.append((rig.end, r2, rig.family_limits[2]))
+        items.append((rig.end, bones[2], r2, rig.family_limits[2]))
     written: dict[str, tuple[str, tuple[float, ...]]] = {}
-    for name, r, lim in items:
-        pb = pbs[name]
-        vals = rotation_values(pb, r, lim)
-        path = rotation_path(pb)
+    for name, pb, r, lim in items:
+        path, vals = path_values(pb, r, lim)
         setattr(pb, path, vals)
         written[name] = (path, vals)
     return written

@@ -5,7 +5,8 @@ one's bones, the range is baked as one batch per limb: each frame is only *read*
 targets, poles, swivels, shoulder frames and held wrists), nothing is written per frame,
 and each limb is solved once for all frames by the vectorised :func:`core.solve_limb`
 through the same requests as a live solve. Limbs whose model is not proven for the rig
-are solved frame by frame instead, each frame checked on the evaluated pose.
+are checked frame by frame on the evaluated pose instead (solved frame by frame, or, when
+only their links are stretched, for the whole range against their affine chain first).
 The reads need no frame change per frame when that is provably the same (see
 :func:`_fast_reads`: targets and poles animated only by their own transform F-curves, the
 armature side constant apart from swivel F-curves): the F-curves are evaluated and the
@@ -37,12 +38,18 @@ from numpy.typing import NDArray
 
 from ...core import (
     LimberError,
+    affine_links,
     axis_angle_to_matrix,
+    chain_pose,
     compose_trs,
     continuous_eulers,
     continuous_quaternions,
     euler_to_matrix,
+    goal_errors,
+    goal_in_frame,
+    orthonormalize_yz,
     quat_to_matrix,
+    refine_goal,
     solve_limb,
 )
 from .. import compat
@@ -541,12 +548,12 @@ def _bake_batched(
     progress: Callable[[int], None] | None,
     fast: bool = True,
 ) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]], bool,
-           dict[str, requests.LimbRequest]] | None:
+           dict[str, Unproven]] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
     (a bone or target problem on some frame, bone settings, links or a pole that change
     within the range). Limbs whose model is not proven (they need the evaluated pose of
     every frame) are left out: the last element maps their names to their requests for
-    the range, for :func:`_bake_checked` or the per-frame path."""
+    the range (:class:`Unproven`), for :func:`_bake_checked` or the per-frame path."""
     bones = [b for lb in items for b in (lb.upper_bone, lb.lower_bone, lb.end_bone)]
     if _settings_animated(obj, bones):
         return None
@@ -577,11 +584,16 @@ def _bake_batched(
     samples: dict[tuple[str, str], FloatArray] = {}
     statuses: list[list[LimbStatus]] = [[] for _ in frames]
     pbs = obj.pose.bones
-    rest: dict[str, requests.LimbRequest] = {}
-    for lb, rig, req in zip(items, rigs, reqs, strict=True):
+    rest: dict[str, Unproven] = {}
+    for lb, rig, req, rd in zip(items, rigs, reqs, reads, strict=True):
         notes, proven = solve.analytic_notes(obj, rig, lb, req)
         if not proven:
-            rest[lb.name] = req
+            # stretched links alone (nothing overrides the bones): Blender's evaluation
+            # of the chain is its affine composition, a prediction for the checked bake
+            links = (affine_links(rd.pose[0], rd.basis[0])[1]
+                     if rd.pose is not None and rd.basis is not None
+                     and solve.analytic_notes(obj, rig, lb)[1] else None)
+            rest[lb.name] = Unproven(req, links)
             continue
         t0 = time.perf_counter()
         try:
@@ -589,23 +601,42 @@ def _bake_batched(
         except LimberError:
             return None
         each_us = (time.perf_counter() - t0) * 1e6 / n
-        rots = [(rig.upper, sol.shoulder, rig.family_limits[0]),
-                (rig.lower, axis_angle_to_matrix(rig.hinge_axis, sol.elbow),
-                 rig.family_limits[1])]
-        if lb.goal_type in requests.WRIST_GOALS:
-            rots.append((rig.end, sol.wrist, rig.family_limits[2]))
-        for bone, r, lim in rots:
-            pb = pbs[bone]
-            path = f'pose.bones["{bone}"].{write.rotation_path(pb)}'
-            samples[(path, bone)] = write.rotation_values_batch(pb, r, lim)
+        for bone, path, values in _solution_values(pbs, rig, lb, sol):
+            samples[(f'pose.bones["{bone}"].{path}', bone)] = values
         sts = analytic_statuses(obj.name, lb, sol, req, notes, each_us)
         for row, st, f in zip(statuses, sts, frames, strict=True):
             st.frame = f
             row.append(st)
         solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
-    if len(rest) == len(items):
-        return None
+    if len(rest) == len(items) and all(u.links is None for u in rest.values()):
+        return None  # nothing batched, nothing predicted: the per-frame path
     return samples, statuses, quick is not None, rest
+
+
+@dataclass(frozen=True)
+class Unproven:
+    """A limb of a batched bake whose model is not proven for the rig: its request for
+    the range and, when only its links are stretched, the chain's affine links
+    (:func:`core.affine_links`: upper, lower, end) that predict Blender's evaluation."""
+
+    request: requests.LimbRequest
+    links: tuple[FloatArray, ...] | None = None
+
+
+def _solution_values(pbs: Any, rig: Any, settings: Any, sol: Any
+                     ) -> list[tuple[str, str, FloatArray]]:
+    """(bone, rotation property, values (N, k)) of a batched limb solution: the upper and
+    lower bones, and the end bone where the goal sets its rotation."""
+    rots = [(rig.upper, sol.shoulder, rig.family_limits[0]),
+            (rig.lower, axis_angle_to_matrix(rig.hinge_axis, sol.elbow),
+             rig.family_limits[1])]
+    if settings.goal_type in requests.WRIST_GOALS:
+        rots.append((rig.end, sol.wrist, rig.family_limits[2]))
+    out = []
+    for bone, r, lim in rots:
+        pb = pbs[bone]
+        out.append((bone, write.rotation_path(pb), write.rotation_values_batch(pb, r, lim)))
+    return out
 
 
 def analytic_statuses(
@@ -670,44 +701,150 @@ def _own_rotations_animated(obj: Any, names: Sequence[str]) -> bool:
 
 
 def _bake_checked(
-    obj: Any, scene: Any, frames: list[int], reqs: dict[str, requests.LimbRequest],
+    obj: Any, scene: Any, frames: list[int], reqs: dict[str, Unproven],
     progress: Callable[[int], None] | None,
 ) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]]]:
     """Limbs whose model is not proven, with their requests for the range already built
     from the reads of every frame: each frame is solved (its row of the request) and
     written *before* the frame change, so the change's own evaluation is the one that
     verifies it (:func:`.solve.verify_pending` then measures without another evaluation
-    and re-solves only a limb that misses). Needs the limbs' rotations not animated (see
+    and re-solves only a limb that misses). A limb with affine links (stretched, nothing
+    overriding its bones) is solved for the whole range first, refined against its
+    affine chain (:func:`_predict`); each frame then writes that row, and the frame
+    change's evaluation checks it. Needs the limbs' rotations not animated (see
     :func:`_own_rotations_animated`)."""
     with solve.held_rigs(), verify.held_tolerances():  # settings not animated: see
         return _checked_frames(obj, scene, frames, reqs, progress)  # _bake_batched
 
 
+#: Refinement rounds of a predicted range (:func:`_predict`), and the share of the status
+#: tolerance its rows are refined to (Blender's float32 evaluation adds ~1e-7 relative).
+PREDICT_ROUNDS = 8
+PREDICT_SHARE = 0.1
+
+
+@dataclass
+class _Predicted:
+    """A checked limb's range solved and refined against its affine chain."""
+
+    settings: Any
+    #: The bone the status measures.
+    end: str
+    #: The request asking for the refined goals.
+    request: requests.LimbRequest
+    #: (bone, rotation property, values (N, k)) written per frame.
+    values: list[tuple[str, str, FloatArray]]
+    #: Per frame, the status of the row (model side; measured fields set per frame).
+    statuses: list[LimbStatus]
+
+
+def _predict(obj: Any, settings: Any, unproven: Unproven, n: int) -> _Predicted | None:
+    """The limb's range solved in one batch and refined against its affine chain
+    (:func:`core.chain_pose`: Blender's composition of the stretched links) with the
+    fixed-point correction of :func:`core.refine_goal`, rows off the chain's target by
+    more than :data:`PREDICT_SHARE` of the status tolerance only, up to
+    :data:`PREDICT_ROUNDS` times; None without affine links or on a solve error."""
+    links = unproven.links
+    if links is None:
+        return None
+    req = base = unproven.request
+    rig = solve.rig_for(obj, settings)
+    notes, _ = solve.analytic_notes(obj, rig, settings, base)
+    axis = requests.AXES[base.axis]
+    t0 = time.perf_counter()
+    try:
+        with verify.held_tolerances() as t:
+            for _ in range(PREDICT_ROUNDS):
+                sol = solve_limb(req.limb, req.goal, **req.kwargs)
+                wrist = sol.wrist if base.wrist is None else base.wrist
+                end = chain_pose(base.frame, (sol.shoulder, axis_angle_to_matrix(
+                    rig.hinge_axis, sol.elbow), wrist), links)
+                pos, ori = goal_errors(base.kind, axis, end, base.target)
+                off = ((pos > PREDICT_SHARE * t.position)
+                       | (ori > PREDICT_SHARE * t.orientation))
+                if not off.any():
+                    break
+                got = goal_in_frame(base.frame, end, inverse=base.frame_inverse)
+                new = refine_goal(req.goal_frame, got, base.target_goal,
+                                  rotation=base.kind == "POSE")
+                req = requests.with_goal(base, settings, np.where(off[:, None, None], new,
+                                                                  req.goal_frame))
+    except LimberError:
+        return None
+    each_us = (time.perf_counter() - t0) * 1e6 / n
+    sts = analytic_statuses(obj.name, settings, sol, req, notes, each_us)
+    for st in sts:
+        st.proven, st.measured = False, "depsgraph"
+    rigify.set_switch(obj, settings)
+    return _Predicted(settings, rigify.measured_end(obj, settings), req,
+                      _solution_values(obj.pose.bones, rig, settings, sol), sts)
+
+
+def _predicted_row(obj: Any, obj_eval: Any, dg: Any, p: _Predicted, i: int, f: int
+                   ) -> LimbStatus:
+    """Frame ``i`` of a predicted limb, its row written and evaluated: its status when
+    the end bone Blender evaluated is on target; else the status of the row re-solved
+    from the measured miss (:func:`.verify.corrected_goal`) and written, for
+    :func:`.solve.verify_pending` to go on from (``pending`` set)."""
+    lb = p.settings
+    target = orthonormalize_yz(read.target_world(lb.target.evaluated_get(dg), lb.target_bone))
+    pos, ori, end = verify.measured_errors(obj_eval, p.end, lb.goal_type, lb.axis, target)
+    if not verify.reached(pos, ori):
+        one = requests.row(p.request, i)
+        return solve.solve_limb_settings(obj, None, lb, None, frame=f,
+                                         goal_frame=verify.corrected_goal(one, end),
+                                         reads=one)
+    st = p.statuses[i]
+    st.position_error, st.orientation_error, st.frame = pos, ori, f
+    st.written = {bone: (path, tuple(v[i].tolist())) for bone, path, v in p.values}
+    if not st.reached:
+        st.reached = True
+        st.message = verify.status_message(st)
+    return st
+
+
 def _checked_frames(
-    obj: Any, scene: Any, frames: list[int], reqs: dict[str, requests.LimbRequest],
+    obj: Any, scene: Any, frames: list[int], reqs: dict[str, Unproven],
     progress: Callable[[int], None] | None,
 ) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]]]:
     data = obj.limber
+    pbs = obj.pose.bones
+    n = len(frames)
+    predicted = {}
+    for name, u in reqs.items():
+        p = _predict(obj, data.limbs[name], u, n)
+        if p is not None:
+            predicted[name] = p
     samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     statuses: list[list[LimbStatus]] = []
     for i, f in enumerate(frames):
-        todo = []
-        for name, req in reqs.items():
-            lb = data.limbs[name]
-            st = solve.solve_limb_settings(obj, None, lb, None, frame=f,
-                                           reads=requests.row(req, i))
-            todo.append((st, lb))
+        row: dict[str, LimbStatus] = {}
+        for p in predicted.values():
+            for bone, path, values in p.values:
+                setattr(pbs[bone], path, tuple(values[i].tolist()))
+        for name, u in reqs.items():
+            if name not in predicted:
+                row[name] = solve.solve_limb_settings(obj, None, data.limbs[name], None,
+                                                      frame=f, reads=requests.row(u.request, i))
         scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
-        solve.verify_pending(obj, dg, [(st, lb) for st, lb in todo if st.solved])
-        row = []
-        for st, _ in todo:
+        if predicted:
+            obj_eval = obj.evaluated_get(dg)
+            for name, p in predicted.items():
+                row[name] = _predicted_row(obj, obj_eval, dg, p, i, f)
+        todo = [(st, data.limbs[name]) for name, st in row.items()
+                if st.pending is not None and st.solved]
+        if todo:
+            solve.verify_pending(obj, dg, todo)
+        out = [row[name] for name in reqs]
+        for st in out:
             st.pending = None
-            row.append(st)
             _collect(samples, st, i)
-        statuses.append(row)
+        statuses.append(out)
         if progress is not None:
             progress(i)
+    for name in predicted:
+        solve.STATUS[(obj.name, name)] = statuses[-1][list(reqs).index(name)]
     return _padded(samples, len(frames)), statuses
 
 

@@ -165,16 +165,24 @@ _POSE_SETTINGS = attrgetter(
 )
 
 
-def bone_signature(pb: Any) -> tuple[Any, ...]:
-    """What of a pose bone a cached rig depends on (rest, hierarchy, mode, IK settings)."""
+#: The bone settings in a :func:`bone_signature`: the inherit modes decide the notes
+#: cached with a limb's rig (:func:`overrides`).
+_BONE_SETTINGS = attrgetter("use_connect", "use_inherit_rotation", "inherit_scale")
+
+
+def bone_signature(pb: Any, keep: bool = True) -> tuple[Any, ...]:
+    """What of a pose bone a cached rig depends on (rest, hierarchy, inherit modes, rotation
+    mode, IK settings). ``keep``: to be stored (the rest matrix copied: the RNA one is
+    live); else only to be compared with a stored one (no copy)."""
     b = pb.bone
     parent = pb.parent
-    connected = b.use_connect
+    flags = _BONE_SETTINGS(b)
+    rest = b.matrix_local
     return (
-        b.matrix_local.copy(),  # a mathutils Matrix (a copy: the RNA one is live)
-        connected,
+        rest.copy() if keep else rest,  # a mathutils Matrix
+        flags,
         None if parent is None else parent.name,
-        None if connected else tuple(pb.location),
+        None if flags[0] else tuple(pb.location),
         _POSE_SETTINGS(pb),
     )
 
@@ -199,41 +207,67 @@ def held_rigs() -> Iterator[None]:
         _HELD_RIGS.pop()
 
 
-def rig_for(obj: Any, settings: Any) -> LimbRig:
-    """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed."""
+def rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None) -> LimbRig:
+    """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed.
+    ``bones``: the limb's (upper, lower, end) pose bones when the caller has looked them
+    up (:func:`limb_pose_bones`)."""
     if _HELD_RIGS:
         held = _HELD_RIGS[-1].get(("rig", obj.name, settings.name))
         if held is not None:
             return held  # type: ignore[no-any-return]
-        rig = _rig_for(obj, settings)
+        rig = _rig_for(obj, settings, bones)
         _HELD_RIGS[-1][("rig", obj.name, settings.name)] = rig
         return rig
-    return _rig_for(obj, settings)
+    return _rig_for(obj, settings, bones)
 
 
-def _rig_for(obj: Any, settings: Any) -> LimbRig:
-    names = _LIMB_BONES(settings)
+def limb_pose_bones(obj: Any, settings: Any) -> tuple[Any, Any, Any] | None:
+    """A limb's (upper, lower, end) pose bones of ``obj`` (None when one is missing): looked
+    up once per solve for the rig check, the notes and the write."""
     pbs = obj.pose.bones
+    up, lo, en = _LIMB_BONES(settings)
     try:
-        up = pbs[names[0]]
+        return pbs[up], pbs[lo], pbs[en]
+    except KeyError:
+        return None
+
+
+def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: bool,
+                   bones: tuple[Any, Any, Any] | None = None) -> tuple[Any, ...]:
+    """What a limb's cached rig depends on (see :func:`bone_signature`; ``keep``: to be
+    stored); () when a bone is missing."""
+    if bones is None:
+        bones = limb_pose_bones(obj, settings)
+    try:
+        if bones is None:
+            raise KeyError(names)
+        up = bones[0]
         sig: tuple[Any, ...] = (
             names,
             _LIMB_SETTINGS(settings),
             tuple(settings.hinge_custom),
-            bone_signature(up),
-            bone_signature(pbs[names[1]]),
-            bone_signature(pbs[names[2]]),
+            bone_signature(up, keep),
+            bone_signature(bones[1], keep),
+            bone_signature(bones[2], keep),
         )
         parent = up.parent
         if parent is not None:
-            sig += (parent.bone.matrix_local.copy(),)
+            rest = parent.bone.matrix_local
+            sig += (rest.copy() if keep else rest,)
         sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
     except KeyError:
         sig = ()  # let build_rig name the missing bone
+    return sig
+
+
+def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None) -> LimbRig:
+    names = _LIMB_BONES(settings)
     key = (obj.name, settings.name)
     hit = _RIGS.get(key)
-    if hit is not None and sig and hit[0] == sig:
+    if hit is not None and hit[0] and hit[0] == _rig_signature(obj, settings, names, False,
+                                                               bones):
         return hit[1]
+    sig = _rig_signature(obj, settings, names, True, bones)
     source, _, bone = settings.hinge_found_source.partition(":")
     found = (tuple(settings.hinge_found), source) if source and bone == names[1] else None
     rig = mapping.build_rig(
@@ -258,34 +292,60 @@ def clear_caches() -> None:
 
     body.clear_caches()
     _RIGS.clear()
+    _RIG_NOTES.clear()
     _CHAINS.clear()
     _OFFSETS.clear()
     STATUS.clear()
     CHAIN_STATUS.clear()
 
 
-def overrides(obj: Any, rig: LimbRig) -> list[str]:
+def overrides(obj: Any, rig: LimbRig, bones: tuple[Any, Any, Any] | None = None
+              ) -> list[str]:
     """What may make Blender's evaluation of a limb differ from the rigid model (then the
     pose is verified on the depsgraph): constraints or drivers on its bones or helpers,
     lower/end/helper bones that do not inherit rotation or full scale, an armature shown
-    in its rest position."""
+    in its rest position. ``bones``: the (upper, lower, end) pose bones if looked up."""
     pbs = obj.pose.bones
     names = (rig.upper, *rig.helpers, rig.lower, rig.end)
+    if bones is None:
+        bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
+    posed = (bones[0], *(pbs[h] for h in rig.helpers), bones[1], bones[2])
     out = []
-    constrained = [b for b in names if any(
-        c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
-    if constrained:
-        out.append(f"constraints on {', '.join(constrained)} act after the solve")
-    loose = [b for b in names[1:] if not pbs[b].bone.use_inherit_rotation
-             or pbs[b].bone.inherit_scale != "FULL"]
-    if loose:
-        out.append(f"{', '.join(loose)}: Inherit Rotation off or partial Inherit Scale")
+    acting = [b for b, pb in zip(names, posed, strict=True) if read.constrained(pb)]
+    if acting:
+        out.append(f"constraints on {', '.join(acting)} act after the solve")
+    out += rig_notes(obj, rig)[1]
     driven = _driven_bones(obj) & set(names)
     if driven:
         out.append(f"drivers on {', '.join(sorted(driven))}")
     if obj.data.pose_position == "REST":
         out.append("the armature shows its rest position")
     return out
+
+
+#: Per (object name, limb bones): (rig, its notes) (see :func:`rig_notes`).
+_RIG_NOTES: dict[tuple[str, ...], tuple[LimbRig, tuple[list[str], list[str]]]] = {}
+
+
+def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
+    """The notes that depend only on a limb's rig: (remarks on the model: limits not about
+    the hinge, a guessed hinge axis; overrides: bones that do not inherit rotation or full
+    scale). Kept with the rig: :func:`rig_for` rebuilds the rig when a bone's inherit
+    modes change (they are in :func:`bone_signature`); helper bones' are read each time."""
+    key = (obj.name, rig.upper, rig.lower, rig.end)
+    hit = _RIG_NOTES.get(key)
+    if hit is not None and hit[0] is rig:
+        return hit[1]
+    msgs = [] if rig.limits_exact else [
+        "the lower bone's IK limits are not about the hinge axis; ignored"]
+    pbs = obj.pose.bones
+    loose = [b for b in (*rig.helpers, rig.lower, rig.end) if not pbs[b].bone.use_inherit_rotation
+             or pbs[b].bone.inherit_scale != "FULL"]
+    over = [f"{', '.join(loose)}: Inherit Rotation off or partial Inherit Scale"] if loose else []
+    notes = (msgs + hinge_notes(rig), over)
+    if not rig.helpers:
+        _RIG_NOTES[key] = (rig, notes)
+    return notes
 
 
 #: (object name, driver count) → bones with drivers (drivers rarely change).
@@ -495,8 +555,7 @@ def solve_chain_settings(
             if len(effectors) < len(settings.effectors):
                 msgs.append("effectors without a target were skipped")
             pbs = obj.pose.bones
-            names = [b for b in rig.bones if any(
-                c.enabled and c.influence > 0.0 for c in pbs[b].constraints)]
+            names = [b for b in rig.bones if read.constrained(pbs[b])]
             if names:
                 msgs.append(f"constraints on {', '.join(names)} act after the solve")
             finish_status(st, msgs)
@@ -531,39 +590,39 @@ def hinge_notes(rig: LimbRig) -> list[str]:
     return []
 
 
-def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | None = None
-                   ) -> tuple[list[str], bool]:
+def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | None = None,
+                   bones: tuple[Any, Any, Any] | None = None) -> tuple[list[str], bool]:
     """Frame-independent remarks on an analytic limb solve, and whether the model is
-    proven equal to Blender's evaluation (no overrides, similarity links)."""
+    proven equal to Blender's evaluation (no overrides, similarity links). ``bones``: the
+    limb's pose bones if looked up (:func:`limb_pose_bones`)."""
     key = ("notes", obj.name, settings.name)
     held = _HELD_RIGS[-1].get(key) if _HELD_RIGS else None
     if held is None:
         msgs = []
         if settings.swivel_mode == "POLE" and settings.pole is None:
             msgs.append("no pole object; using the swivel angle")
-        if not rig.limits_exact:
-            msgs.append("the lower bone's IK limits are not about the hinge axis; ignored")
-        msgs += hinge_notes(rig)
+        msgs += rig_notes(obj, rig)[0]
         # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
         ik = rigify.ik_chain(obj, settings)
-        held = (msgs, overrides(obj, rig) if ik is None else [], ik is None)
+        held = (msgs, overrides(obj, rig, bones) if ik is None else [], ik is None)
         if _HELD_RIGS:
             _HELD_RIGS[-1][key] = held
     msgs, over, plain = list(held[0]), list(held[1]), held[2]
-    if req is not None and not bool(req.linked.all()):
+    if req is not None and not (bool(req.linked[0]) if req.single else bool(req.linked.all())):
         over.append("a stretched (non-uniformly scaled) segment")
     return msgs + over, not over and plain
 
 
 def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol: Any,
-                    depsgraph: Any) -> dict[str, tuple[str, tuple[float, ...]]]:
+                    depsgraph: Any, bones: tuple[Any, Any, Any] | None = None
+                    ) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Write an analytic solution: the limb's bones, or on a generated Rigify limb in IK
     mode its IK controls (:mod:`.bridge.rigify`); a Rigify limb's switch set to its mode."""
     ik = rigify.ik_chain(obj, settings)
     if ik is None:
         rigify.set_switch(obj, settings)
         return write_limb(obj, rig, sol.shoulder, float(sol.elbow),
-                          sol.wrist if settings.goal_type in WRIST_GOALS else None)
+                          sol.wrist if settings.goal_type in WRIST_GOALS else None, bones)
     poses, pole, reach = rigify.solved_poses(req, sol)
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     return rigify.write_ik(obj, settings, ik, poses, pole, dg, reach)
@@ -598,7 +657,8 @@ def solve_limb_settings(
             st.message = f"skipped: {exc}"
     else:
         try:
-            rig = rig_for(obj, settings)
+            bones = limb_pose_bones(obj, settings)
+            rig = rig_for(obj, settings, bones)
             if isinstance(reads, LimbRequest):  # a verification's corrected goal, or a
                 # bake's request for this frame
                 req = reads if goal_frame is None else requests.with_goal(reads, settings,
@@ -610,7 +670,7 @@ def solve_limb_settings(
                 req = requests.limb_request(settings, rig, rd, goal_frame)
                 if rigify.ik_chain(obj, settings) is not None:
                     req = rigify.ik_request(req, rig)
-            notes, proven = analytic_notes(obj, rig, settings, req)
+            notes, proven = analytic_notes(obj, rig, settings, req, bones)
             offsets = _OFFSETS.get((obj.name, settings.name))
             if goal_frame is None and not proven and offsets:
                 # start from the corrections the last verifications needed, extrapolated
@@ -625,7 +685,7 @@ def solve_limb_settings(
             st.message = f"skipped: {exc}"
         else:
             if write:
-                st.written = _write_analytic(obj, settings, rig, req, sol, depsgraph)
+                st.written = _write_analytic(obj, settings, rig, req, sol, depsgraph, bones)
             fill_analytic(st, sol, req, notes, proven)
             st.pending = (req, rd)
     st.total_us = (time.perf_counter() - t0) * 1e6
@@ -736,17 +796,21 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
             STATUS[(st.object, st.limb)] = st
 
 
-def store_statuses(obj: Any, statuses: Iterable[LimbStatus]) -> None:
-    """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties."""
+def store_statuses(obj: Any, statuses: Iterable[LimbStatus],
+                   settings: list[Any] | None = None) -> None:
+    """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties.
+    ``settings``: the item of each status, in the same order (else looked up by name)."""
     from . import body
 
     data = obj.limber
-    for st in statuses:
+    for i, st in enumerate(statuses):
         if st.kind == "body":
             body.store(obj, st)
             continue
-        items = data.chains if st.kind == "chain" else data.limbs
-        item = items.get(st.limb)
+        if settings is not None:
+            item = settings[i]
+        else:
+            item = (data.chains if st.kind == "chain" else data.limbs).get(st.limb)
         if item is None:
             continue
         verify.store(item.status, st)
@@ -842,7 +906,7 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
             st.message = verify.status_message(st)
     for st in out:
         st.pending = None
-    store_statuses(obj, out)
+    store_statuses(obj, out, [settings for _, settings, _ in todo])
     return out
 
 

@@ -47,6 +47,8 @@ __all__ = [
     "nearest_eulers",
     "extrapolate_offset",
     "limb_links",
+    "affine_links",
+    "chain_pose",
 ]
 
 
@@ -567,3 +569,49 @@ def limb_links(
     b[..., :3, :3] /= s[..., 1, None, None]
     b[..., :3, 3] *= s[..., 0, None]
     return frames[..., 0, :, :], orthonormalize_yz(a), orthonormalize_yz(b), ok.all(axis=-1)
+
+
+def affine_links(pose: ArrayLike, basis: ArrayLike
+                 ) -> tuple[FloatArray, tuple[FloatArray, ...]]:
+    """A bone chain's links exactly as Blender composes them, scale and shear included.
+
+    ``pose``, ``basis``: ``(..., K, 4, 4)`` pose and local matrices of K bones in one
+    space, each bone's rotation acting in a frame that follows the bone before it
+    (Inherit Rotation on, full Inherit Scale; anything constant may sit between them).
+    Returns ``(frame, links)``: ``frame`` the first bone's :func:`basis_frame` and K
+    affine ``(..., 4, 4)`` links (``L_i = (F_i · R_i)⁻¹ · F_{i+1}``: bone i's pose scale
+    and what sits between the bones; the last one ``(F_K · R_K)⁻¹ · pose_K``, the last
+    bone's own scale) such that :func:`chain_pose` ``(frame, rotations, links)`` is the
+    last bone's pose for any local rotations with the same locations and scales. Unlike
+    :func:`limb_links` nothing is made rigid: a stretched segment stays stretched.
+    """
+    p = np.asarray(pose, dtype=np.float64)
+    frames = basis_frame(p, basis)
+    rot = np.zeros(p.shape)
+    rot[..., :3, :3] = basis_rotation(basis)
+    rot[..., 3, 3] = 1.0
+    inv = affine_inverse(frames @ rot)
+    links = [inv[..., i, :, :] @ frames[..., i + 1, :, :] for i in range(p.shape[-3] - 1)]
+    links.append(inv[..., -1, :, :] @ p[..., -1, :, :])
+    return frames[..., 0, :, :], tuple(links)
+
+
+def chain_pose(frame: ArrayLike, rotations: tuple[ArrayLike, ...],
+               links: tuple[ArrayLike, ...]) -> FloatArray:
+    """``frame · R_1 · L_1 · … · R_K · L_K`` (``(..., 4, 4)``, batch axes broadcast): the
+    last bone's pose of a chain whose links came from :func:`affine_links`, for local
+    rotations ``R_i`` (``(..., 3, 3)``)."""
+    out = np.asarray(frame, dtype=np.float64)
+    for r, link in zip(rotations, links, strict=True):
+        out = _times_rotation(out, np.asarray(r, dtype=np.float64)) @ np.asarray(
+            link, dtype=np.float64)
+    return out
+
+
+def _times_rotation(m: FloatArray, r: FloatArray) -> FloatArray:
+    """``m · R`` for affine ``m`` (``(..., 4, 4)``) and a rotation ``R`` (``(..., 3, 3)``)."""
+    shape = np.broadcast_shapes(m.shape[:-2], r.shape[:-2])
+    out = np.empty(shape + (4, 4))
+    out[..., :, :3] = m[..., :, :3] @ r
+    out[..., :, 3] = m[..., :, 3]
+    return out

@@ -58,6 +58,7 @@ __all__ = [
     "quat_to_matrix",
     "matrix_to_quat",
     "quaternion_of",
+    "quaternion_floats",
     "euler_to_matrix",
     "matrix_to_euler",
     "matrix_to_euler_families",
@@ -277,7 +278,7 @@ def rodrigues(axis: FloatArray, angle: ArrayLike) -> FloatArray:
 
     One axis ``(3,)`` with a scalar angle takes a branch on Python floats that performs
     the same operations entry by entry (same result, a fraction of the cost)."""
-    if axis.ndim == 1 and np.ndim(angle) == 0:
+    if axis.ndim == 1 and (type(angle) is float or np.ndim(angle) == 0):
         c, s = math.cos(angle), math.sin(angle)  # type: ignore[arg-type]
         x, y, z = axis.tolist()
         t = 1.0 - c
@@ -415,6 +416,30 @@ def _quat_tables() -> tuple[FloatArray, FloatArray]:
 _QUAT_OFFDIAG, _QUAT_SIGNS = _quat_tables()
 
 
+def quaternion_floats(m: FloatArray) -> tuple[float, float, float, float]:
+    """:func:`quaternion_of` of one float64 rotation matrix (``(3, 3)`` or a batch of one)
+    as Python floats (w, x, y, z), unvalidated: the same operations as the batched
+    branch, for a caller that writes the values one by one (a live solve's bones)."""
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m.reshape(3, 3).tolist()
+    a, b, c = m21 - m12, m02 - m20, m10 - m01
+    e, f, g = m01 + m10, m02 + m20, m12 + m21
+    # the first largest diagonal term, as np.argmax picks it
+    d = ((1.0 + m00) + m11) + m22
+    q, best = (d, a, b, c), d
+    d = ((1.0 + m00) - m11) - m22
+    if d > best:
+        q, best = (a, d, e, f), d
+    d = ((1.0 - m00) + m11) - m22
+    if d > best:
+        q, best = (b, e, d, g), d
+    d = ((1.0 - m00) - m11) + m22
+    if d > best:
+        q = (c, f, g, d)
+    w, x, y, z = q
+    scale = (-1.0 if w < 0.0 else 1.0) / math.sqrt(w * w + x * x + y * y + z * z)
+    return (w * scale, x * scale, y * scale, z * scale)
+
+
 def quaternion_of(m: FloatArray) -> FloatArray:
     """:func:`matrix_to_quat` of float64 rotation matrices ``(..., 3, 3)``, unvalidated
     (for callers that already hold finite float64 matrices).
@@ -423,25 +448,7 @@ def quaternion_of(m: FloatArray) -> FloatArray:
     performs the same operations as the batched branch (same result, a fraction of the
     cost)."""
     if m.size == 9:
-        (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m.reshape(3, 3).tolist()
-        a, b, c = m21 - m12, m02 - m20, m10 - m01
-        e, f, g = m01 + m10, m02 + m20, m12 + m21
-        # the first largest diagonal term, as np.argmax picks it
-        d = ((1.0 + m00) + m11) + m22
-        q, best = (d, a, b, c), d
-        d = ((1.0 + m00) - m11) - m22
-        if d > best:
-            q, best = (a, d, e, f), d
-        d = ((1.0 - m00) + m11) - m22
-        if d > best:
-            q, best = (b, e, d, g), d
-        d = ((1.0 - m00) - m11) + m22
-        if d > best:
-            q = (c, f, g, d)
-        w, x, y, z = q
-        scale = (-1.0 if w < 0.0 else 1.0) / math.sqrt(w * w + x * x + y * y + z * z)
-        one = np.array((w * scale, x * scale, y * scale, z * scale))
-        return one.reshape(m.shape[:-2] + (4,))
+        return np.array(quaternion_floats(m)).reshape(m.shape[:-2] + (4,))
     m9 = m.reshape(m.shape[:-2] + (9,))
     diag = (1.0 + m9[..., 0:1] * _QUAT_SIGNS[0]) + m9[..., 4:5] * _QUAT_SIGNS[1]
     diag = diag + m9[..., 8:9] * _QUAT_SIGNS[2]

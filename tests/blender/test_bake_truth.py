@@ -44,13 +44,13 @@ def _animated_target(obj: Any, frames: range, name: str = "T") -> Any:
     return t
 
 
-def _on_target(obj: Any, target: Any, frames: range) -> None:
+def _on_target(obj: Any, target: Any, frames: range, end_bone: str = ARM[2]) -> None:
     """The evaluated hand on the target at these frames (orientation as documented: the
     Y-first Gram–Schmidt frames, which a sheared, stretched arm needs)."""
     scene = bpy.context.scene
     for f in frames:
         scene.frame_set(f)
-        end = world_pose(obj, ARM[2])
+        end = world_pose(obj, end_bone)
         tgt = np.array(target.evaluated_get(bpy.context.evaluated_depsgraph_get()).matrix_world)
         pos, ori = goal_errors("POSE", (0.0, 1.0, 0.0), end, tgt)
         assert pos <= POS_TOL and ori <= ROT_TOL, (f, pos, ori)
@@ -379,4 +379,47 @@ def test_bake_of_an_unproven_limb_is_checked_on_the_evaluated_pose(limber: Any) 
         assert res.batched and res.checked == ["arm.L"]
         st = obj.limber.limbs["arm.L"].status
         assert st.reached and st.measured, st.message
+        _on_target(obj, t, range(3, 15))
+
+
+def test_checked_bake_of_stretched_and_constrained_limbs_in_one_range(limber: Any) -> None:
+    """A stretched arm (its range solved at once against its affine chain) and an arm
+    with a constraint on its forearm (solved frame by frame) in one checked bake beside a
+    proven leg: every frame of both arms is measured on the evaluated pose and on target,
+    and the keys play back on target."""
+    obj = metarig()
+    t = _animated_target(obj, range(-10, 41, 5))
+    add_limb(obj, "arm.L", ARM, target=t)
+    right = RIGIFY_LIMBS["arm.R"]
+    tr = add_empty("TR", world_pose(obj, right[2]))
+    add_limb(obj, "arm.R", right, target=tr)
+    leg = RIGIFY_LIMBS["leg.L"]
+    add_limb(obj, "leg.L", leg, target=add_empty("TL", world_pose(obj, leg[2])))
+    obj.pose.bones[ARM[0]].scale = (1.0, 1.1, 1.0)
+    obj.pose.bones[right[1]].constraints.new("LIMIT_SCALE")
+    res = limber.sub("addon.run.bake").bake_object(obj, bpy.context.scene, 3, 14)
+    assert res.batched and sorted(res.checked) == ["arm.L", "arm.R"]
+    for row in res.statuses:
+        for st in row:
+            if st.limb.startswith("arm"):
+                assert st.measured == "depsgraph" and st.reached, (st.frame, st.message)
+                assert st.position_error <= POS_TOL and st.orientation_error <= ROT_TOL
+    _on_target(obj, t, range(3, 15))
+    _on_target(obj, tr, range(3, 15), right[2])
+
+
+@pytest.mark.parametrize("goal", ["POSE", "POSITION"])
+def test_a_lone_stretched_limb_is_predicted_and_checked(limber: Any, goal: str) -> None:
+    """With no proven limb beside it, a stretched arm is still solved for the range at once
+    and checked on the evaluated pose every frame (not sent to the per-frame path), for
+    a goal that sets the hand and one that holds it."""
+    obj = metarig()
+    t = _animated_target(obj, range(-10, 41, 5))
+    add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
+    obj.pose.bones[ARM[0]].scale = (1.0, 1.1, 1.0)
+    obj.pose.bones[ARM[2]].rotation_quaternion = (0.9, 0.3, 0.1, 0.0)  # a held hand
+    res = limber.sub("addon.run.bake").bake_object(obj, bpy.context.scene, 3, 14)
+    assert res.batched and res.checked == ["arm.L"]
+    assert all(st.measured == "depsgraph" and st.reached for row in res.statuses for st in row)
+    if goal == "POSE":
         _on_target(obj, t, range(3, 15))

@@ -4,15 +4,18 @@ continuity (numpy only)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 from core import (
     affine_inverse,
+    affine_links,
     apply_goal_offset,
     axis_angle_to_matrix,
     bend_axis,
+    chain_pose,
     compose_trs,
     continuous_eulers,
     continuous_quaternions,
@@ -178,15 +181,14 @@ def _basis(rng: np.random.Generator, scale: tuple[float, float, float]) -> np.nd
     return m
 
 
-def test_limb_links_reproduce_the_pose_chain_with_helpers_and_scale() -> None:
-    """A pose chain composed like Blender's (parent · offset · basis) with a scaled,
-    sheared parent, a uniformly scaled upper bone and a posed helper between the lower and
-    the end bone: frame · R1 · a · Rθ · b · R2 equals the end pose up to uniform scale,
-    for other rotations too."""
-    rng = np.random.default_rng(8)
+def _pose_chain(rng: np.random.Generator, helper_scale: tuple[float, float, float]
+                ) -> Callable[..., list[np.ndarray]]:
+    """Pose matrices of (upper, lower, end) for their local matrices, composed like
+    Blender's (parent · offset · basis) under a sheared parent, with a posed helper bone
+    (scaled ``helper_scale``) between the lower and the end bone."""
     parent = _affine(rng, 1)[0]
     off_up, off_lo, off_h, off_en = _rigid(rng, 4)
-    helper = _basis(rng, (1.0, 1.0, 1.0))
+    helper = _basis(rng, helper_scale)
 
     def chain(b_up: np.ndarray, b_lo: np.ndarray, b_en: np.ndarray) -> list[np.ndarray]:
         up = parent @ off_up @ b_up
@@ -194,16 +196,32 @@ def test_limb_links_reproduce_the_pose_chain_with_helpers_and_scale() -> None:
         en = lo @ off_h @ helper @ off_en @ b_en
         return [up, lo, en]
 
+    return chain
+
+
+def _rotated(rng: np.random.Generator, bases: list[np.ndarray]) -> list[np.ndarray]:
+    """The local matrices with other rotations, the same scales and locations."""
+    new = []
+    for bs in bases:
+        m = bs.copy()
+        m[:3, :3] = _rot(rng) @ np.diag(np.linalg.norm(bs[:3, :3], axis=0))
+        new.append(m)
+    return new
+
+
+def test_limb_links_reproduce_the_pose_chain_with_helpers_and_scale() -> None:
+    """A pose chain composed like Blender's (parent · offset · basis) with a scaled,
+    sheared parent, a uniformly scaled upper bone and a posed helper between the lower and
+    the end bone: frame · R1 · a · Rθ · b · R2 equals the end pose up to uniform scale,
+    for other rotations too."""
+    rng = np.random.default_rng(8)
+    chain = _pose_chain(rng, (1.0, 1.0, 1.0))
     bases = [_basis(rng, (1.2, 1.2, 1.2)), _basis(rng, (0.9, 0.9, 0.9)), _basis(rng, (1, 2, 1))]
     pose = np.stack(chain(*bases))
     frame, a, b, ok = limb_links(pose, np.stack(bases))
     assert bool(ok)
     for _ in range(5):  # other rotations, same scales and locations
-        new = []
-        for bs in bases:
-            m = bs.copy()
-            m[:3, :3] = _rot(rng) @ np.diag(np.linalg.norm(bs[:3, :3], axis=0))
-            new.append(m)
+        new = _rotated(rng, bases)
         end = chain(*new)[2]
         rot = [np.eye(4) for _ in range(3)]
         for r, m in zip(rot, new, strict=True):
@@ -216,6 +234,31 @@ def test_limb_links_reproduce_the_pose_chain_with_helpers_and_scale() -> None:
     stretched[0][:3, :3] = stretched[0][:3, :3] @ np.diag([1.0, 1.3, 1.0])
     _, _, _, ok = limb_links(np.stack(chain(*stretched)), np.stack(stretched))
     assert not bool(ok)
+
+
+def test_affine_links_reproduce_a_stretched_chain_exactly() -> None:
+    """Blender's composition (parent · offset · basis) with a sheared parent, a stretched
+    upper bone, a posed helper and a non-uniformly scaled end bone: chain_pose of the
+    affine links is the end bone's pose (translation and the whole 3×3) for other local
+    rotations, batched too; the rigid links of limb_links are not."""
+    rng = np.random.default_rng(18)
+    chain = _pose_chain(rng, (1.0, 0.8, 1.0))
+    bases = [_basis(rng, (1.0, 1.3, 0.9)), _basis(rng, (1.1, 1.1, 1.1)), _basis(rng, (1, 2, 1))]
+    frame, links = affine_links(np.stack(chain(*bases)), np.stack(bases))
+    assert len(links) == 3
+    news, ends = [], []
+    for _ in range(6):  # other rotations, same scales and locations
+        new = _rotated(rng, bases)
+        news.append([m[:3, :3] / np.linalg.norm(m[:3, :3], axis=0) for m in new])
+        ends.append(chain(*new)[2])
+        got = chain_pose(frame, tuple(news[-1]), links)
+        assert np.allclose(got, ends[-1], atol=1e-12)
+    rots = tuple(np.stack([n[i] for n in news]) for i in range(3))
+    assert np.allclose(chain_pose(frame, rots, links), np.stack(ends), atol=1e-12)
+    _, a, b, ok = limb_links(np.stack(chain(*bases)), np.stack(bases))
+    assert not bool(ok)
+    rigid = chain_pose(frame, tuple(news[0]), (a, b, np.eye(4)))
+    assert not np.allclose(rigid[:3, 3], ends[0][:3, 3], atol=1e-6)
 
 
 def test_single_matrix_fast_paths_match_the_batched_ones() -> None:

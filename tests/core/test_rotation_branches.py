@@ -16,6 +16,7 @@ from core import (
     axis_angle_to_matrix,
     matrix_to_quat,
     quat_to_matrix,
+    quaternion_floats,
     quaternion_of,
     rodrigues,
 )
@@ -50,6 +51,7 @@ def test_quaternion_of_one_matrix_equals_the_batched_branch_bit_for_bit(
     batched = quaternion_of(np.stack((r, np.eye(3))))[0]  # two matrices: the array branch
     assert np.array_equal(single, batched)
     assert np.array_equal(matrix_to_quat(r), single)
+    assert quaternion_floats(r) == tuple(batched.tolist())
 
 
 def test_quaternion_branches_agree_at_candidate_ties() -> None:
