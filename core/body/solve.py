@@ -78,8 +78,9 @@ from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, fo
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from ..geometry.vec3 import wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
-from ..limb import Limb, feasible_swivel, solve_limb
+from ..limb import Limb, solve_limb
 from ..limb.model import family_violations
+from .closed import closed_form, solve_all
 from .model import Body, BodySettings, BodySolution
 
 FloatArray = NDArray[np.float64]
@@ -669,10 +670,9 @@ def _place(
     ``q`` into ``q`` (rows: their indices in the goals' batch)."""
     sk = body.skeleton
     local = _shoulder_goals(body, goals, an, q, rows)
-    sol = solve_limb(
-        an.model, local, swivel=swivel, wrist=an.wrist if isinstance(local, PositionGoal) else None
-    )
-    angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+    wrist = an.wrist if isinstance(local, PositionGoal) else None
+    sol = solve_all(an.model, local, wrist, swivel=swivel)
+    angles = _limb_angles(body, an, sol.shoulder, sol.elbow, sol.wrist)
     for j, a in zip(body.joints[an.limb], angles, strict=True):
         q[:, sk.dof_slices[j]] = a
 
@@ -863,9 +863,7 @@ def _numeric(
         """Δx: the goal levels by TaskPriorityStep's cascade, then the rest pose by the
         exact projection onto their null space (its rows are √w·I: the least-squares step
         of that last level is P (x_rest − x − Δx))"""
-        dq, _, inverses = step.cascade(
-            state, j_all, np.zeros_like(xa), None, kappa_all[state.rows]
-        )
+        dq, _, inverses = step.cascade(state, j_all, np.zeros_like(xa), None, kappa_all[state.rows])
         if not n_rest:
             return dq
         proj = np.broadcast_to(np.eye(nx), (xa.shape[0], nx, nx)).copy()
@@ -938,13 +936,11 @@ def _numeric(
     return x, iterations, reasons
 
 
-def _no_swivel(an: _Analytic, local: PositionGoal | PoseGoal, fs: FloatArray) -> NDArray[np.bool_]:
-    """(B,) the limb's local goal lies in its shell but its feasible intervals ``fs``
-    (B, M, 2) are empty."""
+def _in_shell(an: _Analytic, local: PositionGoal | PoseGoal) -> NDArray[np.bool_]:
+    """(B,) the limb's local goal lies in its shell (with :data:`_SHELL_SLACK`)."""
     d = np.linalg.norm(np.asarray(local.position), axis=-1)
     slack = _SHELL_SLACK * an.model.length
-    inside = (d >= an.d_min - slack) & (d <= an.d_max + slack)
-    out: NDArray[np.bool_] = inside & np.all(np.isnan(fs[..., 0]), axis=-1)
+    out: NDArray[np.bool_] = (d >= an.d_min - slack) & (d <= an.d_max + slack)
     return out
 
 
@@ -982,34 +978,23 @@ def _limbs(
         if swivels is None:
             frt, org = _shoulder_frame(body, an, q, kin)
             elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
-            sol = solve_limb(an.model, local, elbow_target=elbow_at, wrist=wrist)
+            sol = solve_all(an.model, local, wrist, elbow_target=elbow_at)
+            use = sol.reachable
         elif an.model.limits is not None:
-            # the feasible sets first, so that rows without a feasible φ (left to the
-            # rescue) skip the closed form's per-row compromise search
-            fs = np.asarray(feasible_swivel(an.model, local, wrist=wrist))
-            bad[:, k] = _no_swivel(an, local, fs)
-            good = np.flatnonzero(~bad[:, k])
-            cut = _goal_rows(local, good)
-            assert isinstance(cut, PositionGoal | PoseGoal)
-            sol = solve_limb(an.model, cut, swivel=swivels[good, k], wrist=wrist)
-            angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
-            for j, a in zip((u, lo, e), angles, strict=True):
-                q[good, sk.dof_slices[j]] = a
-            swivel[good, an.limb] = sol.swivel
-            ok[good, an.limb] = sol.reachable
-            feasible[an.limb] = fs
-            continue
+            # the feasible sets and the closed form from one kernel pass; rows without a
+            # feasible φ in the shell are left to the rescue
+            sol, bad[:, k] = closed_form(
+                an.model, local, swivels[:, k], wrist, _in_shell(an, local)
+            )
+            use = sol.solved
         else:
-            sol = solve_limb(an.model, local, swivel=swivels[:, k], wrist=wrist)
-        angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
-        fs = np.asarray(sol.feasible_swivel)
-        if an.model.limits is not None:
-            bad[:, k] = _no_swivel(an, local, fs)
-        reach = np.asarray(sol.reachable)
-        use = np.ones(big, dtype=bool) if swivels is not None else reach
-        for j, a in zip((u, lo, e), angles, strict=True):
-            q[use, sk.dof_slices[j]] = a[use]
+            sol = solve_all(an.model, local, wrist, swivel=swivels[:, k])
+            use = sol.solved
+        if use.any():
+            angles = _limb_angles(body, an, sol.shoulder[use], sol.elbow[use], sol.wrist[use])
+            for j, a in zip((u, lo, e), angles, strict=True):
+                q[use, sk.dof_slices[j]] = a
         swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
-        ok[:, an.limb] = reach
-        feasible[an.limb] = fs
+        ok[:, an.limb] = sol.reachable & sol.solved
+        feasible[an.limb] = sol.intervals
     return swivel, tuple(feasible), ok, bad

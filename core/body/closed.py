@@ -1,0 +1,194 @@
+"""A goaled limb's closed form inside the body: one pass of the limb kernel (Tolani et al.
+2000, Eq. 5–7 and §3.2.4) gives both its feasible swivel intervals and, where a feasible φ
+exists and the goal is in reach, its pose at the feasible φ nearest the numeric swivel —
+the same computation as :func:`~core.limb.solve_limb` with ``SwivelStrategy.CLOSEST``
+for those rows. Rows without a feasible φ are only flagged (the body rescues them);
+rows out of reach go through :func:`~core.limb.solve_limb` (its within-limits reach).
+
+One row is solved on Python floats (the limb's scalar kernel), several rows vectorised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..geometry import vec3 as V
+from ..goals import PoseGoal, PositionGoal
+from ..limb import REACH_TOLERANCE, Limb, solve_limb
+from ..limb.feasible import closest_swivel, feasible_sets, joint_coeffs
+from ..limb.kernel import desired_swivel, pose_at, reduce_goal, solve_circle
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+@dataclass
+class LimbRows:
+    """A limb solved for B rows: R1 (B, 3, 3), θ4 (B,), R2 (B, 3, 3), φ (B,), the goal
+    reached (B,), the feasible intervals (B, M, 2) NaN-padded (None: not computed), and
+    which rows carry a pose (``solved``; rows left unsolved hold identity / zeros)."""
+
+    shoulder: FloatArray
+    elbow: FloatArray
+    wrist: FloatArray
+    swivel: FloatArray
+    reachable: BoolArray
+    intervals: FloatArray | None
+    solved: BoolArray
+
+
+def _empty(b: int) -> LimbRows:
+    eye = np.broadcast_to(np.eye(3), (b, 3, 3)).copy()
+    return LimbRows(
+        eye,
+        np.zeros(b),
+        eye.copy(),
+        np.zeros(b),
+        np.zeros(b, dtype=bool),
+        None,
+        np.zeros(b, dtype=bool),
+    )
+
+
+def _take(out: LimbRows, rows: BoolArray | NDArray[np.intp], part: LimbRows) -> None:
+    """Copy the solved rows of ``part`` (one per entry of ``rows``) into ``out``."""
+    for name in ("shoulder", "elbow", "wrist", "swivel", "reachable", "solved"):
+        getattr(out, name)[rows] = getattr(part, name)
+
+
+def _goal(goal: PositionGoal | PoseGoal, rows: NDArray[np.intp]) -> PositionGoal | PoseGoal:
+    """The local goal cut to ``rows``; one row unbatched (the limb's scalar kernel)."""
+    pos = np.asarray(goal.position)[rows]
+    if len(rows) == 1:
+        pos = pos[0]
+    if isinstance(goal, PoseGoal):
+        rot = np.asarray(goal.rotation)[rows]
+        return PoseGoal(pos, rot[0] if len(rows) == 1 else rot)
+    return PositionGoal(pos)
+
+
+def solve_rows(
+    limb: Limb,
+    goal: PositionGoal | PoseGoal,
+    rows: NDArray[np.intp],
+    wrist: FloatArray | None,
+    **options: Any,
+) -> LimbRows:
+    """:func:`~core.limb.solve_limb` for the rows ``rows`` of the batched local ``goal``
+    (``options``: ``swivel`` (B,) or ``elbow_target`` (B, 3) for all B rows of ``goal``),
+    as arrays with a leading row axis (one row through the limb's scalar path)."""
+    one = len(rows) == 1
+    kw = {k: (v[rows][0] if one else v[rows]) for k, v in options.items()}
+    sol = solve_limb(limb, _goal(goal, rows), wrist=wrist, **kw)
+    if one:
+        fs = np.array(sol.feasible_swivel or (), dtype=np.float64).reshape(1, -1, 2)
+        return LimbRows(
+            np.asarray(sol.shoulder)[None],
+            np.array([sol.elbow]),
+            np.asarray(sol.wrist)[None],
+            np.array([sol.swivel]),
+            np.array([bool(sol.reachable)]),
+            fs if fs.shape[1] else np.full((1, 1, 2), np.nan),
+            np.ones(1, dtype=bool),
+        )
+    return LimbRows(
+        np.asarray(sol.shoulder),
+        np.asarray(sol.elbow, dtype=np.float64),
+        np.asarray(sol.wrist),
+        np.asarray(sol.swivel, dtype=np.float64),
+        np.asarray(sol.reachable, dtype=bool),
+        np.asarray(sol.feasible_swivel),
+        np.ones(len(rows), dtype=bool),
+    )
+
+
+def solve_all(
+    limb: Limb,
+    goal: PositionGoal | PoseGoal,
+    wrist: FloatArray | None,
+    **options: Any,
+) -> LimbRows:
+    """:func:`solve_rows` for every row of ``goal``."""
+    return solve_rows(limb, goal, np.arange(len(np.asarray(goal.position))), wrist, **options)
+
+
+def closed_form(
+    limb: Limb,
+    goal: PositionGoal | PoseGoal,
+    swivel: FloatArray,
+    wrist: FloatArray | None,
+    in_shell: BoolArray,
+) -> tuple[LimbRows, BoolArray]:
+    """The limb (with limits) for the batched local ``goal`` (B rows) at the feasible φ
+    nearest ``swivel`` (B,). Returns the rows and, per row, whether it has no feasible φ
+    although its goal lies in the limb's shell (``in_shell``): those rows are left
+    unsolved. Rows in reach with a feasible φ are posed here from one kernel pass;
+    the others (out of reach, or no feasible φ outside the shell) by
+    :func:`~core.limb.solve_limb`."""
+    limits = limb.limits
+    assert limits is not None
+    b = len(swivel)
+    single = b == 1
+    ops: Any = V.ScalarOps if single else V.ArrayOps
+    n = None if single else b
+    c = limb.constants
+    if single:
+        pos = np.asarray(goal.position)[0]
+        one: PositionGoal | PoseGoal = (
+            PoseGoal(pos, np.asarray(goal.rotation)[0])
+            if isinstance(goal, PoseGoal)
+            else PositionGoal(pos)
+        )
+    else:
+        one = goal
+    w = None if isinstance(goal, PoseGoal) else (np.eye(3) if wrist is None else wrist)
+    pr = reduce_goal(limb, one, w, n)
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    ci = solve_circle(ops, c, pr.wg, pr.tbe, aref, limits.elbow)
+    phi_d = desired_swivel(ci, float(swivel[0]) if single else swivel, None, ops)
+    theta = np.array([ci.theta]) if single else np.asarray(ci.theta, dtype=np.float64)
+    sh, wr = joint_coeffs(ops, c, pr, ci, b)
+    intervals = feasible_sets(limits, sh, wr, theta).all
+    phi, has = closest_swivel(intervals, np.atleast_1d(np.asarray(phi_d, dtype=np.float64)))
+    r1, r2, pe, oe = pose_at(ops, c, pr, ci, float(phi[0]) if single else phi)
+    gap = np.abs(np.asarray(ci.rw0, dtype=np.float64) - np.asarray(ci.rg, dtype=np.float64))
+    in_reach = np.atleast_1d(gap <= REACH_TOLERANCE * c.length)
+    tol = REACH_TOLERANCE
+    out = _empty(b)
+    out.intervals = intervals
+    bad = in_shell & ~has
+    direct = has & in_reach
+    if direct.any():
+        shoulder: FloatArray
+        wrist_m: FloatArray
+        if single:
+            shoulder = np.array(r1)[None]
+            wrist_m = np.array(r2)[None]
+        else:
+            shoulder = V.mat_array(r1, n)
+            wrist_m = (
+                V.mat_array(r2, n)
+                if np.ndim(r2[0][0])
+                else np.broadcast_to(V.mat_array(r2, None), (b, 3, 3))
+            )
+        pe_a = np.atleast_1d(np.asarray(pe, dtype=np.float64))
+        oe_a = np.broadcast_to(np.asarray(oe, dtype=np.float64), (b,))
+        part = LimbRows(
+            shoulder,
+            np.broadcast_to(theta, (b,)),
+            wrist_m,
+            V.wrap(phi),
+            (pe_a <= tol * c.length) & (oe_a <= tol),
+            None,
+            np.ones(b, dtype=bool),
+        )
+        for name in ("shoulder", "elbow", "wrist", "swivel", "reachable", "solved"):
+            getattr(out, name)[direct] = getattr(part, name)[direct]
+    rest = np.flatnonzero(~bad & ~direct)
+    if rest.size:
+        _take(out, rest, solve_rows(limb, goal, rest, wrist, swivel=swivel))
+    return out, bad
