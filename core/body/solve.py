@@ -23,7 +23,11 @@ reused as it is; weights blend goals within a level):
   outside that interval, along the shoulder–target line (zero inside); Jacobian from the
   shoulder's position Jacobian;
 * lowest, in the null space of all of them: the rest-pose / preferred-angle term
-  √w (x_rest − x), the swivels' part pulling each φ to its preferred value.
+  √w (x_rest − x), the swivels' part pulling each φ to its preferred value. It is a
+  secondary objective, converged loosely: once every goal is met, a step that moves no
+  unknown by more than :data:`_REST_STEP` ends its tail (which converges linearly, the
+  goals' null space curving under it), after one more step without it that polishes
+  the goals.
 
 Each goaled limb is then solved in closed form by :func:`~core.limb.solve_limb` in the
 shoulder frame the numeric level leaves (its goal exact whenever in reach, φ the feasible
@@ -98,6 +102,11 @@ _BAND = 1e-3
 
 #: Weight of the preferred-distance rows relative to ``rest_weight`` (m against rad).
 
+
+#: Largest step (rad / m, any unknown) at which, with every goal met, the rest term
+#: counts as converged: its tail (linear convergence in the goals' curved null space) is
+#: cut there, after one step without the rest term that polishes the goals.
+_REST_STEP = 3e-3
 
 #: Relative decrease of the objective that counts as progress.
 _PROGRESS = 1e-6
@@ -874,6 +883,7 @@ def _numeric(
         proj *= ~held[:, :, None]
         r = x_rest_all[state.rows] - xa - dq
         r[:, nf:] = wrap(r[:, nf:])
+        r *= ~polish[state.rows, None]  # rows polishing their goals: no rest step
         delta = (proj @ r[..., None])[..., 0]
         out: FloatArray = dq + budget(dq, delta, settings.max_step)[:, None] * delta
         return out
@@ -881,6 +891,7 @@ def _numeric(
     x = reduced.clip_unchecked(x)
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
+    polish = np.zeros(big, dtype=bool)
     cur = evaluate(x, act)
     now = objective(cur[0])
     stall = np.zeros(big, dtype=np.int_)
@@ -923,7 +934,9 @@ def _numeric(
         improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
         stall[act] = np.where(improved, 0, stall[act] + 1)
         small = moved <= settings.step_tolerance
-        done_conv = met & (small | (stall[act] >= _SETTLED))
+        done_conv = met & (small | (stall[act] >= _SETTLED) | polish[act])
+        # the rest term's tail is cut (module docstring): one goal-only step, then stop
+        polish[act[met & ~done_conv & (moved <= _REST_STEP)]] = True
         done_stall = ~met & (small | (stall[act] >= _STALL))
         reasons[act[done_stall]] = StopReason.STALLED
         keep = ~(done_conv | done_stall)
