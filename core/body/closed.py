@@ -18,12 +18,32 @@ from numpy.typing import NDArray
 
 from ..geometry import vec3 as V
 from ..goals import PoseGoal, PositionGoal
-from ..limb import REACH_TOLERANCE, Limb, solve_limb
+from ..limb import REACH_TOLERANCE, EulerLimits, Limb, solve_limb
+from ..limb.fast_path import euler_families_one
 from ..limb.feasible import closest_swivel, feasible_sets, joint_coeffs
 from ..limb.kernel import desired_swivel, pose_at, reduce_goal, solve_circle
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Local:
+    """A limb's goal in its shoulder frame for B rows: position (B, 3) and, for a pose
+    goal, rotation (B, 3, 3) (None: a position goal, the wrist held)."""
+
+    position: FloatArray
+    rotation: FloatArray | None
+
+    def goal(self, rows: NDArray[np.intp] | None = None) -> PositionGoal | PoseGoal:
+        """The limb goal of ``rows`` (all by default); one row unbatched (the limb's
+        scalar kernel)."""
+        pos = self.position if rows is None else self.position[rows]
+        rot = self.rotation if rows is None or self.rotation is None else self.rotation[rows]
+        if pos.shape[0] == 1:
+            pos = pos[0]
+            rot = None if rot is None else rot[0]
+        return PositionGoal(pos) if rot is None else PoseGoal(pos, rot)
 
 
 @dataclass
@@ -60,30 +80,19 @@ def _take(out: LimbRows, rows: BoolArray | NDArray[np.intp], part: LimbRows) -> 
         getattr(out, name)[rows] = getattr(part, name)
 
 
-def _goal(goal: PositionGoal | PoseGoal, rows: NDArray[np.intp]) -> PositionGoal | PoseGoal:
-    """The local goal cut to ``rows``; one row unbatched (the limb's scalar kernel)."""
-    pos = np.asarray(goal.position)[rows]
-    if len(rows) == 1:
-        pos = pos[0]
-    if isinstance(goal, PoseGoal):
-        rot = np.asarray(goal.rotation)[rows]
-        return PoseGoal(pos, rot[0] if len(rows) == 1 else rot)
-    return PositionGoal(pos)
-
-
 def solve_rows(
     limb: Limb,
-    goal: PositionGoal | PoseGoal,
+    local: Local,
     rows: NDArray[np.intp],
     wrist: FloatArray | None,
     **options: Any,
 ) -> LimbRows:
-    """:func:`~core.limb.solve_limb` for the rows ``rows`` of the batched local ``goal``
-    (``options``: ``swivel`` (B,) or ``elbow_target`` (B, 3) for all B rows of ``goal``),
+    """:func:`~core.limb.solve_limb` for the rows ``rows`` of the local goal ``local``
+    (``options``: ``swivel`` (B,) or ``elbow_target`` (B, 3) for all B rows),
     as arrays with a leading row axis (one row through the limb's scalar path)."""
     one = len(rows) == 1
     kw = {k: (v[rows][0] if one else v[rows]) for k, v in options.items()}
-    sol = solve_limb(limb, _goal(goal, rows), wrist=wrist, **kw)
+    sol = solve_limb(limb, local.goal(rows), wrist=wrist, **kw)
     if one:
         fs = np.array(sol.feasible_swivel or (), dtype=np.float64).reshape(1, -1, 2)
         return LimbRows(
@@ -106,24 +115,19 @@ def solve_rows(
     )
 
 
-def solve_all(
-    limb: Limb,
-    goal: PositionGoal | PoseGoal,
-    wrist: FloatArray | None,
-    **options: Any,
-) -> LimbRows:
-    """:func:`solve_rows` for every row of ``goal``."""
-    return solve_rows(limb, goal, np.arange(len(np.asarray(goal.position))), wrist, **options)
+def solve_all(limb: Limb, local: Local, wrist: FloatArray | None, **options: Any) -> LimbRows:
+    """:func:`solve_rows` for every row of ``local``."""
+    return solve_rows(limb, local, np.arange(local.position.shape[0]), wrist, **options)
 
 
 def closed_form(
     limb: Limb,
-    goal: PositionGoal | PoseGoal,
+    local: Local,
     swivel: FloatArray,
     wrist: FloatArray | None,
     in_shell: BoolArray,
 ) -> tuple[LimbRows, BoolArray]:
-    """The limb (with limits) for the batched local ``goal`` (B rows) at the feasible φ
+    """The limb (with limits) for the local goal ``local`` (B rows) at the feasible φ
     nearest ``swivel`` (B,). Returns the rows and, per row, whether it has no feasible φ
     although its goal lies in the limb's shell (``in_shell``): those rows are left
     unsolved. Rows in reach with a feasible φ are posed here from one kernel pass;
@@ -136,17 +140,9 @@ def closed_form(
     ops: Any = V.ScalarOps if single else V.ArrayOps
     n = None if single else b
     c = limb.constants
-    if single:
-        pos = np.asarray(goal.position)[0]
-        one: PositionGoal | PoseGoal = (
-            PoseGoal(pos, np.asarray(goal.rotation)[0])
-            if isinstance(goal, PoseGoal)
-            else PositionGoal(pos)
-        )
-    else:
-        one = goal
+    goal = local.goal()
     w = None if isinstance(goal, PoseGoal) else (np.eye(3) if wrist is None else wrist)
-    pr = reduce_goal(limb, one, w, n)
+    pr = reduce_goal(limb, goal, w, n)
     aref = V.vec_of(np.asarray(limb.swivel_reference))
     ci = solve_circle(ops, c, pr.wg, pr.tbe, aref, limits.elbow)
     phi_d = desired_swivel(ci, float(swivel[0]) if single else swivel, None, ops)
@@ -190,5 +186,39 @@ def closed_form(
             getattr(out, name)[direct] = getattr(part, name)[direct]
     rest = np.flatnonzero(~bad & ~direct)
     if rest.size:
-        _take(out, rest, solve_rows(limb, goal, rest, wrist, swivel=swivel))
+        _take(out, rest, solve_rows(limb, local, rest, wrist, swivel=swivel))
     return out, bad
+
+
+def euler_in_limits_one(rot: FloatArray, lim: EulerLimits | None, order: str) -> list[float]:
+    """One rotation's Euler angles (``order``): the family least outside ``lim`` (the
+    first on a tie) — the float arithmetic of ``family_violations`` for one matrix."""
+    one, two = euler_families_one(rot.tolist(), order)
+    if lim is None:
+        return one
+    lo, hi = lim.bounds()
+    outside = []
+    for fam in (one, two):
+        tot = 0.0
+        for i, on in enumerate(lim.limited):
+            if on:
+                d = (fam[i] - lo[i]) % V.TAU
+                width = hi[i] - lo[i]
+                tot += 0.0 if d <= width else min(d - width, V.TAU - d)
+        outside.append(tot)
+    return two if outside[1] < outside[0] else one
+
+
+def into_range_one(a: list[float], lo: list[float], hi: list[float]) -> list[float]:
+    """Angles shifted by a multiple of 2π into [lo, hi] where one fits (else the shift
+    leaving them nearest the range; unlimited entries stay): floats, one row."""
+    out = []
+    for v, lo_, hi_ in zip(a, lo, hi, strict=True):
+        best, best_out = v, max(lo_ - v, 0.0) + max(v - hi_, 0.0)
+        for k in (-2, -1, 1, 2):
+            c = v + k * V.TAU
+            o = max(lo_ - c, 0.0) + max(c - hi_, 0.0)
+            if o < best_out - 1e-12:
+                best, best_out = c, o
+        out.append(best)
+    return out

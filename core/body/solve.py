@@ -84,7 +84,7 @@ from ..geometry.vec3 import wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb, solve_limb
 from ..limb.model import family_violations
-from .closed import closed_form, solve_all
+from .closed import Local, closed_form, euler_in_limits_one, into_range_one, solve_all
 from .model import Body, BodySettings, BodySolution
 
 FloatArray = NDArray[np.float64]
@@ -391,7 +391,7 @@ def solve_body(
                 sub = rows[again]
                 alt = _whole_body(body, goals, plan, q_start[sub], swiv[again], pat, sub, settings)
                 take = np.flatnonzero(again)[
-                    lexicographic_less(alt.level_error, res.level_error[again], 1.0)[1]
+                    _level_better(alt.level_error, res.level_error[again], settings.tolerance)
                 ]
                 pick = np.isin(np.flatnonzero(again), take)
                 for name in ("q", "iterations", "reached", "converged", "level_reached"):
@@ -402,9 +402,11 @@ def solve_body(
                 best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
                 # from the start too (the conflict may have another basin there)
                 alt = _lexicographic_polish(sk, sub_goals, q_start[rows[lower]], settings)
-                better = lexicographic_less(
-                    _level_errors(sk, sub_goals, alt), _level_errors(sk, sub_goals, best), 1.0
-                )[1]
+                better = _level_better(
+                    _level_errors(sk, sub_goals, alt),
+                    _level_errors(sk, sub_goals, best),
+                    settings.tolerance,
+                )
                 res.q[lower] = np.where(better[:, None], alt, best)
             q[rows] = res.q
             iterations[rows] += res.iterations
@@ -451,6 +453,15 @@ def solve_body(
         int(iterations[0]),
         reasons[0],
     )
+
+
+def _level_better(a: FloatArray, b: FloatArray, tolerance: float) -> NDArray[np.bool_]:
+    """(B,) whether the per-level errors ``a`` (B, L) are lexicographically better than
+    ``b``, a level met by both (error ≤ ``tolerance``) counting as equal, so that the
+    first level either leaves unmet decides."""
+    key_a = np.where(a <= tolerance, 0.0, a)
+    key_b = np.where(b <= tolerance, 0.0, b)
+    return lexicographic_less(key_a, key_b, 1.0)[1]
 
 
 def _scatter_intervals(full: FloatArray, rows: IntArray, part: FloatArray) -> FloatArray:
@@ -503,7 +514,7 @@ def _shoulder_goals(
     q: FloatArray,
     rows: IntArray,
     kin: Any = None,
-) -> PositionGoal | PoseGoal:
+) -> Local:
     """The limb's goal in its shoulder frame ``G_parent(upper) · offset_upper`` at ``q``
     (batched over the rows of q; ``rows``: their indices in the goals' batch; ``kin`` as
     for :func:`_shoulder_frame`)."""
@@ -515,12 +526,16 @@ def _shoulder_goals(
     p_l = (frt @ (pos - org[:, u])[..., None])[..., 0]
     if isinstance(goal, PoseGoal):
         rg = np.asarray(goal.rotation)
-        return PoseGoal(p_l, frt @ (rg if rg.ndim == 2 else rg[rows]))
-    return PositionGoal(p_l)
+        return Local(p_l, frt @ (rg if rg.ndim == 2 else rg[rows]))
+    return Local(p_l, None)
 
 
 def _limb_angles(
-    body: Body, an: _Analytic, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray
+    body: Body,
+    an: _Analytic,
+    shoulder: FloatArray,
+    elbow: FloatArray,
+    wrist: FloatArray,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The skeleton's q entries (B, 3), (B, 1), (B, 3) of a limb's R1, θ4, R2: the Euler
     family least outside each Ball's limits, shifted by 2π into the linear ranges."""
@@ -528,14 +543,25 @@ def _limb_angles(
     u, lo, e = body.joints[an.limb]
     lim = an.model.limits
     s_u, s_l, s_e = sk.dof_slices[u], sk.dof_slices[lo], sk.dof_slices[e]
+    order_u: str = sk.joints[u].dofs.order  # type: ignore[union-attr]
+    order_e: str = sk.joints[e].dofs.order  # type: ignore[union-attr]
+    if shoulder.shape[0] == 1:  # one row: on floats
+        lower, upper = sk.lower.tolist(), sk.upper.tolist()
+        rows = (
+            (euler_in_limits_one(shoulder[0], None if lim is None else lim.shoulder, order_u), s_u),
+            ([float(elbow[0])], s_l),
+            (euler_in_limits_one(wrist[0], None if lim is None else lim.wrist, order_e), s_e),
+        )
+        a_u, a_l, a_e = (np.array([into_range_one(a, lower[s], upper[s])]) for a, s in rows)
+        return a_u, a_l, a_e
     a_u = _into_range(
-        _euler_in_limits(shoulder, None if lim is None else lim.shoulder, sk.joints[u].dofs.order),  # type: ignore[union-attr]
+        _euler_in_limits(shoulder, None if lim is None else lim.shoulder, order_u),
         sk.lower[s_u],
         sk.upper[s_u],
     )
     a_l = _into_range(np.asarray(elbow)[:, None], sk.lower[s_l], sk.upper[s_l])
     a_e = _into_range(
-        _euler_in_limits(wrist, None if lim is None else lim.wrist, sk.joints[e].dofs.order),  # type: ignore[union-attr]
+        _euler_in_limits(wrist, None if lim is None else lim.wrist, order_e),
         sk.lower[s_e],
         sk.upper[s_e],
     )
@@ -679,7 +705,7 @@ def _place(
     ``q`` into ``q`` (rows: their indices in the goals' batch)."""
     sk = body.skeleton
     local = _shoulder_goals(body, goals, an, q, rows)
-    wrist = an.wrist if isinstance(local, PositionGoal) else None
+    wrist = an.wrist if local.rotation is None else None
     sol = solve_all(an.model, local, wrist, swivel=swivel)
     angles = _limb_angles(body, an, sol.shoulder, sol.elbow, sol.wrist)
     for j, a in zip(body.joints[an.limb], angles, strict=True):
@@ -696,11 +722,9 @@ def _witness(
     b = q.shape[0]
     local = _shoulder_goals(body, goals, an, q, rows)
     phis = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
-    rep = np.repeat(np.asarray(local.position), _SAMPLES, axis=0)
-    if isinstance(local, PoseGoal):
-        many: PositionGoal | PoseGoal = PoseGoal(
-            rep, np.repeat(np.asarray(local.rotation), _SAMPLES, axis=0)
-        )
+    rep = np.repeat(local.position, _SAMPLES, axis=0)
+    if local.rotation is not None:
+        many: PositionGoal | PoseGoal = PoseGoal(rep, np.repeat(local.rotation, _SAMPLES, axis=0))
     else:
         many = PositionGoal(rep)
     sol = solve_limb(an.free, many, swivel=np.tile(phis, b), wrist=an.wrist)
@@ -949,9 +973,9 @@ def _numeric(
     return x, iterations, reasons
 
 
-def _in_shell(an: _Analytic, local: PositionGoal | PoseGoal) -> NDArray[np.bool_]:
+def _in_shell(an: _Analytic, local: Local) -> NDArray[np.bool_]:
     """(B,) the limb's local goal lies in its shell (with :data:`_SHELL_SLACK`)."""
-    d = np.linalg.norm(np.asarray(local.position), axis=-1)
+    d = np.linalg.norm(local.position, axis=-1)
     slack = _SHELL_SLACK * an.model.length
     out: NDArray[np.bool_] = (d >= an.d_min - slack) & (d <= an.d_max + slack)
     return out
@@ -986,7 +1010,7 @@ def _limbs(
     kin = sk.kinematics(q)
     for k, an in enumerate(analytic):
         local = _shoulder_goals(body, goals, an, q, rows, kin)
-        wrist = an.wrist if isinstance(local, PositionGoal) else None
+        wrist = an.wrist if local.rotation is None else None
         u, lo, e = body.joints[an.limb]
         if swivels is None:
             frt, org = _shoulder_frame(body, an, q, kin)
