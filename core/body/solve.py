@@ -789,23 +789,16 @@ def _numeric(
         )
         row += 3
     m_goal = row
+    # the rest term (lowest level) is not a row block: its step is the exact projection
+    # in `cascade`, its value ‖√w (x_rest − x)‖² computed by `evaluate`
     rest_w = settings.rest_weight
-    n_rest = 3 * math.ceil(nx / 3) if rest_w > 0.0 else 0
-    low = max(g.priority for g in goals) + 1
-    for i in range(n_rest // 3):
-        blocks.append(
-            RowBlock(len(goals) + i, low, slice(row, row + 3), BlockKind.POSITION, rest_w)
-        )
-        row += 3
-    m = row
-    m_rest = row
+    n_rest = nx if rest_w > 0.0 else 0
     sqw = [math.sqrt(goals[an.goal].weight) for an in analytic]
     d_lo = np.array([an.d_min for an in analytic])
     d_hi = np.array([an.d_max for an in analytic])
     band = _BAND * np.array([an.model.length for an in analytic])
     q_rest = plan["q_rest"]
     pref = x[:, nf:]
-    srw = math.sqrt(rest_w)
     targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]  # type: ignore[union-attr]
     lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
     upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
@@ -817,24 +810,30 @@ def _numeric(
     eye3 = np.eye(3)
     memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
 
-    def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    sqw_k = np.array(sqw)
+    shared_targets = None if any(t.ndim > 1 for t in targets) else np.stack(targets)
+
+    def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, ...]:
+        """e (b, m_goal) and J (b, m_goal, nx) of the goal rows, the goal errors and the
+        rest term's ‖√w (x_rest − x)‖² (b,)."""
         b = xs.shape[0]
         qf = q[rows]
         qf[:, free] = xs[:, :nf]
         ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None, memo=memo)
         assert ev.J is not None
-        e = np.zeros((b, m))
-        jac = np.zeros((b, m, nx))
+        e = np.zeros((b, m_goal))
+        jac = np.zeros((b, m_goal, nx))
         e[:, :m_num] = ev.e[:, :m_num]
-        jac[:, :m_num, :nf] = ev.J[:, :m_num][:, :, free]
+        jac[:, :m_num, :nf] = ev.J[:, :m_num, free]
         gerr = np.zeros((b, n_num + na))
         gerr[:, :n_num] = ev.goal_error[:, :n_num]
         if na:
             s = -ev.e[:, m_num:m_aux].reshape(b, na, 3)
-            js = ev.J[:, m_num:m_aux][:, :, free].reshape(b, na, 3, nf)
-            tg = np.stack(
-                [t if t.ndim == 1 else t[row_ids[rows]] for t in targets], axis=-2
-            ) * np.ones((b, 1, 1))
+            js = ev.J[:, m_num:m_aux, free].reshape(b, na, 3, nf)
+            if shared_targets is None:
+                tg = np.stack([t if t.ndim == 1 else t[row_ids[rows]] for t in targets], axis=-2)
+            else:
+                tg = shared_targets
             v = tg - s
             d = np.sqrt(np.sum(v * v, axis=-1))
             c = np.clip(d, d_lo, d_hi)
@@ -850,17 +849,14 @@ def _numeric(
             dd = np.where(near[..., None, None], dd, 0.0)
             jl = dd @ js  # (b, na, 3, nf)
             gerr[:, n_num:] = np.abs(d - c)
-            for k in range(na):
-                r0 = m_num + 3 * k
-                e[:, r0 : r0 + 3] = sqw[k] * err[:, k]
-                jac[:, r0 : r0 + 3, :nf] = sqw[k] * jl[:, k]
+            e[:, m_num:m_goal] = (sqw_k[:, None] * err).reshape(b, 3 * na)
+            jac[:, m_num:m_goal, :nf] = (sqw_k[:, None, None] * jl).reshape(b, 3 * na, nf)
+        rest_sq = np.zeros(b)
         if n_rest:
             diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)
             diff[:, nf:] = wrap(diff[:, nf:])
-            e[:, m_goal : m_goal + nx] = srw * diff
-            idx = np.arange(nx)
-            jac[:, m_goal + idx, idx] = srw
-        return e, jac, gerr
+            rest_sq = rest_w * np.sum(diff * diff, axis=1)
+        return e, jac, gerr, rest_sq
 
     st = SolveSettings(
         tolerance=settings.tolerance,
@@ -870,23 +866,21 @@ def _numeric(
     )
     step = TaskPriorityStep()
     step.tolerance = settings.tolerance
-    blocks_t = tuple(blk for blk in blocks if blk.priority < low)  # the cascade's
-    goal_blocks = tuple(blk for blk in blocks_t if blk.priority < low)
+    blocks_t = tuple(blocks)  # the cascade's
+    goal_blocks = blocks_t
     tol2 = settings.tolerance**2
-    rest_rows = slice(m_goal, m_rest)
 
-    def objective(e: FloatArray) -> FloatArray:
+    def objective(e: FloatArray, rest_sq: FloatArray) -> FloatArray:
         """(b, L + 1): per goal level 0 when met else ‖e_k‖² (TaskPriorityStep's), then
         the rest term's ‖e‖² — compared lexicographically."""
-        og = step.objective(e[:, :m_goal], goal_blocks)
+        og = step.objective(e, goal_blocks)
         if og.ndim == 1:  # one goal level: TaskPriorityStep gives ‖e‖², 0 when met here
             met = np.all(
                 [np.sum(e[:, b.rows] ** 2, axis=1) <= tol2 * b.weight for b in goal_blocks],
                 axis=0,
             )
             og = np.where(met, 0.0, og)[:, None]
-        rest = np.sum(e[:, rest_rows] ** 2, axis=1)[:, None]
-        return np.concatenate([og, rest], axis=1)
+        return np.concatenate([og, rest_sq[:, None]], axis=1)
 
     x_rest_all = np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1)
 
@@ -899,16 +893,16 @@ def _numeric(
         dq, _, inverses = step.cascade(state, j_all, np.zeros_like(xa), None, kappa_all[state.rows])
         if not n_rest:
             return dq
-        proj = np.broadcast_to(np.eye(nx), (xa.shape[0], nx, nx)).copy()
-        for _, _, gain, vt in inverses:
-            vk = vt * (gain > 0.0)[:, :, None]
-            proj -= np.swapaxes(vk, -1, -2) @ vk
-        proj *= ~held[:, None, :]
-        proj *= ~held[:, :, None]
         r = x_rest_all[state.rows] - xa - dq
         r[:, nf:] = wrap(r[:, nf:])
-        r *= ~polish[state.rows, None]  # rows polishing their goals: no rest step
-        delta = (proj @ r[..., None])[..., 0]
+        # rows polishing their goals: no rest step; held DOFs do not move
+        r *= ~(held | polish[state.rows, None])
+        # P r with P = I − Σ_k V_kᵀ V_k (each level's kept right singular vectors)
+        delta = r.copy()
+        for _, _, gain, vt in inverses:
+            vk = vt * (gain > 0.0)[:, :, None]
+            delta -= (np.swapaxes(vk, -1, -2) @ (vk @ r[..., None]))[..., 0]
+        delta *= ~held
         out: FloatArray = dq + budget(dq, delta, settings.max_step)[:, None] * delta
         return out
 
@@ -917,11 +911,11 @@ def _numeric(
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
     polish = np.zeros(big, dtype=bool)
     cur = evaluate(x, act)
-    now = objective(cur[0])
+    now = objective(cur[0], cur[3])
     stall = np.zeros(big, dtype=np.int_)
     for it in range(settings.max_iterations):
         xa = x[act]
-        e, jac, gerr = cur
+        e, jac, gerr, _ = cur
         state = StepState(
             q=xa,
             e=e,
@@ -934,11 +928,11 @@ def _numeric(
             skeleton=reduced,  # type: ignore[arg-type]
             goals=eval_goals,
             settings=st,
-            evaluate=functools.partial(evaluate, rows=act),
+            evaluate=functools.partial(evaluate, rows=act),  # type: ignore[arg-type]
         )
         held = np.zeros(xa.shape, dtype=bool)
         for _ in range(3):
-            dx = cascade(state, jac * ~held[:, None, :], xa, held)
+            dx = cascade(state, jac * ~held[:, None, :] if held.any() else jac, xa, held)
             if not (reduced.has_limits and settings.use_limits):
                 break
             # a DOF at a limit that the step pushes outward is held, the rest re-solved
@@ -954,7 +948,7 @@ def _numeric(
         x[act] = xn
         iterations[act] += 1
         met = np.all(cand[2] <= settings.tolerance, axis=1)
-        obj = objective(cand[0])
+        obj = objective(cand[0], cand[3])
         improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
         stall[act] = np.where(improved, 0, stall[act] + 1)
         small = moved <= settings.step_tolerance
@@ -967,7 +961,7 @@ def _numeric(
         act = act[keep]
         if not act.size:
             break
-        cur = (cand[0][keep], cand[1][keep], cand[2][keep])
+        cur = tuple(a[keep] for a in cand)
         now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
