@@ -58,14 +58,8 @@ bounds are the joint limits (``use_limits``) intersected with the trust box
 [q − max_step, q + max_step], so L-BFGS-B's iterates never leave them. Batched problems
 are minimised **one row at a time** (a Python loop over the rows still iterating: scipy
 minimises one problem per call, and separate calls make batched results equal the
-one-by-one ones exactly). The alternative — one L-BFGS-B over the concatenated variables
-of all rows (the objective is a separable sum; gradient and bounds concatenate) — was
-measured and rejected: the rows then share one line search and one curvature memory, so
-each row's steps depend on the others. With 20 L-BFGS-B iterations per outer iteration
-and B = 20 reachable problems it needed up to 20 outer iterations on the Y instead of 5,
-reached only 90 % of the arm's and 5 % of the double-Y's problems within 60 (one by one:
-all), and at B = 1,000 up to 57 on the Y. Cheaper per problem-iteration, but not the
-same solver.
+one-by-one ones exactly; one L-BFGS-B over the concatenated variables of all rows would
+share one line search and one curvature memory between the rows: docs/decisions.md).
 Goal-path subdivision (``subdivisions`` = M > 0, first iteration only): each position
 block's target X is approached through Ỹ_1..Ỹ_M (Ki & Sheen's smoothed points: the angle
 between Y − O and X − O, O the root of the goal's joint, split uniformly and the

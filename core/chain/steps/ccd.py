@@ -314,12 +314,8 @@ class CCDStep(IKSolver):
     use the re-evaluating sweep.
 
     Each iteration is a sweep, Anderson-accelerated, with a damped least-squares rescue
-    (:meth:`_accelerate`). Measured at the defaults on 3 × 100 random reachable targets
-    0.3 rad (σ) away (reached, median / largest iterations; share of iterations taking
-    the Anderson point / the rescue / the plain sweep): Y 100 % (11 / 30; 81 / 19 / 0 %),
-    double-Y 100 % (17 / 36; 82 / 18 / 1 %), 7-DOF arm position 100 % (8 / 15;
-    92 / 8 / 0 %), arm pose 100 % (15 / 55; 78 / 20 / 2 %), 12-joint chain 100 % (9 / 16;
-    95 / 5 / 0 %). Default budget 1,000 iterations."""
+    (:meth:`_accelerate`). Default budget 1,000 iterations (measured convergence:
+    docs/decisions.md)."""
 
     method = Method.CCD
     default_max_iterations = 1000
@@ -328,11 +324,8 @@ class CCDStep(IKSolver):
     work_per_thread = 25_000
 
     #: Anderson acceleration depth (sweeps remembered), :meth:`_accelerate`; 0 turns the
-    #: acceleration and the rescue off (plain sweeps). Measured on 20 random reachable
-    #: targets 0.3 rad away, budget 1,000 sweeps, before the rescue existed (plain CCD →
-    #: accelerated, reached and median sweeps): Y 18/20, 238 → 20/20, 18; double-Y 19/20,
-    #: 298 → 20/20, 34; arm pose 12/20 (2,000 sweeps), 1,626 → 19/20, 25; 12-joint chain
-    #: 20/20, 54 → 15. Depth 10 gave the same rates.
+    #: acceleration and the rescue off (plain sweeps); the choice of depth is measured in
+    #: docs/decisions.md.
     DEPTH = 5
     #: Per batch row: last q and sweep residual f, ring of ΔG and ΔF, and the rescue's
     #: damping factor μ (start()).
@@ -378,8 +371,7 @@ class CCDStep(IKSolver):
         ΔG = [T(q_i) − T(q_{i−1})] and ΔF = [f(q_i) − f(q_{i−1})], γ = argmin ‖f − ΔF γ‖
         and q⁺ = T(q) − ΔG γ (γ from the m × m normal equations with a 1e-10 relative
         ridge). Rescue: near singular configurations (the arm's elbow nearly straight)
-        the sweeps and their Anderson points crawl — 7 of 100 arm pose targets were still
-        1e-3 off after 1,000 sweeps — so beside q⁺ the step proposes the damped
+        the sweeps and their Anderson points crawl, so beside q⁺ the step proposes the damped
         least-squares step from q, Δq = Jᵀ(JJᵀ + λ²I)⁻¹e (Buss Eq. 11, the loop's J and e),
         with λ = μ · ``damping`` and a per-row μ following Levenberg–Marquardt's rule (× 10
         after a rejected rescue, ÷ 10 after an accepted one, within [1, 1e4]). Both
@@ -387,17 +379,10 @@ class CCDStep(IKSolver):
         residual evaluation each. Safeguarded: q⁺ is taken when its objective ‖e‖² is below
         the one at q, else the rescue when it is, else the plain sweep T(q) — so the objective
         never increases; the history is kept either way. The rescue is computed and
-        evaluated only for the rows whose q⁺ is rejected.
-
-        Measured and rejected: comparing q⁺ with T(q) (a second evaluation) rejected
-        almost every accelerated step — Anderson steps are not monotone per sweep but much
-        faster over several; restarting the history on a rejection left 1–4 of 20 rows
-        crawling; checking q⁺ lazily at the next iteration (100 problems: Y 98 %, arm
-        pose 84 %); a rescue from T(q) only when the objective fell by less than half
-        (more iterations in all); taking the better of q⁺ and the rescue (then the damped
-        least-squares step wins 86–99 % of the iterations: no longer CCD). Cost per
-        iteration: one sweep, the k × k solve and one residual evaluation, plus a DLS
-        solve and an evaluation in the 5–20 % of iterations that need the rescue."""
+        evaluated only for the rows whose q⁺ is rejected (alternatives measured and
+        rejected: docs/decisions.md). Cost per iteration: one sweep, the k × k solve and
+        one residual evaluation, plus a DLS solve and an evaluation in the iterations that
+        need the rescue."""
         q_last, f_last, dg, df, mu = self._hist  # type: ignore[misc]
         rows = state.rows
         q = state.q

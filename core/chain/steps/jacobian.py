@@ -18,8 +18,7 @@ class JacobianTransposeStep(IKSolver):
 
     Buss's α = ⟨e, Jd⟩ / ⟨Jd, Jd⟩ (0 when Jd = 0) is the step along d that minimises
     ‖e − αJd‖ for the linearised error — his optimal step for d = Jᵀe, the exact line
-    search of steepest descent on ½‖e‖². Steepest descent alone zig-zags (on Buss's Y it
-    reached none of 20 random reachable targets from 0.3 rad away in 200 iterations), so
+    search of steepest descent on ½‖e‖². Steepest descent alone zig-zags, so
     from the second iteration on d is a momentum direction: nonlinear conjugate gradients
     (Polak & Ribière 1969, the "PR+" variant), d_k = g_k + β d_{k−1} with
     β = max(0, ⟨g_k, g_k − g_{k−1}⟩ / ⟨g_{k−1}, g_{k−1}⟩), restarted (β = 0) every n
@@ -32,14 +31,8 @@ class JacobianTransposeStep(IKSolver):
     among the alternatives to the transpose). The previous g, 1/‖g‖² and d are kept per
     batch row for the iterations of one solve; :func:`~core.chain.solve.step_once` (no
     history) takes Buss's α on Jᵀe. Cost per iteration: one product with J and one with
-    Jᵀ, like Buss's α on Jᵀe, plus a few vector operations.
-
-    Measured on 3 × 100 random reachable targets 0.3 rad (σ) away (median / largest
-    iterations): Y 100 % (40–42 / 347), double-Y 100 % (75–79 / 149), 7-DOF arm
-    position 100 % (14–15 / 30) and pose 100 % (49 / 238), 12-joint chain 100 % (15 /
-    27). Before, Barzilai & Borwein's step (1988) on d = Jᵀe: pose 95–98 % (median
-    210–250, non-monotone, rows stalling near σ_min/σ_max ≈ 2e-3) and double-Y 280.
-    Default budget 2,000 iterations."""
+    Jᵀ, like Buss's α on Jᵀe, plus a few vector operations. Default budget 2,000
+    iterations (measured convergence: docs/decisions.md)."""
 
     method = Method.JACOBIAN_TRANSPOSE
     #: Per thread of the solve: the rows, g, 1/‖g‖² and d of the previous iteration

@@ -66,23 +66,18 @@ class TaskPriorityStep(IKSolver):
     nonlinear least-squares problem with a nonzero residual, where the Gauss–Newton
     iteration Δq = Ĵ_k⁺ r_k ignores the curvature term Σ r_i ∇²e_i (~‖r_k‖ × lever arm)
     and, when that exceeds Ĵ_kᵀĴ_k (e.g. the elbow on its swivel circle pulled to a far
-    target), oscillates at full ``max_step`` — measured before this damping: Ki & Sheen's
-    2-effector chain left tip2 (priority 0) 0.1 off, the arm's hand 7.2e-3 off. The
-    damping ∝ ‖r_k‖ (Levenberg–Marquardt with μ ∝ ‖F‖, Fan & Yuan 2005) covers that
-    term; it vanishes as r_k → 0, so consistent lower levels keep (near) quadratic
-    convergence. It changes the lower levels' step length only, not their fixed point
-    (Σ σ/(σ² + c_k²) v uᵀ r_k = 0 ⇔ Ĵ_kᵀ r_k = 0: the least-squares best of e_k in the
-    null space of the levels above). A fixed κ = 0.1 still oscillated on arm/elbow
-    conflicts; 0.5 converged too, about twice as slowly. So κ adapts (Madsen, Nielsen &
-    Tingleff, *Methods for non-linear least squares problems*, 2004, §3.2): a step whose
+    target), oscillates at full ``max_step``. The damping ∝ ‖r_k‖ (Levenberg–Marquardt
+    with μ ∝ ‖F‖, Fan & Yuan 2005) covers that term; it vanishes as r_k → 0, so
+    consistent lower levels keep (near) quadratic convergence. It changes the lower
+    levels' step length only, not their fixed point (Σ σ/(σ² + c_k²) v uᵀ r_k = 0 ⇔
+    Ĵ_kᵀ r_k = 0: the least-squares best of e_k in the null space of the levels above).
+    κ adapts (Madsen, Nielsen & Tingleff, *Methods for non-linear least squares
+    problems*, 2004, §3.2): a step whose
     result (after the correction and restoration below) is lexicographically worse than
     q is rejected and recomputed with κ × :attr:`KAPPA_UP` (at most
     :attr:`KAPPA_TRIES` tries; the last is taken anyway), and after an accepted first
-    try κ ÷ :attr:`KAPPA_DOWN` (≥ :attr:`KAPPA_MIN`) for the next iteration. Measured
-    (defaults): Ki & Sheen's conflicts 42 / 36 iterations (fixed κ: 103 / 83), the
-    arm/elbow conflict 53 (63); on 60 random Y trees (reachable priority-0 tip, the other
-    tip's goal 1–10 m away) level 0 met in 60/60 and level 1 equal to SLSQP's constrained
-    optimum from the same start in 60/60 (fixed κ: 57/60, stalled on oscillations).
+    try κ ÷ :attr:`KAPPA_DOWN` (≥ :attr:`KAPPA_MIN`) for the next iteration (fixed and
+    adaptive κ measured: docs/decisions.md).
 
     Second-order correction (with L ≥ 2 levels; one extra ``state.evaluate`` per
     iteration): a lower level's step lies in the null space of the levels above only to
@@ -94,18 +89,14 @@ class TaskPriorityStep(IKSolver):
     The step is then clamped to ``max_step`` (the loop does not clamp it again,
     :attr:`~core.ik.IKSolver.clamps_itself`) and the levels above the lowest are restored
     (:meth:`_restore`: up to :attr:`RESTORE_PASSES` Gauss–Newton projections at the new
-    point until they are within :attr:`RESTORE_FRACTION` × ``tolerance``) — the second-
-    order correction alone left priority 0 up to 2.3e-6 off (above the default tolerance)
-    in 2 of 20 random Y conflicts, reported STALLED and converged. The restoration may
+    point until they are within :attr:`RESTORE_FRACTION` × ``tolerance``): the second-
+    order correction alone can leave priority 0 above the tolerance. The restoration may
     exceed ``max_step`` by its own (small) length. Single-level problems (all goals at
     one priority) are unaffected.
 
     Failure mode: a conflicting lower level converges linearly (rate set by κ and the
     curvature), so it ends STALLED (not REACHED) with its residual at the constrained
-    optimum to ~1e-10 in ‖e_k‖²; measured with the defaults: Ki & Sheen's chain 83–103
-    iterations, the arm/elbow conflict 68, three levels with an unreachable, stretched
-    last level ~750 (Ki & Sheen's 3-effector chain). A reachable lower level still
-    converges in 7–9 iterations.
+    optimum to ~1e-10 in ‖e_k‖² (iteration counts: docs/decisions.md).
 
     Joint limits (``use_limits`` and a skeleton with limits; a clamping loop in the
     spirit of Baerlocher & Boulic, and of Ki & Sheen's bounded §7 problem, Eq. 7.3–7.5):
@@ -114,12 +105,9 @@ class TaskPriorityStep(IKSolver):
     own increment takes it there, else *frozen* for the levels below priority 0 only
     (its direction removed from their projector: a lower level never takes a DOF from
     priority 0); repeated until no DOF is past a limit (≤ 2n passes, each one cascade of
-    SVDs). Before, the loop's clip alone cut the lower levels' pushes and left the arm's
-    hand 7e-3–7e-2 off in every one of 8 random elbow conflicts on the limited arm;
-    with the loop 8/8 and 16/16 (another draw) meet it to 1e-16. Failure mode: the
-    lower goal is feasible but not always at its bounded optimum (SLSQP with the bounds:
-    equal to 1e-4 in 9 of 16 draws, up to 0.03 m above in the others), since a frozen DOF is
-    not released when moving it back inside would help the lower level.
+    SVDs). Failure mode: the lower goal is feasible but not always at its bounded
+    optimum (compared with SLSQP with the bounds: docs/decisions.md), since a frozen DOF
+    is not released when moving it back inside would help the lower level.
     """
 
     method = Method.TASK_PRIORITY
