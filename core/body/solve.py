@@ -811,7 +811,8 @@ def _numeric(
     memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
 
     sqw_k = np.array(sqw)
-    shared_targets = None if any(t.ndim > 1 for t in targets) else np.stack(targets)
+    shared = targets and all(t.ndim == 1 for t in targets)
+    shared_targets = np.stack(targets) if shared else None
 
     def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, ...]:
         """e (b, m_goal) and J (b, m_goal, nx) of the goal rows, the goal errors and the

@@ -321,6 +321,16 @@ def test_hostile_inputs_raise_limber_errors(call, error) -> None:  # type: ignor
         call()
 
 
+def test_goals_without_an_analytic_limb() -> None:
+    """Goals on the trunk only (no limb end goaled): the numeric level alone meets them."""
+    q_true = random_poses(BODY, 3, np.random.default_rng(4), root=0.2)
+    goals = [g for g in end_goals(BODY, q_true) if g.joint == "head"]
+    goals.append(PositionGoal(SK._kinematics(q_true)[1][:, SK.joint_index("chest")], joint="chest"))
+    sol = solve_body(BODY, goals, np.zeros(SK.n_dofs))
+    assert np.all(sol.goal_error <= 1e-6) and np.all(sol.within_limits)
+    assert np.all(np.isnan(sol.swivel))
+
+
 def test_goal_far_out_of_reach_is_reported_not_hidden() -> None:
     goals = [PositionGoal([50.0, 0.0, 1.0], joint="hand_l")]
     sol = solve_body(BODY, goals, np.zeros(SK.n_dofs))
