@@ -74,10 +74,10 @@ def _empty(b: int) -> LimbRows:
     )
 
 
-def _take(out: LimbRows, rows: BoolArray | NDArray[np.intp], part: LimbRows) -> None:
-    """Copy the solved rows of ``part`` (one per entry of ``rows``) into ``out``."""
+def _take(out: LimbRows, rows: BoolArray | NDArray[np.intp], part: LimbRows, sel: Any) -> None:
+    """Copy the rows ``sel`` of ``part`` into the rows ``rows`` of ``out``."""
     for name in ("shoulder", "elbow", "wrist", "swivel", "reachable", "solved"):
-        getattr(out, name)[rows] = getattr(part, name)
+        getattr(out, name)[rows] = getattr(part, name)[sel]
 
 
 def solve_rows(
@@ -182,11 +182,10 @@ def closed_form(
             None,
             np.ones(b, dtype=bool),
         )
-        for name in ("shoulder", "elbow", "wrist", "swivel", "reachable", "solved"):
-            getattr(out, name)[direct] = getattr(part, name)[direct]
+        _take(out, direct, part, direct)
     rest = np.flatnonzero(~bad & ~direct)
     if rest.size:
-        _take(out, rest, solve_rows(limb, local, rest, wrist, swivel=swivel))
+        _take(out, rest, solve_rows(limb, local, rest, wrist, swivel=swivel), slice(None))
     return out, bad
 
 

@@ -531,11 +531,7 @@ def _shoulder_goals(
 
 
 def _limb_angles(
-    body: Body,
-    an: _Analytic,
-    shoulder: FloatArray,
-    elbow: FloatArray,
-    wrist: FloatArray,
+    body: Body, an: _Analytic, shoulder: FloatArray, elbow: FloatArray, wrist: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The skeleton's q entries (B, 3), (B, 1), (B, 3) of a limb's R1, θ4, R2: the Euler
     family least outside each Ball's limits, shifted by 2π into the linear ranges."""
