@@ -570,34 +570,106 @@ def _lexicographic_polish(
     """Rows with a level not met: each level minimised in turn (‖e_k‖², SLSQP, scipy)
     with the levels above as equality constraints and the joint limits as bounds, from
     ``q`` — the bounded optimum that TASK_PRIORITY's clamping loop does not always reach
-    (a conflicting lower level, or priority 0 left short where limits bind). Loops over
-    the rows in Python (one SLSQP per row and level); a result that breaks a level above
-    by more than the tolerance, or does not lower its own level's error, is discarded."""
+    (a conflicting lower level, or priority 0 left short where limits bind). SLSQP's
+    iterates meet the equalities only in the limit: where it stops with a level above
+    off by more than the tolerance (its iteration limit on a slowly converging
+    conflict), :func:`_restore` brings that level back first. Loops over the rows in
+    Python (one SLSQP per row and level, one skeleton evaluation per point it visits); a
+    result that still breaks a level above, or does not lower its own level's error, is
+    discarded."""
     prios = sorted({g.priority for g in goals})
     bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
     out = q.copy()
     for i in range(q.shape[0]):
-        row_goals = [_goal_rows(g, np.array([i])) for g in goals]
-        row_goals = [dataclasses.replace(g, **_first_row(g)) for g in row_goals]
+        row_goals = tuple(
+            dataclasses.replace(r, **_first_row(r))
+            for r in (_goal_rows(g, np.array([i])) for g in goals)
+        )
+        at = _evaluation_cache(sk, row_goals)
+        blocks = at(out[i]).blocks
         x = out[i]
         for k in range(len(prios)):
-            above = [g for g in row_goals if g.priority < prios[k]]
-            level = [g for g in row_goals if g.priority == prios[k]]
+            rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
+            above = _rows_of(blocks, lambda p, k=k: p < prios[k])
+            above_goals = [j for j, g in enumerate(row_goals) if g.priority < prios[k]]
 
-            def fun(v: FloatArray, level: list[Goal] = level) -> tuple[float, FloatArray]:
-                e = sk.errors(v, level)
-                return 0.5 * float(e @ e), -sk.jacobian(v, level).T @ e
+            def fun(v: FloatArray, rk: IntArray = rk, at: Any = at) -> tuple[float, FloatArray]:
+                ev = at(v)
+                assert ev.J is not None
+                e = ev.e[0, rk]
+                return 0.5 * float(e @ e), -ev.J[0, rk].T @ e
 
             with warnings.catch_warnings():  # SLSQP's own clip into the bounds
                 warnings.filterwarnings("ignore", message="Values in x were outside bounds")
-                res = _slsqp(sk, fun, x, bounds, above)
-            cand = np.clip(res.x, sk.lower, sk.upper) if bounds else res.x
-            if (not above or np.all(sk.goal_errors(cand, above) <= settings.tolerance)) and fun(
-                cand
-            )[0] < fun(x)[0]:
+                res = _slsqp(at, fun, x, bounds, above)
+            cand = np.clip(res.x, sk.lower, sk.upper) if bounds else np.asarray(res.x)
+            if above.size:
+                cand = _restore(sk, at, cand, above, above_goals, settings)
+            if (
+                not above.size or np.all(at(cand).goal_error[0, above_goals] <= settings.tolerance)
+            ) and fun(cand)[0] < fun(x)[0]:
                 x = cand
         out[i] = x
     return out
+
+
+def _rows_of(blocks: tuple[RowBlock, ...], keep: Any) -> IntArray:
+    """The residual rows of the blocks whose priority passes ``keep``."""
+    rows = [np.arange(b.rows.start, b.rows.stop) for b in blocks if keep(b.priority)]
+    return np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp)
+
+
+def _evaluation_cache(sk: Any, goals: tuple[Goal, ...]) -> Any:
+    """``at(x)``: the skeleton's evaluation (residual, Jacobian, goal errors) of one
+    row's ``goals`` at ``x`` (n,), the last point remembered (SLSQP asks for the
+    objective, the constraints and their derivatives at the same point)."""
+    last: list[Any] = [None, None]
+
+    def at(x: FloatArray) -> Any:
+        x = np.asarray(x, dtype=np.float64)
+        key = x.tobytes()
+        if last[0] != key:
+            last[0], last[1] = key, sk.evaluate(x[None], goals)
+        return last[1]
+
+    return at
+
+
+#: Gauss–Newton steps of :func:`_restore`.
+_RESTORE_STEPS = 5
+
+
+def _restore(
+    sk: Any,
+    at: Any,
+    x: FloatArray,
+    rows: IntArray,
+    members: list[int],
+    settings: BodySettings,
+) -> FloatArray:
+    """``x`` moved back onto the levels above (residual rows ``rows``, goals
+    ``members``) where they are off by more than the tolerance: minimum-norm
+    Gauss–Newton steps on those rows alone, DOFs at a limit that a step pushes outward
+    held (at most :data:`_RESTORE_STEPS`). SLSQP leaves its last iterate there when it
+    stops on its iteration limit; the step is as small as that violation (≲ 1e-4), so
+    the level being minimised moves by as little."""
+    for _ in range(_RESTORE_STEPS):
+        ev = at(x)
+        if np.all(ev.goal_error[0, members] <= 0.1 * settings.tolerance):
+            break
+        e, jac = ev.e[0, rows], ev.J[0, rows]
+        free = np.ones(x.shape[0], dtype=bool)
+        for _ in range(2):
+            dx = np.zeros_like(x)
+            dx[free] = np.linalg.lstsq(jac[:, free], e, rcond=1e-10)[0]
+            if not settings.use_limits:
+                break
+            out = ((x + dx < sk.lower) & (x <= sk.lower)) | ((x + dx > sk.upper) & (x >= sk.upper))
+            if not (out & free).any():
+                break
+            free &= ~out
+        x = np.clip(x + dx, sk.lower, sk.upper) if settings.use_limits else x + dx
+    return x
 
 
 def _level_errors(
@@ -614,14 +686,19 @@ def _level_errors(
     )
 
 
-def _slsqp(sk: Any, fun: Any, x: FloatArray, bounds: Any, above: list[Goal]) -> Any:
+#: SLSQP's iteration limit per row and level.
+_SLSQP_ITERATIONS = 500
+
+
+def _slsqp(at: Any, fun: Any, x: FloatArray, bounds: Any, above: IntArray) -> Any:
     """SLSQP (scipy) on ``fun`` (value and gradient) from ``x`` within ``bounds``, with
-    the goals ``above`` (if any) as equality constraints."""
+    the residual rows ``above`` of the evaluation ``at`` (if any) as equality
+    constraints."""
     constraints = [
         {
             "type": "eq",
-            "fun": lambda v: sk.errors(v, above),
-            "jac": lambda v: -sk.jacobian(v, above),
+            "fun": lambda v: at(v).e[0, above],
+            "jac": lambda v: -at(v).J[0, above],
         }
     ]
     return minimize(
@@ -629,9 +706,9 @@ def _slsqp(sk: Any, fun: Any, x: FloatArray, bounds: Any, above: list[Goal]) -> 
         x,
         jac=True,
         bounds=bounds,
-        constraints=constraints if above else [],
+        constraints=constraints if above.size else [],
         method="SLSQP",
-        options={"maxiter": 200, "ftol": 1e-14},
+        options={"maxiter": _SLSQP_ITERATIONS, "ftol": 1e-14},
     )
 
 
