@@ -23,7 +23,11 @@ reused as it is; weights blend goals within a level):
   outside that interval, along the shoulder–target line (zero inside); Jacobian from the
   shoulder's position Jacobian;
 * lowest, in the null space of all of them: the rest-pose / preferred-angle term
-  √w (x_rest − x), the swivels' part pulling each φ to its preferred value.
+  √w (x_rest − x), the swivels' part pulling each φ to its preferred value. It is a
+  secondary objective, converged loosely: once every goal is met, a step that moves no
+  unknown by more than :data:`_REST_STEP` ends its tail (which converges linearly, the
+  goals' null space curving under it), after one more step without it that polishes
+  the goals.
 
 Each goaled limb is then solved in closed form by :func:`~core.limb.solve_limb` in the
 shoulder frame the numeric level leaves (its goal exact whenever in reach, φ the feasible
@@ -78,8 +82,9 @@ from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, fo
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from ..geometry.vec3 import wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
-from ..limb import Limb, feasible_swivel, solve_limb
+from ..limb import Limb, solve_limb
 from ..limb.model import family_violations
+from .closed import Local, closed_form, euler_in_limits_one, into_range_one, solve_all
 from .model import Body, BodySettings, BodySolution
 
 FloatArray = NDArray[np.float64]
@@ -97,6 +102,11 @@ _BAND = 1e-3
 
 #: Weight of the preferred-distance rows relative to ``rest_weight`` (m against rad).
 
+
+#: Largest step (rad / m, any unknown) at which, with every goal met, the rest term
+#: counts as converged: its tail (linear convergence in the goals' curved null space) is
+#: cut there, after one step without the rest term that polishes the goals.
+_REST_STEP = 3e-3
 
 #: Relative decrease of the objective that counts as progress.
 _PROGRESS = 1e-6
@@ -381,7 +391,7 @@ def solve_body(
                 sub = rows[again]
                 alt = _whole_body(body, goals, plan, q_start[sub], swiv[again], pat, sub, settings)
                 take = np.flatnonzero(again)[
-                    lexicographic_less(alt.level_error, res.level_error[again], 1.0)[1]
+                    _level_better(alt.level_error, res.level_error[again], settings.tolerance)
                 ]
                 pick = np.isin(np.flatnonzero(again), take)
                 for name in ("q", "iterations", "reached", "converged", "level_reached"):
@@ -392,9 +402,11 @@ def solve_body(
                 best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
                 # from the start too (the conflict may have another basin there)
                 alt = _lexicographic_polish(sk, sub_goals, q_start[rows[lower]], settings)
-                better = lexicographic_less(
-                    _level_errors(sk, sub_goals, alt), _level_errors(sk, sub_goals, best), 1.0
-                )[1]
+                better = _level_better(
+                    _level_errors(sk, sub_goals, alt),
+                    _level_errors(sk, sub_goals, best),
+                    settings.tolerance,
+                )
                 res.q[lower] = np.where(better[:, None], alt, best)
             q[rows] = res.q
             iterations[rows] += res.iterations
@@ -441,6 +453,15 @@ def solve_body(
         int(iterations[0]),
         reasons[0],
     )
+
+
+def _level_better(a: FloatArray, b: FloatArray, tolerance: float) -> NDArray[np.bool_]:
+    """(B,) whether the per-level errors ``a`` (B, L) are lexicographically better than
+    ``b``, a level met by both (error ≤ ``tolerance``) counting as equal, so that the
+    first level either leaves unmet decides."""
+    key_a = np.where(a <= tolerance, 0.0, a)
+    key_b = np.where(b <= tolerance, 0.0, b)
+    return lexicographic_less(key_a, key_b, 1.0)[1]
 
 
 def _scatter_intervals(full: FloatArray, rows: IntArray, part: FloatArray) -> FloatArray:
@@ -493,7 +514,7 @@ def _shoulder_goals(
     q: FloatArray,
     rows: IntArray,
     kin: Any = None,
-) -> PositionGoal | PoseGoal:
+) -> Local:
     """The limb's goal in its shoulder frame ``G_parent(upper) · offset_upper`` at ``q``
     (batched over the rows of q; ``rows``: their indices in the goals' batch; ``kin`` as
     for :func:`_shoulder_frame`)."""
@@ -505,8 +526,8 @@ def _shoulder_goals(
     p_l = (frt @ (pos - org[:, u])[..., None])[..., 0]
     if isinstance(goal, PoseGoal):
         rg = np.asarray(goal.rotation)
-        return PoseGoal(p_l, frt @ (rg if rg.ndim == 2 else rg[rows]))
-    return PositionGoal(p_l)
+        return Local(p_l, frt @ (rg if rg.ndim == 2 else rg[rows]))
+    return Local(p_l, None)
 
 
 def _limb_angles(
@@ -518,14 +539,25 @@ def _limb_angles(
     u, lo, e = body.joints[an.limb]
     lim = an.model.limits
     s_u, s_l, s_e = sk.dof_slices[u], sk.dof_slices[lo], sk.dof_slices[e]
+    order_u: str = sk.joints[u].dofs.order  # type: ignore[union-attr]
+    order_e: str = sk.joints[e].dofs.order  # type: ignore[union-attr]
+    if shoulder.shape[0] == 1:  # one row: on floats
+        lower, upper = sk.lower.tolist(), sk.upper.tolist()
+        rows = (
+            (euler_in_limits_one(shoulder[0], None if lim is None else lim.shoulder, order_u), s_u),
+            ([float(elbow[0])], s_l),
+            (euler_in_limits_one(wrist[0], None if lim is None else lim.wrist, order_e), s_e),
+        )
+        a_u, a_l, a_e = (np.array([into_range_one(a, lower[s], upper[s])]) for a, s in rows)
+        return a_u, a_l, a_e
     a_u = _into_range(
-        _euler_in_limits(shoulder, None if lim is None else lim.shoulder, sk.joints[u].dofs.order),  # type: ignore[union-attr]
+        _euler_in_limits(shoulder, None if lim is None else lim.shoulder, order_u),
         sk.lower[s_u],
         sk.upper[s_u],
     )
     a_l = _into_range(np.asarray(elbow)[:, None], sk.lower[s_l], sk.upper[s_l])
     a_e = _into_range(
-        _euler_in_limits(wrist, None if lim is None else lim.wrist, sk.joints[e].dofs.order),  # type: ignore[union-attr]
+        _euler_in_limits(wrist, None if lim is None else lim.wrist, order_e),
         sk.lower[s_e],
         sk.upper[s_e],
     )
@@ -538,34 +570,106 @@ def _lexicographic_polish(
     """Rows with a level not met: each level minimised in turn (‖e_k‖², SLSQP, scipy)
     with the levels above as equality constraints and the joint limits as bounds, from
     ``q`` — the bounded optimum that TASK_PRIORITY's clamping loop does not always reach
-    (a conflicting lower level, or priority 0 left short where limits bind). Loops over
-    the rows in Python (one SLSQP per row and level); a result that breaks a level above
-    by more than the tolerance, or does not lower its own level's error, is discarded."""
+    (a conflicting lower level, or priority 0 left short where limits bind). SLSQP's
+    iterates meet the equalities only in the limit: where it stops with a level above
+    off by more than the tolerance (its iteration limit on a slowly converging
+    conflict), :func:`_restore` brings that level back first. Loops over the rows in
+    Python (one SLSQP per row and level, one skeleton evaluation per point it visits); a
+    result that still breaks a level above, or does not lower its own level's error, is
+    discarded."""
     prios = sorted({g.priority for g in goals})
     bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
     out = q.copy()
     for i in range(q.shape[0]):
-        row_goals = [_goal_rows(g, np.array([i])) for g in goals]
-        row_goals = [dataclasses.replace(g, **_first_row(g)) for g in row_goals]
+        row_goals = tuple(
+            dataclasses.replace(r, **_first_row(r))
+            for r in (_goal_rows(g, np.array([i])) for g in goals)
+        )
+        at = _evaluation_cache(sk, row_goals)
+        blocks = at(out[i]).blocks
         x = out[i]
         for k in range(len(prios)):
-            above = [g for g in row_goals if g.priority < prios[k]]
-            level = [g for g in row_goals if g.priority == prios[k]]
+            rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
+            above = _rows_of(blocks, lambda p, k=k: p < prios[k])
+            above_goals = [j for j, g in enumerate(row_goals) if g.priority < prios[k]]
 
-            def fun(v: FloatArray, level: list[Goal] = level) -> tuple[float, FloatArray]:
-                e = sk.errors(v, level)
-                return 0.5 * float(e @ e), -sk.jacobian(v, level).T @ e
+            def fun(v: FloatArray, rk: IntArray = rk, at: Any = at) -> tuple[float, FloatArray]:
+                ev = at(v)
+                assert ev.J is not None
+                e = ev.e[0, rk]
+                return 0.5 * float(e @ e), -ev.J[0, rk].T @ e
 
             with warnings.catch_warnings():  # SLSQP's own clip into the bounds
                 warnings.filterwarnings("ignore", message="Values in x were outside bounds")
-                res = _slsqp(sk, fun, x, bounds, above)
-            cand = np.clip(res.x, sk.lower, sk.upper) if bounds else res.x
-            if (not above or np.all(sk.goal_errors(cand, above) <= settings.tolerance)) and fun(
-                cand
-            )[0] < fun(x)[0]:
+                res = _slsqp(at, fun, x, bounds, above)
+            cand = np.clip(res.x, sk.lower, sk.upper) if bounds else np.asarray(res.x)
+            if above.size:
+                cand = _restore(sk, at, cand, above, above_goals, settings)
+            if (
+                not above.size or np.all(at(cand).goal_error[0, above_goals] <= settings.tolerance)
+            ) and fun(cand)[0] < fun(x)[0]:
                 x = cand
         out[i] = x
     return out
+
+
+def _rows_of(blocks: tuple[RowBlock, ...], keep: Any) -> IntArray:
+    """The residual rows of the blocks whose priority passes ``keep``."""
+    rows = [np.arange(b.rows.start, b.rows.stop) for b in blocks if keep(b.priority)]
+    return np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp)
+
+
+def _evaluation_cache(sk: Any, goals: tuple[Goal, ...]) -> Any:
+    """``at(x)``: the skeleton's evaluation (residual, Jacobian, goal errors) of one
+    row's ``goals`` at ``x`` (n,), the last point remembered (SLSQP asks for the
+    objective, the constraints and their derivatives at the same point)."""
+    last: list[Any] = [None, None]
+
+    def at(x: FloatArray) -> Any:
+        x = np.asarray(x, dtype=np.float64)
+        key = x.tobytes()
+        if last[0] != key:
+            last[0], last[1] = key, sk.evaluate(x[None], goals)
+        return last[1]
+
+    return at
+
+
+#: Gauss–Newton steps of :func:`_restore`.
+_RESTORE_STEPS = 5
+
+
+def _restore(
+    sk: Any,
+    at: Any,
+    x: FloatArray,
+    rows: IntArray,
+    members: list[int],
+    settings: BodySettings,
+) -> FloatArray:
+    """``x`` moved back onto the levels above (residual rows ``rows``, goals
+    ``members``) where they are off by more than the tolerance: minimum-norm
+    Gauss–Newton steps on those rows alone, DOFs at a limit that a step pushes outward
+    held (at most :data:`_RESTORE_STEPS`). SLSQP leaves its last iterate there when it
+    stops on its iteration limit; the step is as small as that violation (≲ 1e-4), so
+    the level being minimised moves by as little."""
+    for _ in range(_RESTORE_STEPS):
+        ev = at(x)
+        if np.all(ev.goal_error[0, members] <= 0.1 * settings.tolerance):
+            break
+        e, jac = ev.e[0, rows], ev.J[0, rows]
+        free = np.ones(x.shape[0], dtype=bool)
+        for _ in range(2):
+            dx = np.zeros_like(x)
+            dx[free] = np.linalg.lstsq(jac[:, free], e, rcond=1e-10)[0]
+            if not settings.use_limits:
+                break
+            out = ((x + dx < sk.lower) & (x <= sk.lower)) | ((x + dx > sk.upper) & (x >= sk.upper))
+            if not (out & free).any():
+                break
+            free &= ~out
+        x = np.clip(x + dx, sk.lower, sk.upper) if settings.use_limits else x + dx
+    return x
 
 
 def _level_errors(
@@ -582,14 +686,19 @@ def _level_errors(
     )
 
 
-def _slsqp(sk: Any, fun: Any, x: FloatArray, bounds: Any, above: list[Goal]) -> Any:
+#: SLSQP's iteration limit per row and level.
+_SLSQP_ITERATIONS = 500
+
+
+def _slsqp(at: Any, fun: Any, x: FloatArray, bounds: Any, above: IntArray) -> Any:
     """SLSQP (scipy) on ``fun`` (value and gradient) from ``x`` within ``bounds``, with
-    the goals ``above`` (if any) as equality constraints."""
+    the residual rows ``above`` of the evaluation ``at`` (if any) as equality
+    constraints."""
     constraints = [
         {
             "type": "eq",
-            "fun": lambda v: sk.errors(v, above),
-            "jac": lambda v: -sk.jacobian(v, above),
+            "fun": lambda v: at(v).e[0, above],
+            "jac": lambda v: -at(v).J[0, above],
         }
     ]
     return minimize(
@@ -597,9 +706,9 @@ def _slsqp(sk: Any, fun: Any, x: FloatArray, bounds: Any, above: list[Goal]) -> 
         x,
         jac=True,
         bounds=bounds,
-        constraints=constraints if above else [],
+        constraints=constraints if above.size else [],
         method="SLSQP",
-        options={"maxiter": 200, "ftol": 1e-14},
+        options={"maxiter": _SLSQP_ITERATIONS, "ftol": 1e-14},
     )
 
 
@@ -669,10 +778,9 @@ def _place(
     ``q`` into ``q`` (rows: their indices in the goals' batch)."""
     sk = body.skeleton
     local = _shoulder_goals(body, goals, an, q, rows)
-    sol = solve_limb(
-        an.model, local, swivel=swivel, wrist=an.wrist if isinstance(local, PositionGoal) else None
-    )
-    angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+    wrist = an.wrist if local.rotation is None else None
+    sol = solve_all(an.model, local, wrist, swivel=swivel)
+    angles = _limb_angles(body, an, sol.shoulder, sol.elbow, sol.wrist)
     for j, a in zip(body.joints[an.limb], angles, strict=True):
         q[:, sk.dof_slices[j]] = a
 
@@ -687,11 +795,9 @@ def _witness(
     b = q.shape[0]
     local = _shoulder_goals(body, goals, an, q, rows)
     phis = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
-    rep = np.repeat(np.asarray(local.position), _SAMPLES, axis=0)
-    if isinstance(local, PoseGoal):
-        many: PositionGoal | PoseGoal = PoseGoal(
-            rep, np.repeat(np.asarray(local.rotation), _SAMPLES, axis=0)
-        )
+    rep = np.repeat(local.position, _SAMPLES, axis=0)
+    if local.rotation is not None:
+        many: PositionGoal | PoseGoal = PoseGoal(rep, np.repeat(local.rotation, _SAMPLES, axis=0))
     else:
         many = PositionGoal(rep)
     sol = solve_limb(an.free, many, swivel=np.tile(phis, b), wrist=an.wrist)
@@ -756,23 +862,16 @@ def _numeric(
         )
         row += 3
     m_goal = row
+    # the rest term (lowest level) is not a row block: its step is the exact projection
+    # in `cascade`, its value ‖√w (x_rest − x)‖² computed by `evaluate`
     rest_w = settings.rest_weight
-    n_rest = 3 * math.ceil(nx / 3) if rest_w > 0.0 else 0
-    low = max(g.priority for g in goals) + 1
-    for i in range(n_rest // 3):
-        blocks.append(
-            RowBlock(len(goals) + i, low, slice(row, row + 3), BlockKind.POSITION, rest_w)
-        )
-        row += 3
-    m = row
-    m_rest = row
+    n_rest = nx if rest_w > 0.0 else 0
     sqw = [math.sqrt(goals[an.goal].weight) for an in analytic]
     d_lo = np.array([an.d_min for an in analytic])
     d_hi = np.array([an.d_max for an in analytic])
     band = _BAND * np.array([an.model.length for an in analytic])
     q_rest = plan["q_rest"]
     pref = x[:, nf:]
-    srw = math.sqrt(rest_w)
     targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]  # type: ignore[union-attr]
     lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
     upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
@@ -784,24 +883,31 @@ def _numeric(
     eye3 = np.eye(3)
     memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
 
-    def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    sqw_k = np.array(sqw)
+    shared = targets and all(t.ndim == 1 for t in targets)
+    shared_targets = np.stack(targets) if shared else None
+
+    def evaluate(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, ...]:
+        """e (b, m_goal) and J (b, m_goal, nx) of the goal rows, the goal errors and the
+        rest term's ‖√w (x_rest − x)‖² (b,)."""
         b = xs.shape[0]
         qf = q[rows]
         qf[:, free] = xs[:, :nf]
         ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None, memo=memo)
         assert ev.J is not None
-        e = np.zeros((b, m))
-        jac = np.zeros((b, m, nx))
+        e = np.zeros((b, m_goal))
+        jac = np.zeros((b, m_goal, nx))
         e[:, :m_num] = ev.e[:, :m_num]
-        jac[:, :m_num, :nf] = ev.J[:, :m_num][:, :, free]
+        jac[:, :m_num, :nf] = ev.J[:, :m_num, free]
         gerr = np.zeros((b, n_num + na))
         gerr[:, :n_num] = ev.goal_error[:, :n_num]
         if na:
             s = -ev.e[:, m_num:m_aux].reshape(b, na, 3)
-            js = ev.J[:, m_num:m_aux][:, :, free].reshape(b, na, 3, nf)
-            tg = np.stack(
-                [t if t.ndim == 1 else t[row_ids[rows]] for t in targets], axis=-2
-            ) * np.ones((b, 1, 1))
+            js = ev.J[:, m_num:m_aux, free].reshape(b, na, 3, nf)
+            if shared_targets is None:
+                tg = np.stack([t if t.ndim == 1 else t[row_ids[rows]] for t in targets], axis=-2)
+            else:
+                tg = shared_targets
             v = tg - s
             d = np.sqrt(np.sum(v * v, axis=-1))
             c = np.clip(d, d_lo, d_hi)
@@ -817,17 +923,14 @@ def _numeric(
             dd = np.where(near[..., None, None], dd, 0.0)
             jl = dd @ js  # (b, na, 3, nf)
             gerr[:, n_num:] = np.abs(d - c)
-            for k in range(na):
-                r0 = m_num + 3 * k
-                e[:, r0 : r0 + 3] = sqw[k] * err[:, k]
-                jac[:, r0 : r0 + 3, :nf] = sqw[k] * jl[:, k]
+            e[:, m_num:m_goal] = (sqw_k[:, None] * err).reshape(b, 3 * na)
+            jac[:, m_num:m_goal, :nf] = (sqw_k[:, None, None] * jl).reshape(b, 3 * na, nf)
+        rest_sq = np.zeros(b)
         if n_rest:
             diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)
             diff[:, nf:] = wrap(diff[:, nf:])
-            e[:, m_goal : m_goal + nx] = srw * diff
-            idx = np.arange(nx)
-            jac[:, m_goal + idx, idx] = srw
-        return e, jac, gerr
+            rest_sq = rest_w * np.sum(diff * diff, axis=1)
+        return e, jac, gerr, rest_sq
 
     st = SolveSettings(
         tolerance=settings.tolerance,
@@ -837,23 +940,21 @@ def _numeric(
     )
     step = TaskPriorityStep()
     step.tolerance = settings.tolerance
-    blocks_t = tuple(blk for blk in blocks if blk.priority < low)  # the cascade's
-    goal_blocks = tuple(blk for blk in blocks_t if blk.priority < low)
+    blocks_t = tuple(blocks)  # the cascade's
+    goal_blocks = blocks_t
     tol2 = settings.tolerance**2
-    rest_rows = slice(m_goal, m_rest)
 
-    def objective(e: FloatArray) -> FloatArray:
+    def objective(e: FloatArray, rest_sq: FloatArray) -> FloatArray:
         """(b, L + 1): per goal level 0 when met else ‖e_k‖² (TaskPriorityStep's), then
         the rest term's ‖e‖² — compared lexicographically."""
-        og = step.objective(e[:, :m_goal], goal_blocks)
+        og = step.objective(e, goal_blocks)
         if og.ndim == 1:  # one goal level: TaskPriorityStep gives ‖e‖², 0 when met here
             met = np.all(
                 [np.sum(e[:, b.rows] ** 2, axis=1) <= tol2 * b.weight for b in goal_blocks],
                 axis=0,
             )
             og = np.where(met, 0.0, og)[:, None]
-        rest = np.sum(e[:, rest_rows] ** 2, axis=1)[:, None]
-        return np.concatenate([og, rest], axis=1)
+        return np.concatenate([og, rest_sq[:, None]], axis=1)
 
     x_rest_all = np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1)
 
@@ -866,27 +967,29 @@ def _numeric(
         dq, _, inverses = step.cascade(state, j_all, np.zeros_like(xa), None, kappa_all[state.rows])
         if not n_rest:
             return dq
-        proj = np.broadcast_to(np.eye(nx), (xa.shape[0], nx, nx)).copy()
-        for _, _, gain, vt in inverses:
-            vk = vt * (gain > 0.0)[:, :, None]
-            proj -= np.swapaxes(vk, -1, -2) @ vk
-        proj *= ~held[:, None, :]
-        proj *= ~held[:, :, None]
         r = x_rest_all[state.rows] - xa - dq
         r[:, nf:] = wrap(r[:, nf:])
-        delta = (proj @ r[..., None])[..., 0]
+        # rows polishing their goals: no rest step; held DOFs do not move
+        r *= ~(held | polish[state.rows, None])
+        # P r with P = I − Σ_k V_kᵀ V_k (each level's kept right singular vectors)
+        delta = r.copy()
+        for _, _, gain, vt in inverses:
+            vk = vt * (gain > 0.0)[:, :, None]
+            delta -= (np.swapaxes(vk, -1, -2) @ (vk @ r[..., None]))[..., 0]
+        delta *= ~held
         out: FloatArray = dq + budget(dq, delta, settings.max_step)[:, None] * delta
         return out
 
     x = reduced.clip_unchecked(x)
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
+    polish = np.zeros(big, dtype=bool)
     cur = evaluate(x, act)
-    now = objective(cur[0])
+    now = objective(cur[0], cur[3])
     stall = np.zeros(big, dtype=np.int_)
     for it in range(settings.max_iterations):
         xa = x[act]
-        e, jac, gerr = cur
+        e, jac, gerr, _ = cur
         state = StepState(
             q=xa,
             e=e,
@@ -899,11 +1002,11 @@ def _numeric(
             skeleton=reduced,  # type: ignore[arg-type]
             goals=eval_goals,
             settings=st,
-            evaluate=functools.partial(evaluate, rows=act),
+            evaluate=functools.partial(evaluate, rows=act),  # type: ignore[arg-type]
         )
         held = np.zeros(xa.shape, dtype=bool)
         for _ in range(3):
-            dx = cascade(state, jac * ~held[:, None, :], xa, held)
+            dx = cascade(state, jac * ~held[:, None, :] if held.any() else jac, xa, held)
             if not (reduced.has_limits and settings.use_limits):
                 break
             # a DOF at a limit that the step pushes outward is held, the rest re-solved
@@ -919,30 +1022,30 @@ def _numeric(
         x[act] = xn
         iterations[act] += 1
         met = np.all(cand[2] <= settings.tolerance, axis=1)
-        obj = objective(cand[0])
+        obj = objective(cand[0], cand[3])
         improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
         stall[act] = np.where(improved, 0, stall[act] + 1)
         small = moved <= settings.step_tolerance
-        done_conv = met & (small | (stall[act] >= _SETTLED))
+        done_conv = met & (small | (stall[act] >= _SETTLED) | polish[act])
+        # the rest term's tail is cut (module docstring): one goal-only step, then stop
+        polish[act[met & ~done_conv & (moved <= _REST_STEP)]] = True
         done_stall = ~met & (small | (stall[act] >= _STALL))
         reasons[act[done_stall]] = StopReason.STALLED
         keep = ~(done_conv | done_stall)
         act = act[keep]
         if not act.size:
             break
-        cur = (cand[0][keep], cand[1][keep], cand[2][keep])
+        cur = tuple(a[keep] for a in cand)
         now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
 
 
-def _no_swivel(an: _Analytic, local: PositionGoal | PoseGoal, fs: FloatArray) -> NDArray[np.bool_]:
-    """(B,) the limb's local goal lies in its shell but its feasible intervals ``fs``
-    (B, M, 2) are empty."""
-    d = np.linalg.norm(np.asarray(local.position), axis=-1)
+def _in_shell(an: _Analytic, local: Local) -> NDArray[np.bool_]:
+    """(B,) the limb's local goal lies in its shell (with :data:`_SHELL_SLACK`)."""
+    d = np.linalg.norm(local.position, axis=-1)
     slack = _SHELL_SLACK * an.model.length
-    inside = (d >= an.d_min - slack) & (d <= an.d_max + slack)
-    out: NDArray[np.bool_] = inside & np.all(np.isnan(fs[..., 0]), axis=-1)
+    out: NDArray[np.bool_] = (d >= an.d_min - slack) & (d <= an.d_max + slack)
     return out
 
 
@@ -975,39 +1078,28 @@ def _limbs(
     kin = sk.kinematics(q)
     for k, an in enumerate(analytic):
         local = _shoulder_goals(body, goals, an, q, rows, kin)
-        wrist = an.wrist if isinstance(local, PositionGoal) else None
+        wrist = an.wrist if local.rotation is None else None
         u, lo, e = body.joints[an.limb]
         if swivels is None:
             frt, org = _shoulder_frame(body, an, q, kin)
             elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
-            sol = solve_limb(an.model, local, elbow_target=elbow_at, wrist=wrist)
+            sol = solve_all(an.model, local, wrist, elbow_target=elbow_at)
+            use = sol.reachable
         elif an.model.limits is not None:
-            # the feasible sets first, so that rows without a feasible φ (left to the
-            # rescue) skip the closed form's per-row compromise search
-            fs = np.asarray(feasible_swivel(an.model, local, wrist=wrist))
-            bad[:, k] = _no_swivel(an, local, fs)
-            good = np.flatnonzero(~bad[:, k])
-            cut = _goal_rows(local, good)
-            assert isinstance(cut, PositionGoal | PoseGoal)
-            sol = solve_limb(an.model, cut, swivel=swivels[good, k], wrist=wrist)
-            angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
-            for j, a in zip((u, lo, e), angles, strict=True):
-                q[good, sk.dof_slices[j]] = a
-            swivel[good, an.limb] = sol.swivel
-            ok[good, an.limb] = sol.reachable
-            feasible[an.limb] = fs
-            continue
+            # the feasible sets and the closed form from one kernel pass; rows without a
+            # feasible φ in the shell are left to the rescue
+            sol, bad[:, k] = closed_form(
+                an.model, local, swivels[:, k], wrist, _in_shell(an, local)
+            )
+            use = sol.solved
         else:
-            sol = solve_limb(an.model, local, swivel=swivels[:, k], wrist=wrist)
-        angles = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
-        fs = np.asarray(sol.feasible_swivel)
-        if an.model.limits is not None:
-            bad[:, k] = _no_swivel(an, local, fs)
-        reach = np.asarray(sol.reachable)
-        use = np.ones(big, dtype=bool) if swivels is not None else reach
-        for j, a in zip((u, lo, e), angles, strict=True):
-            q[use, sk.dof_slices[j]] = a[use]
+            sol = solve_all(an.model, local, wrist, swivel=swivels[:, k])
+            use = sol.solved
+        if use.any():
+            angles = _limb_angles(body, an, sol.shoulder[use], sol.elbow[use], sol.wrist[use])
+            for j, a in zip((u, lo, e), angles, strict=True):
+                q[use, sk.dof_slices[j]] = a
         swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
-        ok[:, an.limb] = reach
-        feasible[an.limb] = fs
+        ok[:, an.limb] = sol.reachable & sol.solved
+        feasible[an.limb] = sol.intervals
     return swivel, tuple(feasible), ok, bad

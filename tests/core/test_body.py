@@ -4,6 +4,7 @@ independence of the limbs, cyclic drift and hostile inputs."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -193,16 +194,35 @@ def _slsqp_reference(goals: list, starts: list[np.ndarray]) -> float:
     return best
 
 
+#: Draws of the pinned-feet test (issue: "in every draw").
+PIN_DRAWS = 20
+
+
 def test_pinned_feet_priority_against_slsqp() -> None:
+    """Every draw: the feet met, the hand no farther than SLSQP's constrained optimum
+    from the same start (and from the solution, where SLSQP can only improve it) within
+    1 %. One batched solve of all draws (batched = one-by-one: the test below)."""
+    limit_blas_threads(1)
     rng = np.random.default_rng(18)
-    for _ in range(4):
-        goals, q = _pinned_problem(rng)
-        sol = solve_body(BODY, goals, q)
-        assert np.all(sol.goal_error[:2] <= 1e-6), sol.goal_error
-        assert sol.within_limits
-        ref = _slsqp_reference(goals, [q, sol.q])
-        assert sol.goal_error[2] <= 1.01 * ref, (sol.goal_error[2], ref)
-        assert sol.level_error[0] <= 1e-6
+    draws = [_pinned_problem(rng) for _ in range(PIN_DRAWS)]
+    q = np.stack([q for _, q in draws])
+    goals = [
+        dataclasses.replace(
+            draws[0][0][i],
+            **{
+                f: np.stack([np.asarray(getattr(g[i], f)) for g, _ in draws])
+                for f in ("position", "rotation")
+                if hasattr(draws[0][0][i], f)
+            },
+        )
+        for i in range(3)
+    ]
+    sol = solve_body(BODY, goals, q)
+    assert np.all(sol.goal_error[:, :2] <= 1e-6), sol.goal_error[:, :2].max()
+    assert np.all(sol.level_error[:, 0] <= 1e-6)
+    assert np.all(sol.within_limits)
+    ref = np.array([_slsqp_reference(g, [q[k], sol.q[k]]) for k, (g, _) in enumerate(draws)])
+    assert np.all(sol.goal_error[:, 2] <= 1.01 * ref + 1e-9), sol.goal_error[:, 2] / ref
 
 
 # ------------------------------------------------------------------ batching, repeatability
@@ -319,6 +339,16 @@ def test_cyclic_drift_after_three_laps() -> None:
 def test_hostile_inputs_raise_limber_errors(call, error) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error):
         call()
+
+
+def test_goals_without_an_analytic_limb() -> None:
+    """Goals on the trunk only (no limb end goaled): the numeric level alone meets them."""
+    q_true = random_poses(BODY, 3, np.random.default_rng(4), root=0.2)
+    goals = [g for g in end_goals(BODY, q_true) if g.joint == "head"]
+    goals.append(PositionGoal(SK._kinematics(q_true)[1][:, SK.joint_index("chest")], joint="chest"))
+    sol = solve_body(BODY, goals, np.zeros(SK.n_dofs))
+    assert np.all(sol.goal_error <= 1e-6) and np.all(sol.within_limits)
+    assert np.all(np.isnan(sol.swivel))
 
 
 def test_goal_far_out_of_reach_is_reported_not_hidden() -> None:

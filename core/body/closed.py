@@ -1,0 +1,223 @@
+"""A goaled limb's closed form inside the body: one pass of the limb kernel (Tolani et al.
+2000, Eq. 5–7 and §3.2.4) gives both its feasible swivel intervals and, where a feasible φ
+exists and the goal is in reach, its pose at the feasible φ nearest the numeric swivel —
+the same computation as :func:`~core.limb.solve_limb` with ``SwivelStrategy.CLOSEST``
+for those rows. Rows without a feasible φ are only flagged (the body rescues them);
+rows out of reach go through :func:`~core.limb.solve_limb` (its within-limits reach).
+
+One row is solved on Python floats (the limb's scalar kernel), several rows vectorised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..geometry import vec3 as V
+from ..goals import PoseGoal, PositionGoal
+from ..limb import REACH_TOLERANCE, EulerLimits, Limb, solve_limb
+from ..limb.fast_path import euler_families_one
+from ..limb.feasible import closest_swivel, feasible_sets, joint_coeffs
+from ..limb.kernel import desired_swivel, pose_at, reduce_goal, solve_circle
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Local:
+    """A limb's goal in its shoulder frame for B rows: position (B, 3) and, for a pose
+    goal, rotation (B, 3, 3) (None: a position goal, the wrist held)."""
+
+    position: FloatArray
+    rotation: FloatArray | None
+
+    def goal(self, rows: NDArray[np.intp] | None = None) -> PositionGoal | PoseGoal:
+        """The limb goal of ``rows`` (all by default); one row unbatched (the limb's
+        scalar kernel)."""
+        pos = self.position if rows is None else self.position[rows]
+        rot = self.rotation if rows is None or self.rotation is None else self.rotation[rows]
+        if pos.shape[0] == 1:
+            pos = pos[0]
+            rot = None if rot is None else rot[0]
+        return PositionGoal(pos) if rot is None else PoseGoal(pos, rot)
+
+
+@dataclass
+class LimbRows:
+    """A limb solved for B rows: R1 (B, 3, 3), θ4 (B,), R2 (B, 3, 3), φ (B,), the goal
+    reached (B,), the feasible intervals (B, M, 2) NaN-padded (None: not computed), and
+    which rows carry a pose (``solved``; rows left unsolved hold identity / zeros)."""
+
+    shoulder: FloatArray
+    elbow: FloatArray
+    wrist: FloatArray
+    swivel: FloatArray
+    reachable: BoolArray
+    intervals: FloatArray | None
+    solved: BoolArray
+
+
+def _empty(b: int) -> LimbRows:
+    eye = np.broadcast_to(np.eye(3), (b, 3, 3)).copy()
+    return LimbRows(
+        eye,
+        np.zeros(b),
+        eye.copy(),
+        np.zeros(b),
+        np.zeros(b, dtype=bool),
+        None,
+        np.zeros(b, dtype=bool),
+    )
+
+
+def _take(out: LimbRows, rows: BoolArray | NDArray[np.intp], part: LimbRows, sel: Any) -> None:
+    """Copy the rows ``sel`` of ``part`` into the rows ``rows`` of ``out``."""
+    for name in ("shoulder", "elbow", "wrist", "swivel", "reachable", "solved"):
+        getattr(out, name)[rows] = getattr(part, name)[sel]
+
+
+def solve_rows(
+    limb: Limb,
+    local: Local,
+    rows: NDArray[np.intp],
+    wrist: FloatArray | None,
+    **options: Any,
+) -> LimbRows:
+    """:func:`~core.limb.solve_limb` for the rows ``rows`` of the local goal ``local``
+    (``options``: ``swivel`` (B,) or ``elbow_target`` (B, 3) for all B rows),
+    as arrays with a leading row axis (one row through the limb's scalar path)."""
+    one = len(rows) == 1
+    kw = {k: (v[rows][0] if one else v[rows]) for k, v in options.items()}
+    sol = solve_limb(limb, local.goal(rows), wrist=wrist, **kw)
+    if one:
+        fs = np.array(sol.feasible_swivel or (), dtype=np.float64).reshape(1, -1, 2)
+        return LimbRows(
+            np.asarray(sol.shoulder)[None],
+            np.array([sol.elbow]),
+            np.asarray(sol.wrist)[None],
+            np.array([sol.swivel]),
+            np.array([bool(sol.reachable)]),
+            fs if fs.shape[1] else np.full((1, 1, 2), np.nan),
+            np.ones(1, dtype=bool),
+        )
+    return LimbRows(
+        np.asarray(sol.shoulder),
+        np.asarray(sol.elbow, dtype=np.float64),
+        np.asarray(sol.wrist),
+        np.asarray(sol.swivel, dtype=np.float64),
+        np.asarray(sol.reachable, dtype=bool),
+        np.asarray(sol.feasible_swivel),
+        np.ones(len(rows), dtype=bool),
+    )
+
+
+def solve_all(limb: Limb, local: Local, wrist: FloatArray | None, **options: Any) -> LimbRows:
+    """:func:`solve_rows` for every row of ``local``."""
+    return solve_rows(limb, local, np.arange(local.position.shape[0]), wrist, **options)
+
+
+def closed_form(
+    limb: Limb,
+    local: Local,
+    swivel: FloatArray,
+    wrist: FloatArray | None,
+    in_shell: BoolArray,
+) -> tuple[LimbRows, BoolArray]:
+    """The limb (with limits) for the local goal ``local`` (B rows) at the feasible φ
+    nearest ``swivel`` (B,). Returns the rows and, per row, whether it has no feasible φ
+    although its goal lies in the limb's shell (``in_shell``): those rows are left
+    unsolved. Rows in reach with a feasible φ are posed here from one kernel pass;
+    the others (out of reach, or no feasible φ outside the shell) by
+    :func:`~core.limb.solve_limb`."""
+    limits = limb.limits
+    assert limits is not None
+    b = len(swivel)
+    single = b == 1
+    ops: Any = V.ScalarOps if single else V.ArrayOps
+    n = None if single else b
+    c = limb.constants
+    goal = local.goal()
+    w = None if isinstance(goal, PoseGoal) else (np.eye(3) if wrist is None else wrist)
+    pr = reduce_goal(limb, goal, w, n)
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    ci = solve_circle(ops, c, pr.wg, pr.tbe, aref, limits.elbow)
+    phi_d = desired_swivel(ci, float(swivel[0]) if single else swivel, None, ops)
+    theta = np.array([ci.theta]) if single else np.asarray(ci.theta, dtype=np.float64)
+    sh, wr = joint_coeffs(ops, c, pr, ci, b)
+    intervals = feasible_sets(limits, sh, wr, theta).all
+    phi, has = closest_swivel(intervals, np.atleast_1d(np.asarray(phi_d, dtype=np.float64)))
+    r1, r2, pe, oe = pose_at(ops, c, pr, ci, float(phi[0]) if single else phi)
+    gap = np.abs(np.asarray(ci.rw0, dtype=np.float64) - np.asarray(ci.rg, dtype=np.float64))
+    in_reach = np.atleast_1d(gap <= REACH_TOLERANCE * c.length)
+    tol = REACH_TOLERANCE
+    out = _empty(b)
+    out.intervals = intervals
+    bad = in_shell & ~has
+    direct = has & in_reach
+    if direct.any():
+        shoulder: FloatArray
+        wrist_m: FloatArray
+        if single:
+            shoulder = np.array(r1)[None]
+            wrist_m = np.array(r2)[None]
+        else:
+            shoulder = V.mat_array(r1, n)
+            wrist_m = (
+                V.mat_array(r2, n)
+                if np.ndim(r2[0][0])
+                else np.broadcast_to(V.mat_array(r2, None), (b, 3, 3))
+            )
+        pe_a = np.atleast_1d(np.asarray(pe, dtype=np.float64))
+        oe_a = np.broadcast_to(np.asarray(oe, dtype=np.float64), (b,))
+        part = LimbRows(
+            shoulder,
+            np.broadcast_to(theta, (b,)),
+            wrist_m,
+            V.wrap(phi),
+            (pe_a <= tol * c.length) & (oe_a <= tol),
+            None,
+            np.ones(b, dtype=bool),
+        )
+        _take(out, direct, part, direct)
+    rest = np.flatnonzero(~bad & ~direct)
+    if rest.size:
+        _take(out, rest, solve_rows(limb, local, rest, wrist, swivel=swivel), slice(None))
+    return out, bad
+
+
+def euler_in_limits_one(rot: FloatArray, lim: EulerLimits | None, order: str) -> list[float]:
+    """One rotation's Euler angles (``order``): the family least outside ``lim`` (the
+    first on a tie) — the float arithmetic of ``family_violations`` for one matrix."""
+    one, two = euler_families_one(rot.tolist(), order)
+    if lim is None:
+        return one
+    lo, hi = lim.bounds()
+    outside = []
+    for fam in (one, two):
+        tot = 0.0
+        for i, on in enumerate(lim.limited):
+            if on:
+                d = (fam[i] - lo[i]) % V.TAU
+                width = hi[i] - lo[i]
+                tot += 0.0 if d <= width else min(d - width, V.TAU - d)
+        outside.append(tot)
+    return two if outside[1] < outside[0] else one
+
+
+def into_range_one(a: list[float], lo: list[float], hi: list[float]) -> list[float]:
+    """Angles shifted by a multiple of 2π into [lo, hi] where one fits (else the shift
+    leaving them nearest the range; unlimited entries stay): floats, one row."""
+    out = []
+    for v, lo_, hi_ in zip(a, lo, hi, strict=True):
+        best, best_out = v, max(lo_ - v, 0.0) + max(v - hi_, 0.0)
+        for k in (-2, -1, 1, 2):
+            c = v + k * V.TAU
+            o = max(lo_ - c, 0.0) + max(c - hi_, 0.0)
+            if o < best_out - 1e-12:
+                best, best_out = c, o
+        out.append(best)
+    return out
