@@ -225,15 +225,18 @@ def feasible_sets(
     lo_b, hi_b = bp[:, :-1], bp[:, 1:]
     valid = (hi_b - lo_b) > 1e-13
     mid = np.where(valid, 0.5 * (lo_b + hi_b), 0.0)
-    # both joints' rotations at the segment middles, tested in blocks of rows (each row is
-    # tested alone: the same results with (rows, K, 3, 3) temporaries of bounded size)
-    ok_sh = np.empty(mid.shape, dtype=bool)
-    ok_wr = np.empty(mid.shape, dtype=bool)
-    for b in range(0, n, _ROW_BLOCK):
-        r = slice(b, b + _ROW_BLOCK)
-        ok_sh[r], ok_wr[r] = _rotations_ok(
-            (sh.rows(r).at(mid[r]), wr.rows(r).at(mid[r])), (limits.shoulder, limits.wrist)
-        )
+    # both joints' rotations at the segment middles; a large batch in blocks of rows (each
+    # row is tested alone: the same results with (rows, K, 3, 3) temporaries of bounded size)
+    joints = (limits.shoulder, limits.wrist)
+    if n <= _ROW_BLOCK:
+        ok_sh, ok_wr = _rotations_ok((sh.at(mid), wr.at(mid)), joints)
+    else:
+        ok_sh = np.empty(mid.shape, dtype=bool)
+        ok_wr = np.empty(mid.shape, dtype=bool)
+        for b in range(0, n, _ROW_BLOCK):
+            r = slice(b, b + _ROW_BLOCK)
+            rot = (sh.rows(r).at(mid[r]), wr.rows(r).at(mid[r]))
+            ok_sh[r], ok_wr[r] = _rotations_ok(rot, joints)
     ok_sh &= valid
     elbow_ok = limits.elbow_contains_unchecked(theta)[:, None]
     feas_sh = ok_sh & elbow_ok
