@@ -136,6 +136,25 @@ def test_end_bone_without_inherit_rotation(limber: Any) -> None:
     assert st.measured and "Inherit Rotation" in st.message
 
 
+def test_inherit_modes_changed_between_solves(limber: Any) -> None:
+    """Inherit modes edited after a solve (the rig and its notes are cached): the next
+    solve measures and reports them, and drops the note once they are restored."""
+    obj = metarig()
+    t = _fk_target(obj, ARM, 6)
+    add_limb(obj, "arm.L", ARM, target=t)
+    st = _on_target(limber, obj)
+    assert not st.measured and "Inherit" not in st.message
+    for bone, prop, value in (("hand.L", "use_inherit_rotation", False),
+                              ("forearm.L", "inherit_scale", "NONE")):
+        old = getattr(obj.data.bones[bone], prop)
+        setattr(obj.data.bones[bone], prop, value)
+        st = _check_truthful(limber, obj)
+        assert st.measured and f"{bone}: Inherit Rotation off" in st.message, st.message
+        setattr(obj.data.bones[bone], prop, old)
+        st = _on_target(limber, obj)
+        assert not st.measured and "Inherit" not in st.message, st.message
+
+
 def test_copy_rotation_on_the_forearm_is_reported(limber: Any) -> None:
     """A Copy Rotation constraint overrides the forearm: the pose cannot reach the
     target; the status measures the miss and says why."""
