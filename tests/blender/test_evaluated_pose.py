@@ -136,6 +136,25 @@ def test_end_bone_without_inherit_rotation(limber: Any) -> None:
     assert st.measured and "Inherit Rotation" in st.message
 
 
+def test_inherit_modes_changed_between_solves(limber: Any) -> None:
+    """Inherit modes edited after a solve (the rig and its notes are cached): the next
+    solve measures and reports them, and drops the note once they are restored."""
+    obj = metarig()
+    t = _fk_target(obj, ARM, 6)
+    add_limb(obj, "arm.L", ARM, target=t)
+    st = _on_target(limber, obj)
+    assert not st.measured and "Inherit" not in st.message
+    for bone, prop, value in (("hand.L", "use_inherit_rotation", False),
+                              ("forearm.L", "inherit_scale", "NONE")):
+        old = getattr(obj.data.bones[bone], prop)
+        setattr(obj.data.bones[bone], prop, value)
+        st = _check_truthful(limber, obj)
+        assert st.measured and f"{bone}: Inherit Rotation off" in st.message, st.message
+        setattr(obj.data.bones[bone], prop, old)
+        st = _on_target(limber, obj)
+        assert not st.measured and "Inherit" not in st.message, st.message
+
+
 def test_copy_rotation_on_the_forearm_is_reported(limber: Any) -> None:
     """A Copy Rotation constraint overrides the forearm: the pose cannot reach the
     target; the status measures the miss and says why."""
@@ -186,6 +205,49 @@ def test_live_handler_and_solve_write_the_same_status(limber: Any) -> None:
     assert st.frame == 3 and st.measured
     pos, _ = _measured(obj, obj.limber.limbs["arm.L"])
     assert (st.reached and pos <= POS_TOL) or abs(st.position_error - pos) <= 0.01 * pos
+
+
+def test_bone_edit_flushed_by_a_frame_change_reaches_the_live_solve(limber: Any) -> None:
+    """A bone edited by a script and flushed by the frame change itself: the live handler's
+    solve measures and reports it. Blender runs no ``depsgraph_update_post`` handler for
+    that evaluation, and a pose edit lists the Armature ID among the updates just as a
+    bone edit does, so no handler can tell the rig check that the bones did not change:
+    it reads them on every frame."""
+    obj = metarig()
+    t = _fk_target(obj, ARM, 11)
+    add_limb(obj, "arm.L", ARM, target=t)
+    scene = bpy.context.scene
+    seen: list[list[str]] = []
+
+    def record(_scene: Any, depsgraph: Any) -> None:
+        seen.append([type(u.id).__name__ for u in depsgraph.updates])
+
+    scene.limber.live_playback = True
+    bpy.app.handlers.depsgraph_update_post.append(record)
+    hand = obj.data.bones["hand.L"]
+    try:
+        scene.frame_set(3)
+        st = obj.limber.limbs["arm.L"].status
+        assert st.frame == 3 and st.reached and "Inherit" not in st.message, st.message
+        scene.limber.live_playback = False
+        seen.clear()
+        hand.use_inherit_rotation = False
+        scene.frame_set(4)
+        assert seen == []  # the frame change evaluated the edit without the handler
+        scene.limber.live_playback = True
+        scene.frame_set(5)
+        st = obj.limber.limbs["arm.L"].status
+        assert st.frame == 5 and st.measured, st.message
+        assert "hand.L: Inherit Rotation off" in st.message, st.message
+        pos, _ = _measured(obj, obj.limber.limbs["arm.L"])
+        assert (st.reached and pos <= POS_TOL) or abs(st.position_error - pos) <= 0.01 * pos
+        obj.pose.bones["spine"].rotation_quaternion = (0.99, 0.1, 0.0, 0.0)
+        bpy.context.view_layer.update()  # a pose edit: the Armature ID is listed too
+        assert any("Armature" in ids for ids in seen), seen
+    finally:
+        bpy.app.handlers.depsgraph_update_post.remove(record)
+        scene.limber.live_playback = False
+        hand.use_inherit_rotation = True
 
 
 def test_rest_position_armature_is_not_reached(limber: Any) -> None:
