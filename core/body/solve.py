@@ -47,10 +47,14 @@ the one of :data:`_SAMPLES` swivels least outside its limits, its angles clamped
 inside them); where that leaves priority 0 unmet, from the start pose placed likewise. A
 level still unmet there is finished by SLSQP (scipy) with the levels above as equality
 constraints and the limits as bounds (one per row: a Python loop), since the clamping
-loop of TASK_PRIORITY stops short of the bounded optimum. The limbs are then solved in
-closed form again, with the swivel whose elbow is nearest the numeric one (§3.2.2); a
-limb whose closed form does not reach the goal keeps its numeric angles
-(``limb_reached`` False).
+loop of TASK_PRIORITY stops short of the bounded optimum; it starts from the whole-body
+result, from the start and from the rest pose at the start's root (the conflict's
+basins), and a level above that SLSQP leaves off by more than the tolerance is restored
+by Gauss–Newton steps before its candidate is judged. Rows whose limbs all have a
+feasible φ get a short whole-body pass (the finish settles their conflict). The limbs
+are then solved in closed form again, with the swivel whose elbow is nearest the
+numeric one (§3.2.2); a limb whose closed form does not reach the goal keeps its
+numeric angles (``limb_reached`` False).
 
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
