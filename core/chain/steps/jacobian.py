@@ -7,6 +7,11 @@ import threading
 import numpy as np
 from numpy.typing import NDArray
 
+try:  # np.einsum's C function without its Python wrapper (µs per call on small arrays)
+    from numpy._core.multiarray import c_einsum as _einsum  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - a numpy without it
+    _einsum = np.einsum
+
 from ..loop import FloatArray, IKSolver, IntArray, StepState, matvec
 from ..registry import register
 from ..settings import Method, NullSpace
@@ -59,14 +64,17 @@ class JacobianTransposeStep(IKSolver):
             # drop out (compaction keeps order); every row still iterating has taken
             # state.iteration steps, so the restarts (β = 0 every n) are common to all
             key = threading.get_ident()
+            gg = _dots(g, g)
             if state.iteration % max(g.shape[1], 1):
                 r0, g_p, inv_p, d_p = history[key]
                 if len(r0) != len(state.rows):
                     pick = np.searchsorted(r0, state.rows)
                     g_p, inv_p, d_p = g_p[pick], inv_p[pick], d_p[pick]
-                beta = _dots(g, g - g_p) * inv_p
-                d = g + np.maximum(beta, 0.0)[:, None] * d_p
-            gg = _dots(g, g)
+                # β = ⟨g, g − g_p⟩ / ‖g_p‖², from ‖g‖² (needed anyway) and one more dot
+                beta = (gg - _dots(g, g_p)) * inv_p
+                np.maximum(beta, 0.0, out=beta)
+                d = d_p * beta[:, None]
+                d += g
             # 1/‖g‖² (0 where g = 0: the next β is then 0)
             inv = 1.0 / gg if gg.all() else np.divide(1.0, gg, out=np.zeros(gg.shape), where=gg > 0)
             history[key] = (state.rows, g, inv, d)
@@ -74,38 +82,40 @@ class JacobianTransposeStep(IKSolver):
         # is not a descent direction of the linearised error, so the step still descends)
         jd = (jac @ d[:, :, None])[:, :, 0]
         alpha = _dots(e, jd) / (_dots(jd, jd) + 1e-300)
-        out: FloatArray = alpha[:, None] * d
+        out: FloatArray = d * alpha[:, None]
         return out
 
     def _one_row(self, state: StepState) -> FloatArray:
-        """:meth:`step` for one row, on vectors and Python floats: the same products
-        (numpy's stacked and vector products agree bit for bit, so a batched solve gives
-        the rows of one-by-one solves) in a fraction of the calls; the history keeps the
-        batched layout."""
+        """:meth:`step` for one row, on vectors and Python floats: the same products and
+        dot products (numpy's stacked and vector matrix products agree bit for bit, and so
+        do einsum's row-wise and vector dots, so a batched solve gives the rows of
+        one-by-one solves) in a fraction of the calls; the history keeps the batched
+        layout."""
         e, jac = state.e[0], state.J[0]
         g = e @ jac
         d = g
         history = self._history
         if history is not None:
             key = threading.get_ident()
+            gg = float(_einsum("i,i", g, g))
             if state.iteration % max(g.shape[0], 1):
                 _, g_p, inv_p, d_p = history[key]
-                beta = float(g @ (g - g_p[0])) * float(inv_p[0])
+                beta = (gg - float(_einsum("i,i", g, g_p[0]))) * float(inv_p[0])
                 if beta > 0.0:
-                    d = g + beta * d_p[0]
-            gg = float(g @ g)
+                    d = d_p[0] * beta
+                    d += g
             inv = np.array([1.0 / gg if gg > 0.0 else 0.0])
             history[key] = (state.rows, g[None], inv, d[None])
         jd = jac @ d
-        alpha = float(e @ jd) / (float(jd @ jd) + 1e-300)
-        out: FloatArray = (alpha * d)[None]
+        alpha = float(_einsum("i,i", e, jd)) / (float(_einsum("i,i", jd, jd)) + 1e-300)
+        out: FloatArray = (d * alpha)[None]
         return out
 
 
 def _dots(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Row-wise dot products (b, k) · (b, k) → (b,), by the stacked product (the same
-    result as the vector product ``a[i] @ b[i]``)."""
-    out: FloatArray = (a[:, None, :] @ b[:, :, None])[:, 0, 0]
+    """Row-wise dot products (b, k) · (b, k) → (b,) by one einsum (one pass, no
+    temporary; the same result as the vector dot ``_einsum("i,i", a[i], b[i])``)."""
+    out: FloatArray = _einsum("ij,ij->i", a, b)
     return out
 
 
