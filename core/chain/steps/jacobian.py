@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-try:  # np.einsum's C function without its Python wrapper (µs per call on small arrays)
-    from numpy._core.multiarray import c_einsum as _einsum  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - a numpy without it
-    _einsum = np.einsum
-
 from ..loop import FloatArray, IKSolver, IntArray, StepState, matvec
 from ..registry import register
 from ..settings import Method, NullSpace
+
+
+def _c_einsum() -> Callable[..., Any]:
+    """np.einsum's C function without its Python wrapper (the wrapper costs about 1 µs
+    per call, as much as a small dot product); np.einsum itself where numpy does not
+    expose it (same results)."""
+    try:
+        module = importlib.import_module("numpy._core.multiarray")
+    except ImportError:  # pragma: no cover - numpy before 1.26
+        return np.einsum
+    found: Callable[..., Any] = getattr(module, "c_einsum", np.einsum)
+    return found
+
+
+_einsum = _c_einsum()
 
 
 @register
