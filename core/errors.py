@@ -92,6 +92,6 @@ def finite_array(value: ArrayLike, name: str, error: type[Exception]) -> NDArray
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise error(f"{name} must be numeric, got {format_value(value)}") from exc
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise error(f"{name} must be finite, got {format_value(arr)}")
     return arr

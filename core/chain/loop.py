@@ -60,7 +60,7 @@ from ..goals import Goal
 from .registry import STEP_CLASSES
 from .residuals import Evaluation, RowBlock
 from .settings import Method, NullSpace, SolveSettings, StopReason
-from .skeleton import Skeleton, goal_tuple
+from .skeleton import Skeleton
 from .threads import WORK_PER_THREAD, Gate, worker_count
 
 FloatArray = NDArray[np.float64]
@@ -279,8 +279,8 @@ class IKSolver(ABC):
         for malformed inputs."""
         if not isinstance(skeleton, Skeleton):
             raise InvalidInputError(f"skeleton must be a Skeleton, got {skeleton!r}")
-        goals = goal_tuple(goals)
-        qb, batched = skeleton.check_batch(q0, goals)
+        qb, batched = skeleton.check_batch(q0, goals)  # validates the goals first
+        goals = tuple(goals)
         if settings.null_space is not NullSpace.NONE and not self.supports_null_space:
             raise UnsupportedMethodError(
                 f"null_space={settings.null_space} is not supported by {self.method}; "

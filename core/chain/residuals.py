@@ -135,7 +135,7 @@ def goal_rows(goal: Goal, value: object, rows: IntArray | None, b: int, nd: int 
     ndim ``nd``) as they are, to broadcast against the rows; batched ones at ``rows`` (all
     N rows when None). ShapeMismatchError when that is not b rows."""
     arr = np.asarray(value)
-    if batch_size(goal) is None or arr.ndim == nd:
+    if arr.ndim == nd or batch_size(goal) is None:
         return arr
     sel = arr if rows is None else arr[rows]
     if sel.shape[0] != b:

@@ -14,7 +14,7 @@ from ..goals import Goal
 from .loop import FloatArray, SolveResult, StepState, clamp_max_abs
 from .registry import STEP_CLASSES
 from .settings import Method, SolveSettings
-from .skeleton import Skeleton, goal_tuple
+from .skeleton import Skeleton
 
 
 def solve(
@@ -90,8 +90,8 @@ def step_once(
         )
     if not isinstance(skeleton, Skeleton):
         raise InvalidInputError(f"skeleton must be a Skeleton, got {format_value(skeleton)}")
-    goals = goal_tuple(goals)
-    qb, batched = skeleton.check_batch(q, goals)
+    qb, batched = skeleton.check_batch(q, goals)  # validates the goals first
+    goals = tuple(goals)
     if settings.use_limits:
         qb = skeleton.clip_unchecked(qb)
     rows = np.arange(qb.shape[0], dtype=np.intp)
