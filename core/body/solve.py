@@ -373,14 +373,112 @@ def solve_body(
             )
         batched = True
     plan = _plan(body, goals, settings)
+    q, swivel, feasible, limb_ok, iterations, reasons = _warm_first(
+        body, goals, plan, q_in, settings
+    )
+    gerr = sk.goal_errors(q, goals)
+    reached = gerr <= settings.tolerance
+    level = _level_errors(sk, list(goals), q, gerr)
+    within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
+    all_met = reached.all(axis=1)
+    reasons = _reasons(
+        all_met,
+        StopReason.REACHED,
+        _reasons(
+            reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
+        ),
+    )
+    if batched:
+        return BodySolution(
+            q, reached, gerr, level, swivel, feasible, limb_ok, within, iterations, reasons
+        )
+    return BodySolution(
+        q[0],
+        reached[0],
+        gerr[0],
+        level[0],
+        swivel[0],
+        tuple(
+            None if f is None else tuple((float(a), float(b)) for a, b in f[0] if not math.isnan(a))
+            for f in feasible
+        ),
+        limb_ok[0],
+        bool(within[0]),
+        int(iterations[0]),
+        reasons[0],
+    )
+
+
+def _warm_first(
+    body: Body,
+    goals: tuple[Goal, ...],
+    plan: dict[str, Any],
+    q_in: FloatArray,
+    settings: BodySettings,
+) -> tuple[Any, ...]:
+    """The warm path, then :func:`_solve_rows` for the rows it does not settle (module
+    docstring, "Warm path"): the numeric level without the rest term (minimum-norm
+    steps from the start's trunk) and each goaled limb in closed form; a row whose goals
+    are all met there, every goaled limb reachable with a feasible φ, is done. Returns
+    q, swivels, feasible intervals, limbs reached, iterations and reasons (rows of
+    ``q_in``)."""
+    if settings.rest_weight == 0.0:
+        return _solve_rows(body, goals, plan, q_in, settings)
+    sk = body.skeleton
+    q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
+    big = q.shape[0]
+    free: IntArray = plan["free"]
+    every = np.arange(big)
+    x = _start_x(body, plan, q, settings)
+    x, iterations, reasons = _numeric(
+        body, goals, plan, q, x, every, dataclasses.replace(settings, rest_weight=0.0)
+    )
+    q[:, free] = x[:, : free.size]
+    swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], every)
+    goaled = [an.limb for an in plan["analytic"]]
+    done = (reasons == StopReason.REACHED) & ~bad.any(axis=1) & limb_ok[:, goaled].all(axis=1)
+    rest = np.flatnonzero(~done)
+    if rest.size:
+        part = _solve_rows(body, [_goal_rows(g, rest) for g in goals], plan, q_in[rest], settings)
+        q[rest] = part[0]
+        swivel[rest] = part[1]
+        limb_ok[rest] = part[3]
+        iterations[rest] += part[4]
+        reasons[rest] = part[5]
+        feasible = tuple(
+            None if f is None else _scatter_intervals(f, rest, g)
+            for f, g in zip(feasible, part[2], strict=True)
+        )
+    return q, swivel, feasible, limb_ok, iterations, reasons
+
+
+def _start_x(body: Body, plan: dict[str, Any], q: FloatArray, settings: BodySettings) -> FloatArray:
+    """The numeric level's unknowns at the start ``q``: the free DOFs, then each goaled
+    limb's preferred swivel (:attr:`BodySettings.swivel`, default 0)."""
+    analytic: list[_Analytic] = plan["analytic"]
+    pref = np.array([(settings.swivel or {}).get(body.limbs[an.limb].name, 0.0) for an in analytic])
+    return np.concatenate(
+        [q[:, plan["free"]], np.broadcast_to(pref, (q.shape[0], len(analytic)))], axis=1
+    )
+
+
+def _solve_rows(
+    body: Body,
+    goals: tuple[Goal, ...] | list[Goal],
+    plan: dict[str, Any],
+    q_in: FloatArray,
+    settings: BodySettings,
+) -> tuple[Any, ...]:
+    """The numeric level with the rest term, the limbs, and the whole-body rescue
+    (module docstring) for the rows of ``q_in`` (the goals cut to them). Returns as
+    :func:`_warm_first`."""
+    goals = tuple(goals)
+    sk = body.skeleton
     q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
     q_start = q.copy()
     big = q.shape[0]
     free: IntArray = plan["free"]
-    analytic: list[_Analytic] = plan["analytic"]
-    na = len(analytic)
-    pref = np.array([(settings.swivel or {}).get(body.limbs[an.limb].name, 0.0) for an in analytic])
-    x = np.concatenate([q[:, free], np.broadcast_to(pref, (big, na))], axis=1)
+    x = _start_x(body, plan, q, settings)
     every = np.arange(big)
     x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
     q[:, free] = x[:, : free.size]
@@ -442,37 +540,7 @@ def solve_body(
             None if f is None else _scatter_intervals(f, rows_any, g)
             for f, g in zip(feasible, fs_any, strict=True)
         )
-    gerr = sk.goal_errors(q, goals)
-    reached = gerr <= settings.tolerance
-    level = _level_errors(sk, list(goals), q, gerr)
-    within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
-    all_met = reached.all(axis=1)
-    reasons = _reasons(
-        all_met,
-        StopReason.REACHED,
-        _reasons(
-            reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
-        ),
-    )
-    if batched:
-        return BodySolution(
-            q, reached, gerr, level, swivel, feasible, limb_ok, within, iterations, reasons
-        )
-    return BodySolution(
-        q[0],
-        reached[0],
-        gerr[0],
-        level[0],
-        swivel[0],
-        tuple(
-            None if f is None else tuple((float(a), float(b)) for a, b in f[0] if not math.isnan(a))
-            for f in feasible
-        ),
-        limb_ok[0],
-        bool(within[0]),
-        int(iterations[0]),
-        reasons[0],
-    )
+    return q, swivel, feasible, limb_ok, iterations, reasons
 
 
 def _rest_start(body: Body, plan: dict[str, Any], q: FloatArray) -> FloatArray:
