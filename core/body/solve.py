@@ -429,9 +429,9 @@ def _warm_first(
     big = q.shape[0]
     free: IntArray = plan["free"]
     every = np.arange(big)
-    x = _start_x(body, plan, q, settings)
+    x_start = _start_x(body, plan, q, settings)
     x, iterations, reasons = _numeric(
-        body, goals, plan, q, x, every, dataclasses.replace(settings, rest_weight=0.0)
+        body, goals, plan, q, x_start, every, dataclasses.replace(settings, rest_weight=0.0)
     )
     q[:, free] = x[:, : free.size]
     swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], every)
@@ -439,7 +439,13 @@ def _warm_first(
     done = (reasons == StopReason.REACHED) & ~bad.any(axis=1) & limb_ok[:, goaled].all(axis=1)
     rest = np.flatnonzero(~done)
     if rest.size:
-        part = _solve_rows(body, [_goal_rows(g, rest) for g in goals], plan, q_in[rest], settings)
+        # rows whose goals the warm path met (a limb without a feasible φ) start the
+        # solve with the rest term from its trunk, the others from the start
+        x0 = x_start[rest]
+        met = reasons[rest] == StopReason.REACHED
+        x0[met, : free.size] = x[rest[met], : free.size]
+        sub = [_goal_rows(g, rest) for g in goals]
+        part = _solve_rows(body, sub, plan, q_in[rest], settings, x0)
         q[rest] = part[0]
         swivel[rest] = part[1]
         limb_ok[rest] = part[3]
@@ -468,9 +474,11 @@ def _solve_rows(
     plan: dict[str, Any],
     q_in: FloatArray,
     settings: BodySettings,
+    x0: FloatArray | None = None,
 ) -> tuple[Any, ...]:
     """The numeric level with the rest term, the limbs, and the whole-body rescue
-    (module docstring) for the rows of ``q_in`` (the goals cut to them). Returns as
+    (module docstring) for the rows of ``q_in`` (the start; the goals cut to them), the
+    numeric level starting from ``x0`` (default: the start's unknowns). Returns as
     :func:`_warm_first`."""
     goals = tuple(goals)
     sk = body.skeleton
@@ -478,7 +486,7 @@ def _solve_rows(
     q_start = q.copy()
     big = q.shape[0]
     free: IntArray = plan["free"]
-    x = _start_x(body, plan, q, settings)
+    x = _start_x(body, plan, q, settings) if x0 is None else x0
     every = np.arange(big)
     x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
     q[:, free] = x[:, : free.size]
