@@ -171,7 +171,9 @@ class BodySettings:
         step_tolerance: > 0, default 1e-10: the numeric level has converged when max |Δx|
             is below this (and the goal levels are met, or the iterate stalls).
         rest_weight: ≥ 0, default 1e-3: weight of the rest-pose / preferred-angle term
-            (the lowest level, in the null space of every goal); 0 switches it off.
+            (the lowest level, in the null space of every goal); 0 switches it off. It
+            acts only in rows that the warm path (minimum-norm steps from q0's trunk,
+            :func:`solve_body`) does not settle.
         q_rest: (n_dofs,) preferred configuration (rad / m), default zeros clipped into
             the limits; its limb joints are ignored (the swivel stands for them).
         swivel: per limb name, the preferred swivel angle φ (rad, Tolani's elbow-circle

@@ -56,6 +56,19 @@ are then solved in closed form again, with the swivel whose elbow is nearest the
 numeric one (§3.2.2); a limb whose closed form does not reach the goal keeps its
 numeric angles (``limb_reached`` False).
 
+Warm path. Every row is first solved *without* the rest term: the numeric level takes
+minimum-norm steps from the start's trunk (the goals' rows only, so nothing moves in
+their null space: on a warm start the body stays where the previous frame left it as
+far as the goals allow), then the goaled limbs in closed form. A row whose goals are all
+met there, every goaled limb reachable with a feasible φ, is done (``iterations``: the
+warm path's). The other rows are solved as described above, with the rest term; a row
+whose goals the warm path met (only a limb without a feasible φ) starts that solve from
+the warm path's trunk, the others from the start (``iterations``: both counted). So the
+rest pose shapes a solve only where keeping the start's trunk does not work: on a cold
+start from the rest pose the warm path already stays near it, on a warm start the body
+does not drift back to it frame by frame. Deterministic per row (batched = one by one);
+the goaled limbs' own joints in the start are still never read.
+
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
 call, the whole-body pass is one batched TASK_PRIORITY solve per pattern of infeasible
@@ -339,7 +352,11 @@ def solve_body(
         q0: (n_dofs,) or (N, n_dofs) start configuration (rad; m for Free translations):
             the numeric level starts there (warm start); a single q0 is shared by
             batched goals. The goaled limbs' own joints in q0 are not used (their solve
-            does not depend on the start).
+            does not depend on the start). Rows are first solved without the rest term
+            (minimum-norm steps from q0's trunk; module docstring, "Warm path"): where
+            that meets every goal with feasible limbs, ``settings.rest_weight`` and
+            ``settings.q_rest`` do not act, so the rest pose is not converged on warm
+            frames.
         settings: :class:`BodySettings` (default ``BodySettings()``).
 
     Returns:
