@@ -259,7 +259,8 @@ class BodySolution:
         limb_reached: (K,) bool per limb: its analytic solve met its goal exactly (False
             for a limb without a goal).
         within_limits: bool: every DOF within its limits (± 1e-9).
-        iterations: numeric iterations taken.
+        iterations: numeric iterations taken (every pass counted: the warm path, the
+            solve with the rest term, the whole-body pass).
         reason: :class:`~core.chain.StopReason` (batched: an object array of them):
             REACHED when every goal is reached; otherwise STALLED (the solve settled: some
             goal out of reach, or a conflicting level at its constrained optimum) or
