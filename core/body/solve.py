@@ -451,7 +451,9 @@ def _warm_first(
         body, goals, plan, q, x_start, every, dataclasses.replace(settings, rest_weight=0.0)
     )
     q[:, free] = x[:, : free.size]
-    swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], every)
+    swivel, feasible, limb_ok, bad = _limbs(
+        body, goals, plan, q, x[:, free.size :], every, give_up=True
+    )
     goaled = [an.limb for an in plan["analytic"]]
     done = (reasons == StopReason.REACHED) & ~bad.any(axis=1) & limb_ok[:, goaled].all(axis=1)
     rest = np.flatnonzero(~done)
@@ -463,6 +465,8 @@ def _warm_first(
         x0[met, : free.size] = x[rest[met], : free.size]
         sub = [_goal_rows(g, rest) for g in goals]
         part = _solve_rows(body, sub, plan, q_in[rest], settings, x0)
+        if rest.size == big:  # (the limbs may have given up early: nothing to merge)
+            return part[0], part[1], part[2], part[3], iterations + part[4], part[5]
         q[rest] = part[0]
         swivel[rest] = part[1]
         limb_ok[rest] = part[3]
@@ -1182,6 +1186,7 @@ def _limbs(
     q: FloatArray,
     swivels: FloatArray | None,
     rows: IntArray,
+    give_up: bool = False,
 ) -> tuple[FloatArray, tuple[Any, ...], NDArray[np.bool_], NDArray[np.bool_]]:
     """Each goaled limb solved in closed form from the shoulder frame at ``q`` (written
     into ``q`` in place; ``rows``: the rows' indices in the goals' batch) with the
@@ -1191,7 +1196,9 @@ def _limbs(
     (§3.2.4: feasible intervals empty; a goal beyond the shell is out of reach, not a
     matter of limits). ``swivels`` None: the limbs were solved numerically; each takes
     the closed form with φ nearest its numeric elbow (§3.2.2) where that reaches the
-    goal, else keeps its numeric angles (swivel NaN)."""
+    goal, else keeps its numeric angles (swivel NaN). ``give_up``: stop (the later limbs
+    left unsolved) once every row has a limb that did not reach its goal or has no
+    feasible φ (the warm path: such rows are solved again)."""
     sk = body.skeleton
     big = q.shape[0]
     n_limbs = len(body.limbs)
@@ -1202,6 +1209,7 @@ def _limbs(
     bad = np.zeros((big, len(analytic)), dtype=bool)
     # one evaluation for every limb: no goaled limb's joints move another's shoulder
     kin = sk.kinematics(q)
+    failed = np.zeros(big, dtype=bool)
     for k, an in enumerate(analytic):
         local = _shoulder_goals(body, goals, an, q, rows, kin)
         wrist = an.wrist if local.rotation is None else None
@@ -1228,4 +1236,7 @@ def _limbs(
         swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
         ok[:, an.limb] = sol.reachable & sol.solved
         feasible[an.limb] = sol.intervals
+        if give_up and np.all(bad[:, k] | ~ok[:, an.limb] | failed):
+            break
+        failed = bad[:, k] | ~ok[:, an.limb] | failed
     return swivel, tuple(feasible), ok, bad
