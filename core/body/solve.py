@@ -439,7 +439,7 @@ def _warm_first(
     are all met there, every goaled limb reachable with a feasible φ, is done. Returns
     q, swivels, feasible intervals, limbs reached, iterations and reasons (rows of
     ``q_in``)."""
-    if settings.rest_weight == 0.0:
+    if settings.rest_weight == 0.0 or not settings.warm_path:
         return _solve_rows(body, goals, plan, q_in, settings)
     sk = body.skeleton
     q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()

@@ -247,6 +247,30 @@ def test_batched_equals_one_by_one() -> None:
         assert batch.reason[i] == one.reason
 
 
+def test_warm_path_off_converges_the_rest_term() -> None:
+    """From a start away from the rest pose, the warm path keeps the trunk near the start;
+    with ``warm_path=False`` the rest term is converged: the goals are met as well and the
+    trunk ends at least as near the rest pose."""
+    rng = np.random.default_rng(11)
+    q_true = random_poses(BODY, 3, rng)
+    q0 = random_poses(BODY, 3, rng)
+    goals = end_goals(BODY, q_true)
+    warm = solve_body(BODY, goals, q0)
+    rest = solve_body(BODY, goals, q0, BodySettings(warm_path=False))
+    trunk = np.ones(SK.n_dofs, bool)
+    for u, lo, e in BODY.joints:
+        for j in (u, lo, e):
+            trunk[SK.dof_slices[j]] = False
+    trunk[:6] = False  # the Free root has no preferred place
+    for sol in (warm, rest):
+        assert np.all(sol.goal_error <= 1e-6) and np.all(sol.within_limits)
+    q_rest = np.clip(0.0, SK.lower, SK.upper)
+    d_warm = np.linalg.norm((warm.q - q_rest)[:, trunk], axis=1)
+    d_rest = np.linalg.norm((rest.q - q_rest)[:, trunk], axis=1)
+    assert np.all(d_rest <= d_warm + 1e-9)
+    assert np.any(d_rest < d_warm - 1e-3)
+
+
 def test_limbs_do_not_depend_on_their_start_pose() -> None:
     rng = np.random.default_rng(9)
     q_true = random_poses(BODY, 3, rng)
@@ -330,6 +354,7 @@ def test_cyclic_drift_after_three_laps() -> None:
         (lambda: BodySettings(tolerance=0.0), InvalidInputError),
         (lambda: BodySettings(max_iterations=0), InvalidInputError),
         (lambda: BodySettings(rest_weight=-1.0), InvalidInputError),
+        (lambda: BodySettings(warm_path=1), InvalidInputError),  # type: ignore[arg-type]
         (lambda: BodySettings(swivel={"arm_l": math.nan}), InvalidInputError),
         (
             lambda: solve_body(
