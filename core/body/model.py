@@ -226,7 +226,9 @@ class BodySettings:
         for name in ("use_limits", "warm_path"):
             v = getattr(self, name)
             if not isinstance(v, bool):
-                raise InvalidInputError(f"BodySettings.{name} must be a bool, got {format_value(v)}")
+                raise InvalidInputError(
+                    f"BodySettings.{name} must be a bool, got {format_value(v)}"
+                )
         if self.swivel is not None:
             if not isinstance(self.swivel, Mapping):
                 raise InvalidInputError(
