@@ -876,6 +876,7 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
     frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None
+    from . import plain
     from .body import solve_body_settings
 
     todo: list[tuple[Any, Any, str]] = [
@@ -886,12 +887,20 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     out = []
     written: set[str] = set()
     check: list[tuple[LimbStatus, Any]] = []
+    pf = None
     for fn, settings, base in todo:
         if written and write and hangs_below(obj, base, written):
             dg.update()  # the base frame depends on bones written in this call
             obj_eval = obj.evaluated_get(dg)
             written.clear()
-        st = fn(obj, obj_eval, settings, dg, write=write)
+            pf = None
+        st = None
+        if fn is solve_limb_settings and write:
+            if pf is None:
+                pf = plain.PlainFrame(obj, obj_eval)
+            st = plain.solve_plain(obj, obj_eval, settings, dg, pf, frame)
+        if st is None:
+            st = fn(obj, obj_eval, settings, dg, write=write)
         st.frame = frame
         written.update(st.written)
         out.append(st)
