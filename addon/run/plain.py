@@ -1,22 +1,23 @@
 """The per-frame solve of a *plain* analytic limb, in as few steps as the road allows.
 
-:func:`solve_object` runs every limb through :func:`.solve.solve_limb_settings` (read →
+:func:`.solve.solve_object` runs a limb through :func:`.solve.solve_limb_settings` (read →
 request → core → write → status, each stage general). Most limbs of a live session are
-plain: an Analytic POSE or POSITION goal, no Rigify IK controls, no helper bones, no pole
-snapping, and a model proven equal to Blender's evaluation (no acting constraints or
-drivers on the limb's bones, full inheritance below the upper bone, unit pose scale on
-its bones, the upper bone following its parent plainly, the armature in its pose
-position). For those, :func:`solve_plain` runs the same stages with the same functions
-(:func:`~.bridge.requests.frame_parts` for the frame, :func:`core.goal_in_frame`,
-:func:`core.trusted_goal`, :func:`core.solve_limb`, :func:`~.bridge.write.write_limb`,
-:func:`~.bridge.verify.model_errors`), so the rotations and the status are the general
-road's bit for bit, but reads only the values a plain limb needs, checks the object-wide
-conditions (drivers, rest position, the world matrix) once per call
-(:class:`PlainFrame`), and keeps the limb's frame-independent notes with its rig.
+plain: an Analytic POSE or POSITION goal, no Rigify IK controls, no helper bones, and a
+model proven equal to Blender's evaluation (no acting constraints or drivers on the limb's
+bones, full inheritance below the upper bone, unit pose scale on its bones, the upper bone
+following its parent plainly, the armature in its pose position). For those,
+:func:`solve_plain` runs the same stages with the same functions
+(:func:`~.bridge.requests.limb_request`, :func:`core.solve_limb`,
+:func:`~.bridge.write.write_limb`, :func:`.solve.fill_analytic`), so the rotations and the
+status are the general road's bit for bit, but reads only the values a plain limb needs,
+checks the object-wide conditions (drivers, rest position) and reads the world matrix once
+per call (:class:`PlainFrame`), and takes the limb's frame-independent notes from its rig
+(:func:`.solve.rig_notes`).
 
-It returns None, before writing anything, for every limb that is not plain on this frame;
-the caller then takes the general road, which also names what is wrong (a missing bone,
-an unsupported setting) in the status.
+It returns None, before writing anything, for every limb that is not plain on this frame
+(and inside :func:`.solve.held_rigs`, where the general road holds its notes for a bake's
+range); the caller then takes the general road, which also names what is wrong (a missing
+bone, an unsupported setting) in the status.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         return None
     try:
         rig = solve.rig_for(obj, settings, bones)
-    except MappingError:
-        return None
+    except (MappingError, ReadError, LimberError, ValueError):
+        return None  # the general road reports it
     if rig.helpers:
         return None
     upper, lower, end = rig.upper, rig.lower, rig.end
