@@ -53,7 +53,7 @@ class PlainFrame:
     __slots__ = ("driven", "rest", "world")
 
     def __init__(self, obj: Any, obj_eval: Any) -> None:
-        self.driven = solve._driven_bones(obj)
+        self.driven = solve.driven_bones(obj)
         self.rest = obj.data.pose_position == "REST"
         self.world = mat4(obj_eval.matrix_world)[None]
 
@@ -71,7 +71,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
                 frame: int | None) -> solve.LimbStatus | None:
     """Solve and write one limb if it is plain on this frame (see the module docstring),
     returning its status (model errors, proven); None (nothing written) otherwise."""
-    if solve._HELD_RIGS:
+    if solve.rigs_held():
         return None  # a bake's range: the general road holds its notes for the range
     t0 = time.perf_counter()
     kind, solver, switch, target, swivel_mode, target_bone = _SETTINGS(settings)

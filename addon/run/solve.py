@@ -207,6 +207,11 @@ def held_rigs() -> Iterator[None]:
         _HELD_RIGS.pop()
 
 
+def rigs_held() -> bool:
+    """Whether the caller runs inside :func:`held_rigs`."""
+    return bool(_HELD_RIGS)
+
+
 def rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed.
     ``bones``: the limb's (upper, lower, end) pose bones when the caller has looked them
@@ -315,7 +320,7 @@ def overrides(obj: Any, rig: LimbRig, bones: tuple[Any, Any, Any] | None = None
     if acting:
         out.append(f"constraints on {', '.join(acting)} act after the solve")
     out += rig_notes(obj, rig)[1]
-    driven = _driven_bones(obj) & set(names)
+    driven = driven_bones(obj) & set(names)
     if driven:
         out.append(f"drivers on {', '.join(sorted(driven))}")
     if obj.data.pose_position == "REST":
@@ -352,7 +357,8 @@ def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
 _DRIVEN: dict[tuple[str, int], set[str]] = {}
 
 
-def _driven_bones(obj: Any) -> set[str]:
+def driven_bones(obj: Any) -> set[str]:
+    """The bones of ``obj`` with a driver on one of their properties."""
     ad = obj.animation_data
     if ad is None or not len(ad.drivers):
         return set()
