@@ -575,11 +575,19 @@ def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
     """Fill ``st`` from a single :class:`core.LimbSolution` and its request: errors of
     the end bone from the model pushed through the evaluated frame
     (:func:`verify.model_errors`), to be measured on the depsgraph when not ``proven``."""
-    pos, ori = verify.model_errors(req, sol)
+    scale = req.frame_scale
+    if req.single and scale is not None and req.kind in ("POSE", "POSITION"):
+        # verify.model_errors of a similarity frame, on floats: the core's errors scaled
+        aim = getattr(sol, "aim_error", None)
+        st.position_error = float(sol.position_error) * float(scale[0])
+        st.orientation_error = (0.0 if req.kind == "POSITION" else
+                                float(sol.orientation_error if aim is None else aim))
+    else:
+        pos, ori = verify.model_errors(req, sol)
+        st.position_error = float(pos[0])
+        st.orientation_error = float(ori[0])
     st.solved = True
     st.within_limits = bool(sol.within_limits)
-    st.position_error = float(pos[0])
-    st.orientation_error = float(ori[0])
     st.reachable = bool(sol.reachable) or verify.reached(st.position_error,
                                                          st.orientation_error)
     st.swivel = float(sol.swivel)
