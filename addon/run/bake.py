@@ -128,12 +128,11 @@ def write_keys(fc: Any, frames: FloatArray, values: FloatArray, lo: float, hi: f
     new_co[:, 1] = values
     co_all = np.concatenate([kept.get("co", np.empty(0, np.float32)), new_co.ravel()])
     points.foreach_set("co", co_all)
-    # Handles: the kept keys' own; the new keys' at the key (recomputed by update() for the
-    # default auto handles).
-    for name in ("handle_left", "handle_right"):
-        points.foreach_set(name, np.concatenate([kept.get(name, np.empty(0, np.float32)),
-                                                 new_co.ravel()]))
+    # Handles: the kept keys' own. New keys come with auto-clamped handles
+    # (keyframe_points.add ignores the preferences), which update() computes from the keys.
     if n_keep:
+        for name in ("handle_left", "handle_right"):
+            points.foreach_set(name, np.concatenate([kept[name], new_co.ravel()]))
         for name, width, dtype in _KEY_ATTRS[3:]:
             buf = np.empty(width * (n_keep + n_new), dtype=dtype)
             points.foreach_get(name, buf)  # defaults for the new keys
