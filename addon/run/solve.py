@@ -18,7 +18,9 @@ Each analytic limb goes the bridge's road: :mod:`~..bridge.read` (the evaluated 
 their status from the model; the others are measured on the depsgraph after all items are
 written — one update per round for all of them — and analytic limbs that miss are
 re-solved with a corrected goal (:func:`verify_pending`). Statuses are stored in the
-items' ``status`` properties (:func:`store_statuses`).
+items' ``status`` properties (:func:`store_statuses`). A limb that is plain on the frame
+(proven, nothing but its target, pole and swivel to read) takes a shorter road through the
+same stages (:func:`.plain.solve_plain`), with the same result.
 
 Order: bodies first (:mod:`.body`), then chains, then limbs (a spine chain moves the
 shoulders the arms hang from).
