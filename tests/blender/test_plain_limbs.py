@@ -128,3 +128,24 @@ def test_limbs_that_are_not_plain_take_the_general_road(limber: Any, counting: _
     assert counting.solved == (1 if change == "pole" else 0)
     for name in ("solved", "reached", "proven", "measured", "message"):
         assert getattr(fast[0], name) == getattr(slow[0], name), name
+
+
+@pytest.mark.parametrize("kind", ["POSE", "POSITION"])
+def test_model_errors_of_a_one_frame_solve_are_verify_model_errors(limber: Any,
+                                                                   kind: str) -> None:
+    """fill_analytic's float shortcut for a similarity frame gives verify.model_errors'
+    values exactly (a scaled parent chain: the errors are scaled)."""
+    obj = _rig({"arm.L": kind})
+    obj.pose.bones["spine.003"].scale = (1.3, 1.3, 1.3)
+    obj.limber.limbs["arm.L"].target.delta_location = (0.8, 0.0, 0.0)  # out of reach
+    bpy.context.scene.frame_set(2)
+    solve = limber.sub("addon.run.solve")
+    verify = limber.sub("addon.bridge.verify")
+    core = limber.sub("core")
+    dg = bpy.context.evaluated_depsgraph_get()
+    st = solve.solve_limb_settings(obj, obj.evaluated_get(dg), obj.limber.limbs["arm.L"], dg)
+    req = st.pending[0]
+    assert req.frame_scale is not None and abs(float(req.frame_scale[0]) - 1.0) > 0.1
+    pos, ori = verify.model_errors(req, core.solve_limb(req.limb, req.goal, **req.kwargs))
+    assert (st.position_error, st.orientation_error) == (float(pos[0]), float(ori[0]))
+    assert st.position_error > 0.1 and not st.reached
