@@ -120,18 +120,22 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         swivel=np.array([animated_setting(settings, "swivel", depsgraph)]),
         parent=np.eye(4)[None] if parent is None else mat4(parent.matrix)[None],
     )
-    st = solve.LimbStatus(object=obj.name, limb=settings.name, solver=solver, frame=frame)
     try:
-        req = requests.limb_request(settings, rig, rd)
+        got = requests.plain_request(settings, rig, rd)
+        if got is None:
+            return None  # a sheared frame: the general road's forward kinematics
+        goal, kwargs, scale = got
         t1 = time.perf_counter()
-        sol = solve_limb(req.limb, req.goal, **req.kwargs)
-        st.solve_us = (time.perf_counter() - t1) * 1e6
+        sol = solve_limb(rig.limb, goal, **kwargs)
+        solve_us = (time.perf_counter() - t1) * 1e6
     except (LimberError, ValueError):
         return None
+    st = solve.LimbStatus(object=obj.name, limb=settings.name, solver=solver, frame=frame)
+    st.solve_us = solve_us
     st.written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
                             sol.wrist if kind == "POSE" else None, bones)
-    solve.fill_analytic(st, sol, req, notes, True)
-    st.pending = (req, rd)
+    pos, ori = solve.similarity_errors(kind, scale, sol)
+    solve.fill_solution(st, sol, pos, ori, notes, True)
     st.total_us = (time.perf_counter() - t0) * 1e6
     solve.STATUS[(st.object, st.limb)] = st
     return st

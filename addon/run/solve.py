@@ -579,15 +579,26 @@ def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
     (:func:`verify.model_errors`), to be measured on the depsgraph when not ``proven``."""
     scale = req.frame_scale
     if req.single and scale is not None and req.kind in ("POSE", "POSITION"):
-        # verify.model_errors of a similarity frame, on floats: the core's errors scaled
-        aim = getattr(sol, "aim_error", None)
-        st.position_error = float(sol.position_error) * float(scale[0])
-        st.orientation_error = (0.0 if req.kind == "POSITION" else
-                                float(sol.orientation_error if aim is None else aim))
+        pos, ori = similarity_errors(req.kind, float(scale[0]), sol)
     else:
-        pos, ori = verify.model_errors(req, sol)
-        st.position_error = float(pos[0])
-        st.orientation_error = float(ori[0])
+        p, o = verify.model_errors(req, sol)
+        pos, ori = float(p[0]), float(o[0])
+    fill_solution(st, sol, pos, ori, notes, proven)
+
+
+def similarity_errors(kind: str, scale: float, sol: Any) -> tuple[float, float]:
+    """:func:`verify.model_errors` of a one-frame POSE or POSITION solve whose frame is a
+    similarity of uniform ``scale``, on floats: the core's own errors scaled."""
+    aim = getattr(sol, "aim_error", None)
+    return (float(sol.position_error) * scale,
+            0.0 if kind == "POSITION" else float(sol.orientation_error if aim is None else aim))
+
+
+def fill_solution(st: LimbStatus, sol: Any, pos: float, ori: float, notes: list[str],
+                  proven: bool) -> None:
+    """:func:`fill_analytic` with the end bone's errors (world units, rad) given."""
+    st.position_error = pos
+    st.orientation_error = ori
     st.solved = True
     st.within_limits = bool(sol.within_limits)
     st.reachable = bool(sol.reachable) or verify.reached(st.position_error,
