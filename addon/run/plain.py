@@ -5,10 +5,12 @@ request → core → write → status, each stage general). Most limbs of a live
 plain: an Analytic POSE or POSITION goal, no Rigify IK controls, no helper bones, and a
 model proven equal to Blender's evaluation (no acting constraints or drivers on the limb's
 bones, full inheritance below the upper bone, unit pose scale on its bones, the upper bone
-following its parent plainly, the armature in its pose position). For those,
+following its parent plainly, the armature in its pose position), in a frame that is a
+similarity (no shear or non-uniform scale above the limb). For those,
 :func:`solve_plain` runs the same stages with the same functions
-(:func:`~.bridge.requests.limb_request`, :func:`core.solve_limb`,
-:func:`~.bridge.write.write_limb`, :func:`.solve.fill_analytic`), so the rotations and the
+(:func:`~.bridge.requests.plain_request`: the goal and options of
+:func:`~.bridge.requests.limb_request`, :func:`core.solve_limb`,
+:func:`~.bridge.write.write_limb`, :func:`.solve.fill_solution`), so the rotations and the
 status are the general road's bit for bit, but reads only the values a plain limb needs,
 checks the object-wide conditions (drivers, rest position) and reads the world matrix once
 per call (:class:`PlainFrame`), and takes the limb's frame-independent notes from its rig

@@ -102,7 +102,7 @@ def test_plain_limbs_match_the_general_road(limber: Any, counting: _Counting) ->
 
 
 @pytest.mark.parametrize("change", ["constraint", "stretch", "rest", "driver", "pole",
-                                    "partial", "numeric"])
+                                    "partial", "numeric", "shear"])
 def test_limbs_that_are_not_plain_take_the_general_road(limber: Any, counting: _Counting,
                                                         change: str) -> None:
     obj = _rig({"arm.L": "POSE"})
@@ -117,6 +117,8 @@ def test_limbs_that_are_not_plain_take_the_general_road(limber: Any, counting: _
         obj.pose.bones["hand.L"].driver_add("rotation_quaternion", 1)
     elif change == "pole":
         lb.swivel_mode, lb.pole = "POLE", add_empty("P", world_pose(obj, "forearm.L"))
+    elif change == "shear":  # a non-uniformly scaled parent chain: a sheared frame
+        obj.pose.bones["spine.003"].scale = (1.0, 1.3, 1.0)
     elif change == "partial":
         lb.goal_type = "PARTIAL"
     else:
