@@ -40,7 +40,7 @@ class StatusColumn(Sequence[LimbStatus]):
         self._fsw = fsw
         self._whole = ~np.isnan(fsw).any(axis=(-1, -2))  # rows without padding intervals
         self._frames = frames
-        self._notes = notes
+        self._notes = list(notes)
         good = LimbStatus(object=obj_name, limb=settings.name, solver=settings.solver,
                           solved=True, within_limits=True, reached=True, notes=list(notes))
         good.message = verify.status_message(good)
