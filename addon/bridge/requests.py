@@ -231,6 +231,29 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
         frame_scale=scale, single=single, frame_inverse=inverse)
 
 
+def plain_request(settings: Any, rig: Any, read: LimbRead
+                  ) -> tuple[Any, dict[str, Any], float] | None:
+    """What :func:`limb_request` gives a one-frame read whose frame is composed from the
+    upper bone's parent (``read.pose`` None) and is a similarity: (the goal, the
+    :func:`core.solve_limb` keyword arguments, the frame's uniform scale), the same values
+    from the same functions, without the :class:`LimbRequest` around them (a live solve of
+    a proven limb needs nothing else). None for any other read (then use
+    :func:`limb_request`)."""
+    if read.pose is not None or read.parent is None or len(read) != 1:
+        return None
+    frame, inverse, scale, a, _, _ = _frame_parts(rig, read)
+    if scale is None or inverse is None or a is not None:
+        return None
+    g = goal_in_frame(frame, orthonormalize_yz(read.target), rigid_target=True,
+                      inverse=inverse)[0]
+    kind = settings.goal_type
+    goal = trusted_goal(g[:3, 3], g[:3, :3] if kind == "POSE" else None)
+    wrist = (basis_rotation(read.end_basis)[0]
+             if kind not in WRIST_GOALS and read.end_basis is not None else None)
+    elbow = None if read.pole is None else transform_points(inverse, read.pole)[0]
+    return goal, limb_kwargs(settings, wrist, elbow, float(read.swivel[0])), float(scale[0])
+
+
 #: Frames kept per rig by :func:`_frame_parts` (a handful: the parent's pose of the last
 #: frames; a parent animated over the range makes each frame new anyway).
 _KEPT_FRAMES = 4

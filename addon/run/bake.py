@@ -59,6 +59,7 @@ from ..bridge.requests import VaryingLinks
 from ..bridge.rig import MappingError
 from . import handlers, solve
 from .solve import LimbStatus, solve_object
+from .statuses import StatusColumn, StatusRows
 
 #: Keyframe attributes kept for keys outside the baked range: (name, width, dtype).
 _KEY_ATTRS: tuple[tuple[str, int, Any], ...] = (
@@ -84,7 +85,8 @@ class BakeResult:
     frames: list[int]
     #: {(data path, index): values per frame}
     channels: dict[tuple[str, int], FloatArray]
-    statuses: list[list[LimbStatus]]
+    #: Per frame, the statuses of every item (rows made when first read).
+    statuses: Sequence[list[LimbStatus]]
     keys_written: int
     #: True when the range was solved as one batch per limb (analytic limbs only).
     batched: bool = False
@@ -126,12 +128,11 @@ def write_keys(fc: Any, frames: FloatArray, values: FloatArray, lo: float, hi: f
     new_co[:, 1] = values
     co_all = np.concatenate([kept.get("co", np.empty(0, np.float32)), new_co.ravel()])
     points.foreach_set("co", co_all)
-    # Handles: the kept keys' own; the new keys' at the key (recomputed by update() for the
-    # default auto handles).
-    for name in ("handle_left", "handle_right"):
-        points.foreach_set(name, np.concatenate([kept.get(name, np.empty(0, np.float32)),
-                                                 new_co.ravel()]))
+    # Handles: the kept keys' own. New keys come with auto-clamped handles
+    # (keyframe_points.add ignores the preferences), which update() computes from the keys.
     if n_keep:
+        for name in ("handle_left", "handle_right"):
+            points.foreach_set(name, np.concatenate([kept[name], new_co.ravel()]))
         for name, width, dtype in _KEY_ATTRS[3:]:
             buf = np.empty(width * (n_keep + n_new), dtype=dtype)
             points.foreach_get(name, buf)  # defaults for the new keys
@@ -547,7 +548,7 @@ def _bake_batched(
     items: list[Any],
     progress: Callable[[int], None] | None,
     fast: bool = True,
-) -> tuple[dict[tuple[str, str], FloatArray], list[list[LimbStatus]], bool,
+) -> tuple[dict[tuple[str, str], FloatArray], StatusRows, bool,
            dict[str, Unproven]] | None:
     """Read every frame, solve each limb once for all frames; None → use the per-frame path
     (a bone or target problem on some frame, bone settings, links or a pole that change
@@ -582,7 +583,7 @@ def _bake_batched(
             restore()
     n = len(frames)
     samples: dict[tuple[str, str], FloatArray] = {}
-    statuses: list[list[LimbStatus]] = [[] for _ in frames]
+    statuses = StatusRows(n)
     pbs = obj.pose.bones
     rest: dict[str, Unproven] = {}
     for lb, rig, req, rd in zip(items, rigs, reqs, reads, strict=True):
@@ -603,11 +604,9 @@ def _bake_batched(
         each_us = (time.perf_counter() - t0) * 1e6 / n
         for bone, path, values in _solution_values(pbs, rig, lb, sol):
             samples[(f'pose.bones["{bone}"].{path}', bone)] = values
-        sts = analytic_statuses(obj.name, lb, sol, req, notes, each_us)
-        for row, st, f in zip(statuses, sts, frames, strict=True):
-            st.frame = f
-            row.append(st)
-        solve.STATUS[(obj.name, lb.name)] = statuses[-1][-1]
+        col = StatusColumn(obj.name, lb, sol, req, notes, each_us, frames)
+        statuses.add(col)
+        solve.STATUS[(obj.name, lb.name)] = col[-1]
     if len(rest) == len(items) and all(u.links is None for u in rest.values()):
         return None  # nothing batched, nothing predicted: the per-frame path
     return samples, statuses, quick is not None, rest
@@ -643,44 +642,9 @@ def analytic_statuses(
     obj_name: str, settings: Any, sol: Any, req: Any, notes: list[str], solve_us: float
 ) -> list[LimbStatus]:
     """One status per row of a batched :class:`core.LimbSolution` (the batched bake,
-    proven model): the same fields and messages as :func:`solve.fill_analytic`. The
-    tolerance test runs on the arrays; the message of a row on target within its limits
-    (the same for all of them) is made once."""
-    pos, ori = verify.model_errors(req, sol)
-    with verify.held_tolerances() as tol:
-        on_target = (pos <= tol.position) & (ori <= tol.orientation)
-    within = np.asarray(sol.within_limits, dtype=bool)
-    fsw = np.asarray(sol.feasible_swivel, dtype=np.float64)
-    whole = ~np.isnan(fsw).any(axis=(-1, -2))  # rows without padding intervals
-    rows = zip(
-        pos.tolist(), ori.tolist(),
-        (np.asarray(sol.reachable, dtype=bool) | on_target).tolist(), within.tolist(),
-        on_target.tolist(), np.asarray(sol.swivel, dtype=np.float64).tolist(),
-        fsw.tolist(), whole.tolist(),
-        strict=True,
-    )
-    name, solver = settings.name, settings.solver
-    good = LimbStatus(object=obj_name, limb=name, solver=solver, solved=True,
-                      within_limits=True, reached=True, notes=list(notes))
-    good.message = verify.status_message(good)
-    good.solve_us = solve_us
-    template = vars(good)
-    out = []
-    new = object.__new__
-    for p, o, r, w, hit, sw, fs, full in rows:
-        # a copy of the template with this row's fields (the dataclass __init__ with its
-        # default factories costs more than the rest of the row; the lists are new)
-        st = new(LimbStatus)
-        st.__dict__.update(template)
-        st.notes, st.written, st.effectors, st.reachable = list(notes), {}, [], r
-        st.position_error, st.orientation_error, st.swivel = p, o, sw
-        st.feasible_swivel = (tuple(map(tuple, fs)) if full else
-                              tuple((lo, hi) for lo, hi in fs if lo == lo and hi == hi))
-        if not (hit and w):
-            st.reached, st.within_limits = hit, w
-            st.message = verify.status_message(st)
-        out.append(st)
-    return out
+    proven model): the same fields and messages as :func:`solve.fill_analytic` (see
+    :class:`.statuses.StatusColumn`, which makes them only when read)."""
+    return list(StatusColumn(obj_name, settings, sol, req, notes, solve_us))
 
 
 def _own_rotations_animated(obj: Any, names: Sequence[str]) -> bool:
@@ -997,21 +961,26 @@ def _playback_check(obj: Any, scene: Any, frames: list[int], worst: list[LimbSta
             st.message = verify.status_message(st)
 
 
-def _worst(statuses: list[list[LimbStatus]], frames: list[int]) -> list[LimbStatus]:
+def _worst(statuses: Sequence[list[LimbStatus]], frames: list[int]) -> list[LimbStatus]:
     """Per item (by kind and name), the status of its worst frame: unsolved or missed
-    frames first, then the largest error; its message names the frame."""
-    by: dict[tuple[str, str], LimbStatus] = {}
-    for row in statuses:
-        for st in row:
-            key = (st.kind, st.limb)
-            cur = by.get(key)
-            rank = (st.solved, st.reached, -(st.position_error + st.orientation_error))
-            if cur is None or rank < (cur.solved, cur.reached,
-                                      -(cur.position_error + cur.orientation_error)):
-                by[key] = st
+    frames first, then the largest error (the first of equals); its message names the
+    frame. A batched bake's rows are not made for it (:meth:`StatusRows.worst`)."""
+    if isinstance(statuses, StatusRows):
+        picked = statuses.worst()
+    else:
+        by: dict[tuple[str, str], LimbStatus] = {}
+        for row in statuses:
+            for st in row:
+                key = (st.kind, st.limb)
+                cur = by.get(key)
+                rank = (st.solved, st.reached, -(st.position_error + st.orientation_error))
+                if cur is None or rank < (cur.solved, cur.reached,
+                                          -(cur.position_error + cur.orientation_error)):
+                    by[key] = st
+        picked = list(by.values())
     span = f"frames {frames[0]}–{frames[-1]}" if frames else ""
     out = []
-    for worst in by.values():
+    for worst in picked:
         st = replace(worst, notes=list(worst.notes), worst_of=span)
         out.append(st)
         if st.solved:
@@ -1076,11 +1045,13 @@ def bake_object(
         batched = _bake_batched(obj, scene, frames, items, progress, fast) if items else None
         was_batched = batched is not None
         rest: list[str] = []
+        statuses: Sequence[list[LimbStatus]]
         if batched is None:
             samples, statuses = _bake_per_frame(obj, scene, frames, limbs, chains, progress)
             was_fast = False
         else:
-            samples, statuses, was_fast, unproven = batched
+            samples, rows, was_fast, unproven = batched
+            statuses = rows
             rest = list(unproven)
             if rest:  # limbs whose model is not proven: every frame checked on the pose
                 # keys of an earlier bake on the baked bones are about to be replaced: set
@@ -1098,8 +1069,7 @@ def bake_object(
                     if restore is not None:
                         restore()
                 samples.update(more)
-                for row, extra in zip(statuses, checked, strict=True):
-                    row.extend(extra)
+                rows.add_rows(checked)
     finally:
         scene.limber.live_playback = live
 

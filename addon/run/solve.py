@@ -18,7 +18,9 @@ Each analytic limb goes the bridge's road: :mod:`~..bridge.read` (the evaluated 
 their status from the model; the others are measured on the depsgraph after all items are
 written — one update per round for all of them — and analytic limbs that miss are
 re-solved with a corrected goal (:func:`verify_pending`). Statuses are stored in the
-items' ``status`` properties (:func:`store_statuses`).
+items' ``status`` properties (:func:`store_statuses`). A limb that is plain on the frame
+(proven, nothing but its target, pole and swivel to read) takes a shorter road through the
+same stages (:func:`.plain.solve_plain`), with the same result.
 
 Order: bodies first (:mod:`.body`), then chains, then limbs (a spine chain moves the
 shoulders the arms hang from).
@@ -207,6 +209,11 @@ def held_rigs() -> Iterator[None]:
         _HELD_RIGS.pop()
 
 
+def rigs_held() -> bool:
+    """Whether the caller runs inside :func:`held_rigs`."""
+    return bool(_HELD_RIGS)
+
+
 def rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed.
     ``bones``: the limb's (upper, lower, end) pose bones when the caller has looked them
@@ -315,7 +322,7 @@ def overrides(obj: Any, rig: LimbRig, bones: tuple[Any, Any, Any] | None = None
     if acting:
         out.append(f"constraints on {', '.join(acting)} act after the solve")
     out += rig_notes(obj, rig)[1]
-    driven = _driven_bones(obj) & set(names)
+    driven = driven_bones(obj) & set(names)
     if driven:
         out.append(f"drivers on {', '.join(sorted(driven))}")
     if obj.data.pose_position == "REST":
@@ -352,7 +359,8 @@ def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
 _DRIVEN: dict[tuple[str, int], set[str]] = {}
 
 
-def _driven_bones(obj: Any) -> set[str]:
+def driven_bones(obj: Any) -> set[str]:
+    """The bones of ``obj`` with a driver on one of their properties."""
     ad = obj.animation_data
     if ad is None or not len(ad.drivers):
         return set()
@@ -569,11 +577,30 @@ def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
     """Fill ``st`` from a single :class:`core.LimbSolution` and its request: errors of
     the end bone from the model pushed through the evaluated frame
     (:func:`verify.model_errors`), to be measured on the depsgraph when not ``proven``."""
-    pos, ori = verify.model_errors(req, sol)
+    scale = req.frame_scale
+    if req.single and scale is not None and req.kind in ("POSE", "POSITION"):
+        pos, ori = similarity_errors(req.kind, float(scale[0]), sol)
+    else:
+        p, o = verify.model_errors(req, sol)
+        pos, ori = float(p[0]), float(o[0])
+    fill_solution(st, sol, pos, ori, notes, proven)
+
+
+def similarity_errors(kind: str, scale: float, sol: Any) -> tuple[float, float]:
+    """:func:`verify.model_errors` of a one-frame POSE or POSITION solve whose frame is a
+    similarity of uniform ``scale``, on floats: the core's own errors scaled."""
+    aim = getattr(sol, "aim_error", None)
+    return (float(sol.position_error) * scale,
+            0.0 if kind == "POSITION" else float(sol.orientation_error if aim is None else aim))
+
+
+def fill_solution(st: LimbStatus, sol: Any, pos: float, ori: float, notes: list[str],
+                  proven: bool) -> None:
+    """:func:`fill_analytic` with the end bone's errors (world units, rad) given."""
+    st.position_error = pos
+    st.orientation_error = ori
     st.solved = True
     st.within_limits = bool(sol.within_limits)
-    st.position_error = float(pos[0])
-    st.orientation_error = float(ori[0])
     st.reachable = bool(sol.reachable) or verify.reached(st.position_error,
                                                          st.orientation_error)
     st.swivel = float(sol.swivel)
@@ -876,6 +903,7 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
     frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None
+    from . import plain
     from .body import solve_body_settings
 
     todo: list[tuple[Any, Any, str]] = [
@@ -886,12 +914,20 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     out = []
     written: set[str] = set()
     check: list[tuple[LimbStatus, Any]] = []
+    pf = None
     for fn, settings, base in todo:
         if written and write and hangs_below(obj, base, written):
             dg.update()  # the base frame depends on bones written in this call
             obj_eval = obj.evaluated_get(dg)
             written.clear()
-        st = fn(obj, obj_eval, settings, dg, write=write)
+            pf = None
+        st = None
+        if fn is solve_limb_settings and write:
+            if pf is None:
+                pf = plain.PlainFrame(obj, obj_eval)
+            st = plain.solve_plain(obj, obj_eval, settings, dg, pf, frame)
+        if st is None:
+            st = fn(obj, obj_eval, settings, dg, write=write)
         st.frame = frame
         written.update(st.written)
         out.append(st)

@@ -1,0 +1,143 @@
+"""The per-frame solve of a *plain* analytic limb, in as few steps as the road allows.
+
+:func:`.solve.solve_object` runs a limb through :func:`.solve.solve_limb_settings` (read →
+request → core → write → status, each stage general). Most limbs of a live session are
+plain: an Analytic POSE or POSITION goal, no Rigify IK controls, no helper bones, and a
+model proven equal to Blender's evaluation (no acting constraints or drivers on the limb's
+bones, full inheritance below the upper bone, unit pose scale on its bones, the upper bone
+following its parent plainly, the armature in its pose position), in a frame that is a
+similarity (no shear or non-uniform scale above the limb). For those,
+:func:`solve_plain` runs the same stages with the same functions
+(:func:`~.bridge.requests.plain_request`: the goal and options of
+:func:`~.bridge.requests.limb_request`, :func:`core.solve_limb`,
+:func:`~.bridge.write.write_limb`, :func:`.solve.fill_solution`), so the rotations and the
+status are the general road's bit for bit, but reads only the values a plain limb needs,
+checks the object-wide conditions (drivers, rest position) and reads the world matrix once
+per call (:class:`PlainFrame`), and takes the limb's frame-independent notes from its rig
+(:func:`.solve.rig_notes`).
+
+It returns None, before writing anything, for every limb that is not plain on this frame
+(and inside :func:`.solve.held_rigs`, where the general road holds its notes for a bake's
+range); the caller then takes the general road, which also names what is wrong (a missing
+bone, an unsupported setting) in the status.
+"""
+
+from __future__ import annotations
+
+import time
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+
+from ...core import LimberError, solve_limb
+from ..bridge import requests
+from ..bridge.read import LimbRead, ReadError, animated_setting, constrained, made, mat4
+from ..bridge.read import target_world as read_target
+from ..bridge.rig import LimbRig, MappingError
+from ..bridge.write import write_limb
+from . import solve
+
+#: The limb settings that decide whether a limb is plain, read in one C call.
+_SETTINGS = attrgetter("goal_type", "solver", "switch_bone", "target", "swivel_mode",
+                       "target_bone")
+#: The evaluated upper bone's inheritance (its frame is composed from its parent).
+_INHERIT = attrgetter("use_inherit_rotation", "inherit_scale")
+_UNIT = (1.0, 1.0, 1.0)
+_NO_POLE = "no pole object; using the swivel angle"
+
+
+class PlainFrame:
+    """What a call of :func:`solve_object` reads once for all its plain limbs: the
+    evaluated world matrix ((1, 4, 4)), the bones with drivers, whether the armature
+    shows its rest position."""
+
+    __slots__ = ("driven", "rest", "world")
+
+    def __init__(self, obj: Any, obj_eval: Any) -> None:
+        self.driven = solve.driven_bones(obj)
+        self.rest = obj.data.pose_position == "REST"
+        self.world = mat4(obj_eval.matrix_world)[None]
+
+
+def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
+    """A plain limb's notes (frame-independent: kept with the rig), or None when the rig
+    has overrides (not plain)."""
+    remarks, over = solve.rig_notes(obj, rig)
+    if over:
+        return None
+    return [_NO_POLE, *remarks] if pole_missing else remarks
+
+
+def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: PlainFrame,
+                frame: int | None) -> solve.LimbStatus | None:
+    """Solve and write one limb if it is plain on this frame (see the module docstring),
+    returning its status (model errors, proven); None (nothing written) otherwise."""
+    if solve.rigs_held():
+        return None  # a bake's range: the general road holds its notes for the range
+    t0 = time.perf_counter()
+    kind, solver, switch, target, swivel_mode, target_bone = _SETTINGS(settings)
+    if (solver != "ANALYTIC" or switch or target is None or pf.rest
+            or (kind != "POSE" and kind != "POSITION")):
+        return None
+    bones = solve.limb_pose_bones(obj, settings)
+    if bones is None:
+        return None
+    try:
+        rig = solve.rig_for(obj, settings, bones)
+    except (MappingError, ReadError, LimberError, ValueError):
+        return None  # the general road reports it
+    if rig.helpers:
+        return None
+    upper, lower, end = rig.upper, rig.lower, rig.end
+    if pf.driven and (upper in pf.driven or lower in pf.driven or end in pf.driven):
+        return None
+    if constrained(bones[0]) or constrained(bones[1]) or constrained(bones[2]):
+        return None
+    pole = settings.pole if swivel_mode == "POLE" else None
+    notes = _notes(obj, rig, swivel_mode == "POLE" and pole is None)
+    if notes is None:
+        return None
+    pbs = obj_eval.pose.bones
+    up, lo, en = pbs[upper], pbs[lower], pbs[end]
+    inherit_rotation, inherit_scale = _INHERIT(up.bone)
+    if (not inherit_rotation or inherit_scale != "FULL" or constrained(up)
+            or not tuple(up.scale) == tuple(lo.scale) == tuple(en.scale) == _UNIT):
+        return None
+    try:
+        tw = read_target(target.evaluated_get(depsgraph), target_bone)
+    except ReadError:
+        return None
+    parent = up.parent
+    rd: LimbRead = made(
+        LimbRead,
+        world=pf.world,
+        pose=None,
+        basis=None,
+        location=np.array([up.location], dtype=np.float64),
+        end_basis=mat4(en.matrix_basis)[None] if kind == "POSITION" else None,
+        target=tw[None],
+        pole=(None if pole is None else np.array(
+            [pole.evaluated_get(depsgraph).matrix_world.translation], dtype=np.float64)),
+        swivel=np.array([animated_setting(settings, "swivel", depsgraph)]),
+        parent=np.eye(4)[None] if parent is None else mat4(parent.matrix)[None],
+    )
+    try:
+        got = requests.plain_request(settings, rig, rd)
+        if got is None:
+            return None  # a sheared frame: the general road's forward kinematics
+        goal, kwargs, scale = got
+        t1 = time.perf_counter()
+        sol = solve_limb(rig.limb, goal, **kwargs)
+        solve_us = (time.perf_counter() - t1) * 1e6
+    except (LimberError, ValueError):
+        return None
+    st = solve.LimbStatus(object=obj.name, limb=settings.name, solver=solver, frame=frame)
+    st.solve_us = solve_us
+    st.written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
+                            sol.wrist if kind == "POSE" else None, bones)
+    pos, ori = solve.similarity_errors(kind, scale, sol)
+    solve.fill_solution(st, sol, pos, ori, notes, True)
+    st.total_us = (time.perf_counter() - t0) * 1e6
+    solve.STATUS[(st.object, st.limb)] = st
+    return st
