@@ -235,7 +235,7 @@ def aim_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatArray |
     a = frame.apply(frame.target(goal, goal.axis))
     o = frame.apply(frame.target(goal, goal.origin)) + frame.origin
     v = frame.target(goal, goal.target) - o
-    dist = np.sqrt(np.sum(v * v, axis=-1))
+    dist = norm_rows(v)
     hit = dist < MIN_AIM_DISTANCE
     safe = np.where(hit, 1.0, dist)
     u = np.where(hit[:, None], a, v / safe[:, None])

@@ -90,7 +90,7 @@ from ..errors import (
     finite_array,
     format_value,
 )
-from ..geometry.vec3 import skew
+from ..geometry.vec3 import norm_rows, skew
 from ..goals import (
     AimGoal,
     DirectionGoal,
@@ -596,7 +596,7 @@ class Skeleton:
             else:
                 err_all = tgt_all - s_all
                 e3[:, sel] = err_all if gsw is None else gsw * err_all
-            bn[:, sel] = np.sqrt(np.add.reduce(err_all * err_all, axis=-1))
+            bn[:, sel] = norm_rows(err_all)
             if jac is not None:
                 # columns w_d × (x − p_d) for every goal x and DOF d, (b, Gp, n, 3),
                 # by the component formula (a × b)_i = a_{i+1} b_{i+2} − a_{i+2} b_{i+1}
@@ -644,7 +644,7 @@ class Skeleton:
                         jac[:, r0 : r0 + 3, :] = cols
                     else:
                         np.multiply(cols, maskw, out=jac[:, r0 : r0 + 3, :])
-                bn[:, bi] = np.sqrt(np.add.reduce(err * err, axis=-1))
+                bn[:, bi] = norm_rows(err)
                 bi += 1
         gerr = bn if nb == len(goals) else np.maximum.reduceat(bn, starts, axis=1)
         return Evaluation(e, jac, gerr, blocks, g)

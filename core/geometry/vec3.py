@@ -268,9 +268,26 @@ def skew(v: FloatArray) -> FloatArray:
     return out
 
 
+#: :func:`norm_rows` sums the squares column by column from this many rows on.
+NORM_ROWS_BY_COLUMNS = 16
+
+
 def norm_rows(v: FloatArray, keepdims: bool = False) -> FloatArray:
     """|v| over the last axis of a float64 array: ``np.linalg.norm(v, axis=-1)``'s
-    arithmetic (√ of the summed squares) without its wrapper's checks and copy."""
+    arithmetic (√ of the summed squares) without its wrapper's checks and copy.
+
+    numpy reduces a last axis of fewer than 8 entries in order, left to right, but with
+    an iterator step per row; from :data:`NORM_ROWS_BY_COLUMNS` rows on, the same sums
+    are formed column by column (element-wise additions over all rows, in the same order:
+    the same values, several times faster)."""
+    k = v.shape[-1]
+    if 2 <= k <= 7 and v.size >= NORM_ROWS_BY_COLUMNS * k:
+        sq = v * v
+        total = sq[..., 0] + sq[..., 1]
+        for j in range(2, k):
+            total += sq[..., j]
+        root: FloatArray = np.sqrt(total, out=total)
+        return root[..., None] if keepdims else root
     out: FloatArray = np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
     return out
 

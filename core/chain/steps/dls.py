@@ -7,6 +7,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv
 
+from ...geometry.vec3 import norm_rows
 from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
 from ..registry import register
 from ..residuals import BlockKind
@@ -143,12 +144,12 @@ class DLSClampedStep(IKSolver):
         for blk in state.blocks:
             ei = e[:, blk.rows]
             sw = math.sqrt(blk.weight)
-            norm = np.sqrt(np.sum(ei * ei, axis=-1))
+            norm = norm_rows(ei)
             d = st.clamp_distance if blk.kind is BlockKind.POSITION else st.clamp_angle
             limit = np.full(norm.shape, d * sw)
             if st.clamp_rule is ClampRule.PER_EFFECTOR:
                 pe = state.previous_e[:, blk.rows]
-                pnorm = np.sqrt(np.sum(pe * pe, axis=-1))
+                pnorm = norm_rows(pe)
                 closer = np.maximum(pnorm - norm, 0.0)
                 limit = np.where(np.isnan(pnorm), np.inf, limit + closer)
             over = norm > limit
