@@ -56,6 +56,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidInputError, UnsupportedMethodError
+from ..geometry.vec3 import row_max, sum_squares
 from ..goals import Goal
 from .registry import STEP_CLASSES
 from .residuals import Evaluation, RowBlock
@@ -183,27 +184,6 @@ def _frames_of(
     return frames, frames_last
 
 
-#: Up to this many columns :func:`row_max` takes element-wise maxima column by column.
-ROW_MAX_COLUMNS = 8
-
-
-def row_max(a: FloatArray) -> FloatArray:
-    """``np.maximum.reduce(a, axis=-1)`` of a (..., k) array: for 1 ≤ k ≤
-    :data:`ROW_MAX_COLUMNS` by k − 1 element-wise maxima of its columns, in the reduction's
-    order (the same values, NaN propagated alike); numpy's reduction over a short last
-    axis costs several times as much per row."""
-    k = a.shape[-1]
-    if k > ROW_MAX_COLUMNS or k == 0:
-        out: FloatArray = np.maximum.reduce(a, axis=-1)
-        return out
-    if k == 1:
-        return a[..., 0].copy()
-    out = np.maximum(a[..., 0], a[..., 1])
-    for j in range(2, k):
-        np.maximum(out, a[..., j], out=out)
-    return out
-
-
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
     """Buss & Kim's ClampMaxAbs over the last axis: w scaled so that max |w_j| ≤ d."""
     m = row_max(np.abs(w)) if w.shape[-1] else np.zeros(w.shape[:-1])
@@ -286,8 +266,7 @@ class IKSolver(ABC):
         """(b,) objective the loop uses for stall detection and for the best iterate
         returned when a row does not reach its goals: ‖e‖² by default. Methods that
         minimise something else (TASK_PRIORITY: priorities) override it."""
-        out: FloatArray = np.add.reduce(e * e, axis=1)
-        return out
+        return sum_squares(e)
 
     def run(
         self,

@@ -90,7 +90,7 @@ from ..errors import (
     finite_array,
     format_value,
 )
-from ..geometry.vec3 import norm_rows, skew
+from ..geometry.vec3 import norm_rows, row_max, skew
 from ..goals import (
     AimGoal,
     DirectionGoal,
@@ -646,7 +646,12 @@ class Skeleton:
                         np.multiply(cols, maskw, out=jac[:, r0 : r0 + 3, :])
                 bn[:, bi] = norm_rows(err)
                 bi += 1
-        gerr = bn if nb == len(goals) else np.maximum.reduceat(bn, starts, axis=1)
+        if nb == len(goals):
+            gerr = bn
+        elif len(goals) == 1:  # one goal of two blocks
+            gerr = row_max(bn)[:, None]
+        else:
+            gerr = np.maximum.reduceat(bn, starts, axis=1)
         return Evaluation(e, jac, gerr, blocks, g)
 
     def _evaluate_last(

@@ -268,28 +268,56 @@ def skew(v: FloatArray) -> FloatArray:
     return out
 
 
-#: :func:`norm_rows` sums the squares column by column from this many rows on.
-NORM_ROWS_BY_COLUMNS = 16
+#: :func:`sum_squares` sums column by column from this many rows on.
+SUM_SQUARES_BY_COLUMNS = 16
+
+
+def sum_squares(v: FloatArray) -> FloatArray:
+    """Σ v² over the last axis of a float64 array, as ``np.add.reduce(v * v, axis=-1)``.
+
+    numpy reduces a last axis of fewer than 8 entries in order, left to right, but with
+    an iterator step per row; from :data:`SUM_SQUARES_BY_COLUMNS` rows on, the same sums
+    are formed column by column (element-wise additions over all rows, in the same order:
+    the same values, several times faster)."""
+    k = v.shape[-1]
+    if 2 <= k <= 7 and v.size >= SUM_SQUARES_BY_COLUMNS * k:
+        sq = v * v
+        total: FloatArray = sq[..., 0] + sq[..., 1]
+        for j in range(2, k):
+            total += sq[..., j]
+        return total
+    out: FloatArray = np.add.reduce(v * v, axis=-1)
+    return out
+
+
+#: Up to this many columns :func:`row_max` takes element-wise maxima column by column.
+ROW_MAX_COLUMNS = 8
+
+
+def row_max(a: FloatArray) -> FloatArray:
+    """``np.maximum.reduce(a, axis=-1)`` of a float64 (..., k) array: with rows (two or
+    more axes) and 1 ≤ k ≤ :data:`ROW_MAX_COLUMNS` by k − 1 element-wise maxima of its
+    columns, in the reduction's order (the same values, NaN propagated alike); numpy's
+    reduction over a short last axis costs several times as much per row."""
+    k = a.shape[-1]
+    if k > ROW_MAX_COLUMNS or k == 0 or a.ndim < 2:
+        out: FloatArray = np.maximum.reduce(a, axis=-1)
+        return out
+    if k == 1:
+        return a[..., 0].copy()
+    out = np.maximum(a[..., 0], a[..., 1])
+    for j in range(2, k):
+        np.maximum(out, a[..., j], out=out)
+    return out
 
 
 def norm_rows(v: FloatArray, keepdims: bool = False) -> FloatArray:
     """|v| over the last axis of a float64 array: ``np.linalg.norm(v, axis=-1)``'s
-    arithmetic (√ of the summed squares) without its wrapper's checks and copy.
-
-    numpy reduces a last axis of fewer than 8 entries in order, left to right, but with
-    an iterator step per row; from :data:`NORM_ROWS_BY_COLUMNS` rows on, the same sums
-    are formed column by column (element-wise additions over all rows, in the same order:
-    the same values, several times faster)."""
-    k = v.shape[-1]
-    if 2 <= k <= 7 and v.size >= NORM_ROWS_BY_COLUMNS * k:
-        sq = v * v
-        total = sq[..., 0] + sq[..., 1]
-        for j in range(2, k):
-            total += sq[..., j]
-        root: FloatArray = np.sqrt(total, out=total)
-        return root[..., None] if keepdims else root
-    out: FloatArray = np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
-    return out
+    arithmetic (√ of the summed squares, :func:`sum_squares`) without its wrapper's
+    checks and copy."""
+    total = sum_squares(v)
+    root: FloatArray = np.sqrt(total, out=total) if total.ndim else np.sqrt(total)
+    return root[..., None] if keepdims else root
 
 
 def unit_rows(v: FloatArray) -> FloatArray:
