@@ -268,19 +268,21 @@ def skew(v: FloatArray) -> FloatArray:
     return out
 
 
-#: :func:`sum_squares` sums column by column from this many rows on.
-SUM_SQUARES_BY_COLUMNS = 16
+#: :func:`sum_squares` and :func:`row_max` work column by column on (rows, k) arrays
+#: from this many rows per extra column on (rows ≥ this × (k − 1)): one element-wise call
+#: per column costs about as much as this many rows of numpy's reduction.
+ROWS_PER_COLUMN = 12
 
 
 def sum_squares(v: FloatArray) -> FloatArray:
     """Σ v² over the last axis of a float64 array, as ``np.add.reduce(v * v, axis=-1)``.
 
     numpy reduces a last axis of fewer than 8 entries in order, left to right, but with
-    an iterator step per row; from :data:`SUM_SQUARES_BY_COLUMNS` rows on, the same sums
+    an iterator step per row; with many rows (:data:`ROWS_PER_COLUMN`) the same sums
     are formed column by column (element-wise additions over all rows, in the same order:
     the same values, several times faster)."""
     k = v.shape[-1]
-    if 2 <= k <= 7 and v.size >= SUM_SQUARES_BY_COLUMNS * k:
+    if v.size >= ROWS_PER_COLUMN * k * (k - 1) and 2 <= k <= 7 and v.ndim > 1:
         sq = v * v
         total: FloatArray = sq[..., 0] + sq[..., 1]
         for j in range(2, k):
@@ -290,21 +292,15 @@ def sum_squares(v: FloatArray) -> FloatArray:
     return out
 
 
-#: Up to this many columns :func:`row_max` takes element-wise maxima column by column.
-ROW_MAX_COLUMNS = 8
-
-
 def row_max(a: FloatArray) -> FloatArray:
-    """``np.maximum.reduce(a, axis=-1)`` of a float64 (..., k) array: with rows (two or
-    more axes) and 1 ≤ k ≤ :data:`ROW_MAX_COLUMNS` by k − 1 element-wise maxima of its
-    columns, in the reduction's order (the same values, NaN propagated alike); numpy's
-    reduction over a short last axis costs several times as much per row."""
+    """``np.maximum.reduce(a, axis=-1)`` of a float64 (..., k) array; with up to 8 columns
+    and many rows (:data:`ROWS_PER_COLUMN`) by k − 1 element-wise maxima of its columns,
+    in the reduction's order (the same values, NaN propagated alike): numpy's reduction
+    over a short last axis takes an iterator step per row."""
     k = a.shape[-1]
-    if k > ROW_MAX_COLUMNS or k == 0 or a.ndim < 2:
+    if a.size < ROWS_PER_COLUMN * k * (k - 1) or not 2 <= k <= 8 or a.ndim < 2:
         out: FloatArray = np.maximum.reduce(a, axis=-1)
         return out
-    if k == 1:
-        return a[..., 0].copy()
     out = np.maximum(a[..., 0], a[..., 1])
     for j in range(2, k):
         np.maximum(out, a[..., j], out=out)

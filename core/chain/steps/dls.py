@@ -175,12 +175,13 @@ class SDLSStep(IKSolver):
         k = s.shape[1]
         alpha = matvec(np.swapaxes(u, -1, -2), state.e)  # (b, k)
         nl = m // 3
-        n_i = np.sqrt(np.sum(u.reshape(b, nl, 3, k) ** 2, axis=2)).sum(axis=1)  # (b, k)
-        rho = np.sqrt(np.sum(j.reshape(b, nl, 3, n) ** 2, axis=2)).sum(axis=1)  # (b, n)
+        # n_i (b, k) and rho (b, n); np.add.reduce: np.sum's arithmetic without its wrapper
+        n_i = np.add.reduce(np.sqrt(np.add.reduce(u.reshape(b, nl, 3, k) ** 2, axis=2)), axis=1)
+        rho = np.add.reduce(np.sqrt(np.add.reduce(j.reshape(b, nl, 3, n) ** 2, axis=2)), axis=1)
         sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
         m_i = sinv * matvec(np.abs(vt), rho)  # (b, k)
         ratio = np.where(m_i > 0.0, n_i / np.where(m_i > 0.0, m_i, 1.0), 1.0)
         gamma = np.minimum(1.0, ratio) * st.gamma_max
         phi = (sinv * alpha)[:, :, None] * vt  # (b, k, n): row i is σᵢ⁻¹αᵢvᵢ
         phi = clamp_max_abs(phi, gamma)
-        return clamp_max_abs(phi.sum(axis=1), st.gamma_max)
+        return clamp_max_abs(np.add.reduce(phi, axis=1), st.gamma_max)
