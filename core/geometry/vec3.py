@@ -311,8 +311,12 @@ def norm_rows(v: FloatArray, keepdims: bool = False) -> FloatArray:
     """|v| over the last axis of a float64 array: ``np.linalg.norm(v, axis=-1)``'s
     arithmetic (√ of the summed squares, :func:`sum_squares`) without its wrapper's
     checks and copy."""
+    k = v.shape[-1]
+    if v.size < ROWS_PER_COLUMN * k * (k - 1) or not 2 <= k <= 7 or v.ndim < 2:
+        out: FloatArray = np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
+        return out
     total = sum_squares(v)
-    root: FloatArray = np.sqrt(total, out=total) if total.ndim else np.sqrt(total)
+    root: FloatArray = np.sqrt(total, out=total)
     return root[..., None] if keepdims else root
 
 
