@@ -138,23 +138,35 @@ class DLSClampedStep(IKSolver):
     gated = True
     work_per_thread = DLSStep.work_per_thread
 
+    #: (blocks, settings, (nb,) clamp distance × √weight per block) of the last step
+    _limits: tuple[object, object, FloatArray] | None = None
+
     def step(self, state: StepState) -> FloatArray:
+        # every 3-row block at once: the blocks tile e in order, block i = e[:, 3i:3i+3]
         st = state.settings
-        e = state.e.copy()
-        for blk in state.blocks:
-            ei = e[:, blk.rows]
-            sw = math.sqrt(blk.weight)
-            norm = norm_rows(ei)
-            d = st.clamp_distance if blk.kind is BlockKind.POSITION else st.clamp_angle
-            limit = np.full(norm.shape, d * sw)
-            if st.clamp_rule is ClampRule.PER_EFFECTOR:
-                pe = state.previous_e[:, blk.rows]
-                pnorm = norm_rows(pe)
-                closer = np.maximum(pnorm - norm, 0.0)
-                limit = np.where(np.isnan(pnorm), np.inf, limit + closer)
-            over = norm > limit
-            scale = np.where(over, limit / np.where(over, norm, 1.0), 1.0)
-            e[:, blk.rows] = ei * scale[:, None]
+        b, m = state.e.shape
+        e3 = state.e.reshape(b, m // 3, 3)
+        cached = self._limits
+        if cached is not None and cached[0] is state.blocks and cached[1] is st:
+            limit0 = cached[2]
+        else:
+            limit0 = np.array(
+                [
+                    (st.clamp_distance if blk.kind is BlockKind.POSITION else st.clamp_angle)
+                    * math.sqrt(blk.weight)
+                    for blk in state.blocks
+                ]
+            )
+            self._limits = (state.blocks, st, limit0)
+        norm = norm_rows(e3)  # (b, blocks)
+        limit: FloatArray = limit0
+        if st.clamp_rule is ClampRule.PER_EFFECTOR:
+            pnorm = norm_rows(state.previous_e.reshape(b, m // 3, 3))
+            closer = np.maximum(pnorm - norm, 0.0)
+            limit = np.where(np.isnan(pnorm), np.inf, limit0 + closer)
+        over = norm > limit
+        scale = np.where(over, limit / np.where(over, norm, 1.0), 1.0)
+        e: FloatArray = (e3 * scale[..., None]).reshape(b, m)
         return _solve_dls(state, e, self.gate)
 
 
