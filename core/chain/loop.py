@@ -187,7 +187,10 @@ def _frames_of(
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
     """Buss & Kim's ClampMaxAbs over the last axis: w scaled so that max |w_j| ≤ d."""
     m = row_max(np.abs(w)) if w.shape[-1] else np.zeros(w.shape[:-1])
-    scale = np.where(m > d, d / np.where(m > 0.0, m, 1.0), 1.0)
+    over = m > d
+    if over.shape == np.shape(m) and not np.logical_or.reduce(over, axis=None):
+        return w.copy()  # every scale 1 (w · 1 = w)
+    scale = np.where(over, d / np.where(m > 0.0, m, 1.0), 1.0)
     out: FloatArray = w * scale[..., None]
     return out
 
