@@ -49,7 +49,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -146,6 +146,21 @@ class StepState:
     evaluate: Callable[[FloatArray], tuple[FloatArray, FloatArray, FloatArray]] = field(repr=False)
     frames: Callable[[], FloatArray | None] | None = field(default=None, repr=False)
     frames_last: Callable[[], FloatArray | None] | None = field(default=None, repr=False)
+
+
+#: StepState's fields, in order.
+STEP_STATE_FIELDS = tuple(f.name for f in fields(StepState))
+
+
+def step_state(**values: Any) -> StepState:
+    """``StepState(**values)`` for the loop, which builds one per iteration, with every
+    field given: the values stored without the frozen dataclass's ``object.__setattr__``
+    per field (a quarter of the cost; the same instance)."""
+    if len(values) != len(STEP_STATE_FIELDS):
+        raise TypeError(f"step_state needs the fields {STEP_STATE_FIELDS}, got {tuple(values)}")
+    state = object.__new__(StepState)
+    state.__dict__.update(values)
+    return state
 
 
 def lexicographic_less(
@@ -532,7 +547,7 @@ class IKSolver(ABC):
                 assert e2.J is not None
                 return e2.e, e2.J, e2.goal_error
 
-            state = StepState(
+            state = step_state(
                 q=qa,
                 e=e_k,
                 J=j_k,
