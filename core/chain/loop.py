@@ -199,6 +199,12 @@ def _frames_of(
     return frames, frames_last
 
 
+def _any_done(err: FloatArray, tol: float, stall: IntArray, stall_max: int) -> bool:
+    """Whether some row reached ``tol`` (a NaN error never does) or stalled: the loop's
+    ``(err <= tol).any() or (stall >= stall_max).any()`` by two reductions."""
+    return bool(np.fmin.reduce(err) <= tol or np.maximum.reduce(stall) >= stall_max)
+
+
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
     """Buss & Kim's ClampMaxAbs over the last axis: w scaled so that max |w_j| ≤ d."""
     m = row_max(np.abs(w)) if w.shape[-1] else np.zeros(w.shape[:-1])
@@ -477,7 +483,7 @@ class IKSolver(ABC):
                 best_q = np.where(b2, qa, best_q)
                 best_gerr = np.where(b2, gerr, best_gerr)
                 best_obj = np.where(b2, obj, best_obj)
-                done = it == last or bool((err <= tol).any() or (stall >= stall_max).any())
+                done = it == last or _any_done(err, tol, stall, stall_max)
             elif idx.size == 1:
                 o, bo = float(obj[0]), float(best_obj[0])
                 stall[0] = 0 if o < bo * keep_frac else stall[0] + 1
@@ -488,14 +494,14 @@ class IKSolver(ABC):
                 improved = obj < best_obj * keep_frac
                 stall = np.where(improved, 0, stall + 1)
                 better = obj < best_obj
-                if better.all():
+                if np.logical_and.reduce(better):
                     best_q, best_gerr, best_obj = qa, gerr, obj
-                elif better.any():
+                elif np.logical_or.reduce(better):
                     b2 = better[:, None]
                     best_q = np.where(b2, qa, best_q)
                     best_gerr = np.where(b2, gerr, best_gerr)
                     best_obj = np.where(better, obj, best_obj)
-                done = it == last or bool((err <= tol).any() or (stall >= stall_max).any())
+                done = it == last or _any_done(err, tol, stall, stall_max)
             if done and idx.size == 1:  # the last row: the same rules, by scalars
                 i0 = int(idx[0])
                 iterations[i0] = it
