@@ -226,6 +226,9 @@ class KinematicPlan:
         )
         self.max_level = max((stop - start for start, stop, _ in levels), default=1)
         self.node_q = node_q
+        #: the nodes of rotated levels lie below this one (the batch-last path computes
+        #: sin θ and cos θ of these only; the others, DOF-less tips, are never rotated)
+        self.trig_nodes = max((z for a, z in spans if self.node_has_dof[a:z].any()), default=0)
         self.dof_node = dof_node
         #: renumbered translation nodes and their DOFs (Free joints; none elsewhere)
         self.slide_nodes = np.array(sorted(new[nd] for nd in slide), dtype=np.intp)
@@ -300,11 +303,12 @@ class KinematicPlan:
             par = flat[sel] if isinstance(sel, slice) else gathered[:k]
             levels.append((take, par, self.mt[start:stop], flat[start:stop], rotation(start, stop)))
         conv = np.empty((count, 5, 3, b))  # frames() in the [R | t | R·a] layout
+        k = self.trig_nodes
         return (
-            np.empty((count, b)),
-            np.empty((count, b)),
-            cc,
-            ss,
+            np.empty((k, b)),
+            np.empty((k, b)),
+            cc[:k],
+            ss[:k],
             frames,
             flat,
             roots,
@@ -326,7 +330,7 @@ class KinematicPlan:
         measured; θ = ±π gives t ≈ 1.6e16 and the exact float results). Per row the
         results differ from the batch-first path only in rounding (≤ a few ulp)."""
         theta, t2, cc, ss, frames, flat, roots, levels, _ = ws
-        np.take(q.T, self.node_q, 0, out=theta)
+        np.take(q.T, self.node_q[: self.trig_nodes], 0, out=theta)
         half = np.multiply(theta, 0.5, out=theta)
         t = np.tan(half, out=half)
         np.multiply(t, t, out=t2)

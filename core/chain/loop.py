@@ -49,13 +49,14 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidInputError, UnsupportedMethodError
+from ..geometry.vec3 import row_max, sum_squares
 from ..goals import Goal
 from .registry import STEP_CLASSES
 from .residuals import Evaluation, RowBlock
@@ -147,6 +148,21 @@ class StepState:
     frames_last: Callable[[], FloatArray | None] | None = field(default=None, repr=False)
 
 
+#: StepState's fields, in order.
+STEP_STATE_FIELDS = tuple(f.name for f in fields(StepState))
+
+
+def step_state(**values: Any) -> StepState:
+    """``StepState(**values)`` for the loop, which builds one per iteration, with every
+    field given: the values stored without the frozen dataclass's ``object.__setattr__``
+    per field (a quarter of the cost; the same instance)."""
+    if len(values) != len(STEP_STATE_FIELDS):
+        raise TypeError(f"step_state needs the fields {STEP_STATE_FIELDS}, got {tuple(values)}")
+    state = object.__new__(StepState)
+    state.__dict__.update(values)
+    return state
+
+
 def lexicographic_less(
     a: FloatArray, b: FloatArray, keep_frac: float
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
@@ -183,10 +199,19 @@ def _frames_of(
     return frames, frames_last
 
 
+def _any_done(err: FloatArray, tol: float, stall: IntArray, stall_max: int) -> bool:
+    """Whether some row reached ``tol`` (a NaN error never does) or stalled: the loop's
+    ``(err <= tol).any() or (stall >= stall_max).any()`` by two reductions."""
+    return bool(np.fmin.reduce(err) <= tol or np.maximum.reduce(stall) >= stall_max)
+
+
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
     """Buss & Kim's ClampMaxAbs over the last axis: w scaled so that max |w_j| ≤ d."""
-    m = np.max(np.abs(w), axis=-1) if w.shape[-1] else np.zeros(w.shape[:-1])
-    scale = np.where(m > d, d / np.where(m > 0.0, m, 1.0), 1.0)
+    m = row_max(np.abs(w)) if w.shape[-1] else np.zeros(w.shape[:-1])
+    over = m > d
+    if over.shape == np.shape(m) and not np.logical_or.reduce(over, axis=None):
+        return w.copy()  # every scale 1 (w · 1 = w)
+    scale = np.where(over, d / np.where(m > 0.0, m, 1.0), 1.0)
     out: FloatArray = w * scale[..., None]
     return out
 
@@ -265,8 +290,7 @@ class IKSolver(ABC):
         """(b,) objective the loop uses for stall detection and for the best iterate
         returned when a row does not reach its goals: ‖e‖² by default. Methods that
         minimise something else (TASK_PRIORITY: priorities) override it."""
-        out: FloatArray = np.add.reduce(e * e, axis=1)
-        return out
+        return sum_squares(e)
 
     def run(
         self,
@@ -444,7 +468,7 @@ class IKSolver(ABC):
             assert ev.J is not None
             gerr = ev.goal_error
             if all_active:
-                err = np.maximum.reduce(gerr, axis=1)
+                err = row_max(gerr)
             elif any_active:
                 err = gerr[:, active_goals].max(axis=1)
             else:
@@ -459,7 +483,7 @@ class IKSolver(ABC):
                 best_q = np.where(b2, qa, best_q)
                 best_gerr = np.where(b2, gerr, best_gerr)
                 best_obj = np.where(b2, obj, best_obj)
-                done = it == last or bool((err <= tol).any() or (stall >= stall_max).any())
+                done = it == last or _any_done(err, tol, stall, stall_max)
             elif idx.size == 1:
                 o, bo = float(obj[0]), float(best_obj[0])
                 stall[0] = 0 if o < bo * keep_frac else stall[0] + 1
@@ -470,14 +494,14 @@ class IKSolver(ABC):
                 improved = obj < best_obj * keep_frac
                 stall = np.where(improved, 0, stall + 1)
                 better = obj < best_obj
-                if better.all():
+                if np.logical_and.reduce(better):
                     best_q, best_gerr, best_obj = qa, gerr, obj
-                elif better.any():
+                elif np.logical_or.reduce(better):
                     b2 = better[:, None]
                     best_q = np.where(b2, qa, best_q)
                     best_gerr = np.where(b2, gerr, best_gerr)
                     best_obj = np.where(better, obj, best_obj)
-                done = it == last or bool((err <= tol).any() or (stall >= stall_max).any())
+                done = it == last or _any_done(err, tol, stall, stall_max)
             if done and idx.size == 1:  # the last row: the same rules, by scalars
                 i0 = int(idx[0])
                 iterations[i0] = it
@@ -529,7 +553,7 @@ class IKSolver(ABC):
                 assert e2.J is not None
                 return e2.e, e2.J, e2.goal_error
 
-            state = StepState(
+            state = step_state(
                 q=qa,
                 e=e_k,
                 J=j_k,

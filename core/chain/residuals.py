@@ -13,8 +13,8 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import InvalidGoalError, ShapeMismatchError, format_value
-from ..geometry.rotations import matrix_to_axis_angle
-from ..geometry.vec3 import skew
+from ..geometry.rotations import axis_angle_of
+from ..geometry.vec3 import norm_rows, skew
 from ..goals import (
     AimGoal,
     DirectionGoal,
@@ -110,14 +110,8 @@ def goal_kinds(goal: Goal) -> tuple[BlockKind, ...]:
 
 def inv_right_jacobian(phi: FloatArray) -> FloatArray:
     """(B, 3, 3) inverse right Jacobian of SO(3), J_r⁻¹(φ), for rotation vectors φ."""
-    theta = np.sqrt(np.sum(phi * phi, axis=-1))
-    k = np.zeros(phi.shape[:-1] + (3, 3))
-    k[..., 0, 1] = -phi[..., 2]
-    k[..., 0, 2] = phi[..., 1]
-    k[..., 1, 0] = phi[..., 2]
-    k[..., 1, 2] = -phi[..., 0]
-    k[..., 2, 0] = -phi[..., 1]
-    k[..., 2, 1] = phi[..., 0]
+    theta = norm_rows(phi)
+    k = skew(phi)
     small = theta < 1e-4
     t = np.where(small, 1.0, theta)
     s = np.maximum(np.sin(t), 1e-12)
@@ -218,7 +212,8 @@ def rotation_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatAr
     """The joint rotation to ``rotation``: the axis-angle vector of R_t R_jᵀ; columns
     through the inverse right Jacobian of SO(3)."""
     rt = frame.target(goal, goal.rotation, 2)  # type: ignore[union-attr]
-    axis, angle = matrix_to_axis_angle(rt @ np.swapaxes(frame.rotation, -1, -2))
+    # R_t R_jᵀ of finite rotations: finite, so the unvalidated kernel
+    axis, angle = axis_angle_of(rt @ np.swapaxes(frame.rotation, -1, -2))
     err: FloatArray = axis * angle[:, None]
     cols = None if frame.wt is None else inv_right_jacobian(err) @ frame.wt
     return err, cols
@@ -240,7 +235,7 @@ def aim_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatArray |
     a = frame.apply(frame.target(goal, goal.axis))
     o = frame.apply(frame.target(goal, goal.origin)) + frame.origin
     v = frame.target(goal, goal.target) - o
-    dist = np.sqrt(np.sum(v * v, axis=-1))
+    dist = norm_rows(v)
     hit = dist < MIN_AIM_DISTANCE
     safe = np.where(hit, 1.0, dist)
     u = np.where(hit[:, None], a, v / safe[:, None])

@@ -90,7 +90,7 @@ from ..errors import (
     finite_array,
     format_value,
 )
-from ..geometry.vec3 import skew
+from ..geometry.vec3 import norm_rows, row_max, skew
 from ..goals import (
     AimGoal,
     DirectionGoal,
@@ -439,16 +439,27 @@ class Skeleton:
         """The plan of :meth:`_goal_plan`, computed (validates the goals' joints)."""
         blocks = self.blocks(goals)
         per: list[Any] = []
+        masks: list[FloatArray] = []  # per goal: √weight on the DOFs that move it, else 0
         for gi, goal in enumerate(goals):
             j = self._goal_joint(goal, gi)
             sw = float(np.sqrt(goal.weight))
             maskw = sw * self.ancestors[self.dof_joint, j].astype(np.float64)
+            masks.append(maskw)
             zero_point = (
                 isinstance(goal, PositionGoal)
                 and np.ndim(goal.point) == 1
                 and not np.any(goal.point)
             )
-            per.append((j, int(self._kin.joint_node[j]), goal_kinds(goal), sw, maskw, zero_point))
+            per.append(
+                (
+                    j,
+                    int(self._kin.joint_node[j]),
+                    goal_kinds(goal),
+                    sw,
+                    None if np.all(maskw == 1.0) else maskw,  # None: no mask to apply
+                    zero_point,
+                )
+            )
         # POSITION blocks measured at the joint origin (zero-point PositionGoal, PoseGoal,
         # PartialOrientationGoal) are evaluated together, vectorised over the goals.
         group: list[tuple[int, int]] = []  # (block, goal)
@@ -474,7 +485,7 @@ class Skeleton:
                 else np.array(gb, dtype=np.intp)
             )
             sws = np.array([per[gi][3] for gi in gg])
-            gmask = np.stack([per[gi][4] for gi in gg])  # (Gp, n)
+            gmask = np.stack([masks[gi] for gi in gg])  # (Gp, n)
             # the structurally non-zero (goal, DOF) pairs of these rows, for the batch-last
             # evaluation: DOF and goal nodes, their flat (row · n + DOF) positions in J
             # component by component, and the masks' weights (None if all 1)
@@ -486,7 +497,7 @@ class Skeleton:
                 tuple(gg),
                 np.array([per[gi][1] for gi in gg], dtype=np.intp)[:, None],
                 None if np.all(sws == 1.0) else sws[:, None],
-                gmask[:, None, :],
+                None if np.all(gmask == 1.0) else gmask[:, None, :],  # None: no mask
                 (
                     pg,
                     self._kin.dof_node[pd],
@@ -585,22 +596,31 @@ class Skeleton:
             else:
                 err_all = tgt_all - s_all
                 e3[:, sel] = err_all if gsw is None else gsw * err_all
-            bn[:, sel] = np.sqrt(np.add.reduce(err_all * err_all, axis=-1))
+            bn[:, sel] = norm_rows(err_all)
             if jac is not None:
                 # columns w_d × (x − p_d) for every goal x and DOF d, (b, Gp, n, 3),
                 # by the component formula (a × b)_i = a_{i+1} b_{i+2} − a_{i+2} b_{i+1}
                 ref5 = tgt_all[..., CYC] if target_based else s5
                 d = ref5[:, :, None] - pw[:, None, :, :, 0]  # (b, Gp, n, 5)
                 w4 = pw[:, None, :, :, 1]
-                cols_all = w4[..., 1:4] * d[..., 2:5] - w4[..., 2:5] * d[..., 1:4]
-                if kin.prismatic.size:  # translation DOFs: the axis itself
-                    cols_all[:, :, kin.prismatic] = w4[:, :, kin.prismatic, :3]
-                cols_all = cols_all.swapaxes(-1, -2)  # (b, Gp, 3, n)
                 jac4 = jac.reshape(b, nb, 3, n)
-                if isinstance(sel, slice):
-                    np.multiply(cols_all, gmask, out=jac4[:, sel])
+                if gmask is None and isinstance(sel, slice) and not kin.prismatic.size:
+                    # unmasked columns straight into J's rows (b, Gp, n, 3 view)
+                    cols_all = np.multiply(w4[..., 1:4], d[..., 2:5])
+                    np.subtract(
+                        cols_all, w4[..., 2:5] * d[..., 1:4], out=jac4[:, sel].swapaxes(-1, -2)
+                    )
                 else:
-                    jac4[:, sel] = cols_all * gmask
+                    cols_all = w4[..., 1:4] * d[..., 2:5] - w4[..., 2:5] * d[..., 1:4]
+                    if kin.prismatic.size:  # translation DOFs: the axis itself
+                        cols_all[:, :, kin.prismatic] = w4[:, :, kin.prismatic, :3]
+                    cols_all = cols_all.swapaxes(-1, -2)  # (b, Gp, 3, n)
+                    if gmask is None:
+                        jac4[:, sel] = cols_all
+                    elif isinstance(sel, slice):
+                        np.multiply(cols_all, gmask, out=jac4[:, sel])
+                    else:
+                        jac4[:, sel] = cols_all * gmask
         bi = 0
         frame = GoalFrame(rows, b, wt, mt, target_based)
         for gi, goal in enumerate(() if all_skip else goals):
@@ -620,10 +640,18 @@ class Skeleton:
                 err, cols = RESIDUALS[kind](goal, frame)
                 e[:, r0 : r0 + 3] = err if sw == 1.0 else sw * err
                 if jac is not None and cols is not None:
-                    np.multiply(cols, maskw, out=jac[:, r0 : r0 + 3, :])
-                bn[:, bi] = np.sqrt(np.add.reduce(err * err, axis=-1))
+                    if maskw is None:
+                        jac[:, r0 : r0 + 3, :] = cols
+                    else:
+                        np.multiply(cols, maskw, out=jac[:, r0 : r0 + 3, :])
+                bn[:, bi] = norm_rows(err)
                 bi += 1
-        gerr = bn if nb == len(goals) else np.maximum.reduceat(bn, starts, axis=1)
+        if nb == len(goals):
+            gerr = bn
+        elif len(goals) == 1:  # one goal of two blocks
+            gerr = row_max(bn)[:, None]
+        else:
+            gerr = np.maximum.reduceat(bn, starts, axis=1)
         return Evaluation(e, jac, gerr, blocks, g)
 
     def _evaluate_last(

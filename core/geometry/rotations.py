@@ -55,6 +55,7 @@ __all__ = [
     "euler_spec",
     "axis_angle_to_matrix",
     "matrix_to_axis_angle",
+    "axis_angle_of",
     "quat_to_matrix",
     "matrix_to_quat",
     "quaternion_of",
@@ -322,9 +323,15 @@ def matrix_to_axis_angle(R: ArrayLike) -> tuple[FloatArray, FloatArray]:
     Raises:
         InvalidInputError: wrong shape or non-finite entries.
     """
-    q = matrix_to_quat(R)
+    return axis_angle_of(_matrix(R, "rotation"))
+
+
+def axis_angle_of(m: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """:func:`matrix_to_axis_angle` of float64 rotation matrices ``(..., 3, 3)``,
+    unvalidated (for callers that already hold finite float64 matrices)."""
+    q = quaternion_of(m)
     v = q[..., 1:]
-    n = np.sqrt(np.sum(v * v, axis=-1))
+    n = np.sqrt(np.add.reduce(v * v, axis=-1))
     angle: FloatArray = 2.0 * np.arctan2(n, q[..., 0])
     pos = n > 0.0
     axis = v / np.where(pos, n, 1.0)[..., None]
@@ -414,6 +421,8 @@ def _quat_tables() -> tuple[FloatArray, FloatArray]:
 
 
 _QUAT_OFFDIAG, _QUAT_SIGNS = _quat_tables()
+#: The w candidate's columns of :data:`_QUAT_OFFDIAG` (contiguous).
+_QUAT_W_ROW = np.ascontiguousarray(_QUAT_OFFDIAG[:, :4])
 
 
 def quaternion_floats(m: FloatArray) -> tuple[float, float, float, float]:
@@ -452,14 +461,23 @@ def quaternion_of(m: FloatArray) -> FloatArray:
     m9 = m.reshape(m.shape[:-2] + (9,))
     diag = (1.0 + m9[..., 0:1] * _QUAT_SIGNS[0]) + m9[..., 4:5] * _QUAT_SIGNS[1]
     diag = diag + m9[..., 8:9] * _QUAT_SIGNS[2]
-    cand = m9 @ _QUAT_OFFDIAG
-    cand[..., ::5] = diag
-    qb = np.take_along_axis(
-        cand.reshape(m.shape[:-2] + (4, 4)), np.argmax(diag, axis=-1)[..., None, None], axis=-2
-    )[..., 0, :]
+    # the w candidate's row of the products for every matrix (w = its diagonal term);
+    # the rows whose largest diagonal term is another (rotations near π) are redone
+    # with all four candidates
+    qb = m9 @ _QUAT_W_ROW
+    qb[..., 0] = diag[..., 0]
+    best = np.argmax(diag, axis=-1)
+    sign: float | FloatArray = 1.0  # w ≥ 1 > 0 where it is the largest diagonal term
+    if best.any():
+        other = np.nonzero(best)
+        cand = m9[other] @ _QUAT_OFFDIAG
+        cand[:, ::5] = diag[other]
+        pick = best[other][:, None, None]
+        qb[other] = np.take_along_axis(cand.reshape(-1, 4, 4), pick, axis=-2)[:, 0, :]
+        sign = np.where(qb[..., 0] < 0.0, -1.0, 1.0)
     qq = qb * qb
     norm = np.sqrt(((qq[..., 0] + qq[..., 1]) + qq[..., 2]) + qq[..., 3])
-    out: FloatArray = qb * (np.where(qb[..., 0] < 0.0, -1.0, 1.0) / norm)[..., None]
+    out: FloatArray = qb * (sign / norm)[..., None]
     return out
 
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv
 
+from ...geometry.vec3 import norm_rows
 from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
 from ..registry import register
 from ..residuals import BlockKind
@@ -137,23 +138,35 @@ class DLSClampedStep(IKSolver):
     gated = True
     work_per_thread = DLSStep.work_per_thread
 
+    #: (blocks, settings, (nb,) clamp distance × √weight per block) of the last step
+    _limits: tuple[object, object, FloatArray] | None = None
+
     def step(self, state: StepState) -> FloatArray:
+        # every 3-row block at once: the blocks tile e in order, block i = e[:, 3i:3i+3]
         st = state.settings
-        e = state.e.copy()
-        for blk in state.blocks:
-            ei = e[:, blk.rows]
-            sw = math.sqrt(blk.weight)
-            norm = np.sqrt(np.sum(ei * ei, axis=-1))
-            d = st.clamp_distance if blk.kind is BlockKind.POSITION else st.clamp_angle
-            limit = np.full(norm.shape, d * sw)
-            if st.clamp_rule is ClampRule.PER_EFFECTOR:
-                pe = state.previous_e[:, blk.rows]
-                pnorm = np.sqrt(np.sum(pe * pe, axis=-1))
-                closer = np.maximum(pnorm - norm, 0.0)
-                limit = np.where(np.isnan(pnorm), np.inf, limit + closer)
-            over = norm > limit
-            scale = np.where(over, limit / np.where(over, norm, 1.0), 1.0)
-            e[:, blk.rows] = ei * scale[:, None]
+        b, m = state.e.shape
+        e3 = state.e.reshape(b, m // 3, 3)
+        cached = self._limits
+        if cached is not None and cached[0] is state.blocks and cached[1] is st:
+            limit0 = cached[2]
+        else:
+            limit0 = np.array(
+                [
+                    (st.clamp_distance if blk.kind is BlockKind.POSITION else st.clamp_angle)
+                    * math.sqrt(blk.weight)
+                    for blk in state.blocks
+                ]
+            )
+            self._limits = (state.blocks, st, limit0)
+        norm = norm_rows(e3)  # (b, blocks)
+        limit: FloatArray = limit0
+        if st.clamp_rule is ClampRule.PER_EFFECTOR:
+            pnorm = norm_rows(state.previous_e.reshape(b, m // 3, 3))
+            closer = np.maximum(pnorm - norm, 0.0)
+            limit = np.where(np.isnan(pnorm), np.inf, limit0 + closer)
+        over = norm > limit
+        scale = np.where(over, limit / np.where(over, norm, 1.0), 1.0)
+        e: FloatArray = (e3 * scale[..., None]).reshape(b, m)
         return _solve_dls(state, e, self.gate)
 
 
@@ -174,12 +187,13 @@ class SDLSStep(IKSolver):
         k = s.shape[1]
         alpha = matvec(np.swapaxes(u, -1, -2), state.e)  # (b, k)
         nl = m // 3
-        n_i = np.sqrt(np.sum(u.reshape(b, nl, 3, k) ** 2, axis=2)).sum(axis=1)  # (b, k)
-        rho = np.sqrt(np.sum(j.reshape(b, nl, 3, n) ** 2, axis=2)).sum(axis=1)  # (b, n)
+        # n_i (b, k) and rho (b, n); np.add.reduce: np.sum's arithmetic without its wrapper
+        n_i = np.add.reduce(np.sqrt(np.add.reduce(u.reshape(b, nl, 3, k) ** 2, axis=2)), axis=1)
+        rho = np.add.reduce(np.sqrt(np.add.reduce(j.reshape(b, nl, 3, n) ** 2, axis=2)), axis=1)
         sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
         m_i = sinv * matvec(np.abs(vt), rho)  # (b, k)
         ratio = np.where(m_i > 0.0, n_i / np.where(m_i > 0.0, m_i, 1.0), 1.0)
         gamma = np.minimum(1.0, ratio) * st.gamma_max
         phi = (sinv * alpha)[:, :, None] * vt  # (b, k, n): row i is σᵢ⁻¹αᵢvᵢ
         phi = clamp_max_abs(phi, gamma)
-        return clamp_max_abs(phi.sum(axis=1), st.gamma_max)
+        return clamp_max_abs(np.add.reduce(phi, axis=1), st.gamma_max)

@@ -29,6 +29,11 @@ def _c_einsum() -> Callable[..., Any]:
 
 _einsum = _c_einsum()
 
+#: Up to this many Jacobian entries (m · n) JACOBIAN_TRANSPOSE forms Jᵀe and J·d by einsum
+#: (batched and one-row alike, which agree bit for bit): faster on 300 rows of a 6 × 7 J
+#: than numpy's stacked product (one BLAS call per row), slower from about 6 × 12 on.
+EINSUM_ENTRIES = 48
+
 
 @register
 class JacobianTransposeStep(IKSolver):
@@ -69,7 +74,8 @@ class JacobianTransposeStep(IKSolver):
         jac, e = state.J, state.e
         if e.shape[0] == 1:
             return self._one_row(state)
-        g = (e[:, None, :] @ jac)[:, 0]  # Jᵀe
+        small = jac.shape[1] * jac.shape[2] <= EINSUM_ENTRIES
+        g = _einsum("ij,ijk->ik", e, jac) if small else (e[:, None, :] @ jac)[:, 0]  # Jᵀe
         d = g
         history = self._history
         if history is not None:
@@ -93,7 +99,7 @@ class JacobianTransposeStep(IKSolver):
             history[key] = (state.rows, g, inv, d)
         # Buss's α along d: the exact minimiser over all α of ‖e − αJd‖ (negative where d
         # is not a descent direction of the linearised error, so the step still descends)
-        jd = (jac @ d[:, :, None])[:, :, 0]
+        jd = _einsum("ijk,ik->ij", jac, d) if small else (jac @ d[:, :, None])[:, :, 0]
         alpha = _dots(e, jd) / (_dots(jd, jd) + 1e-300)
         out: FloatArray = d * alpha[:, None]
         return out
@@ -105,7 +111,8 @@ class JacobianTransposeStep(IKSolver):
         one-by-one solves) in a fraction of the calls; the history keeps the batched
         layout."""
         e, jac = state.e[0], state.J[0]
-        g = e @ jac
+        small = jac.size <= EINSUM_ENTRIES
+        g = _einsum("i,ik->k", e, jac) if small else e @ jac
         d = g
         history = self._history
         if history is not None:
@@ -119,7 +126,7 @@ class JacobianTransposeStep(IKSolver):
                     d += g
             inv = np.array([1.0 / gg if gg > 0.0 else 0.0])
             history[key] = (state.rows, g[None], inv, d[None])
-        jd = jac @ d
+        jd = _einsum("jk,k->j", jac, d) if small else jac @ d
         alpha = float(_einsum("i,i", e, jd)) / (float(_einsum("i,i", jd, jd)) + 1e-300)
         out: FloatArray = (d * alpha)[None]
         return out
