@@ -125,6 +125,7 @@ from .goals import (
 from .limb import (
     LIMIT_TOLERANCE,
     REACH_TOLERANCE,
+    ChainFit,
     EulerLimits,
     Limb,
     LimbLimits,
@@ -135,6 +136,7 @@ from .limb import (
     blocking_limits,
     feasible_swivel,
     limits_at_bound,
+    refine_on_chain,
     solve_aim,
     solve_limb,
     solve_partial,
@@ -180,6 +182,8 @@ __all__ = [
     "limits_at_bound",
     "LIMIT_TOLERANCE",
     "REACH_TOLERANCE",
+    "refine_on_chain",
+    "ChainFit",
     # chains and trees: model, settings, results, solvers
     "Ball",
     "Hinge",
