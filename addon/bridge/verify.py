@@ -59,9 +59,14 @@ def held_tolerances() -> Iterator[Tolerance]:
         _HELD.pop()
 
 
+def tolerance() -> Tolerance:
+    """The status tolerance: the one held (:func:`held_tolerances`), else the preferences'."""
+    return _HELD[-1] if _HELD else tolerances()
+
+
 def reached(position_error: float, orientation_error: float) -> bool:
     """Whether errors (m, rad) are within the preferences' status tolerance."""
-    tol = _HELD[-1] if _HELD else tolerances()
+    tol = tolerance()
     return position_error <= tol.position and orientation_error <= tol.orientation
 
 

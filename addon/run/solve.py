@@ -64,6 +64,7 @@ from ..bridge.read import ReadError
 from ..bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
 from ..bridge.rig import ChainRig, LimbRig, MappingError
 from ..bridge.write import write_chain, write_limb
+from . import stretched
 
 #: Solver enum items → numeric :class:`core.Method` (limbs and chains).
 METHODS: dict[str, Method] = {
@@ -671,8 +672,11 @@ def solve_limb_settings(
                 if rigify.ik_chain(obj, settings) is not None:
                     req = rigify.ik_request(req, rig)
             notes, proven = analytic_notes(obj, rig, settings, req, bones)
+            # stretched links alone: solved against the affine chain (see .stretched)
+            links = (stretched.chain_links(rd) if not proven and goal_frame is None
+                     and analytic_notes(obj, rig, settings, None, bones)[1] else None)
             offsets = _OFFSETS.get((obj.name, settings.name))
-            if goal_frame is None and not proven and offsets:
+            if goal_frame is None and not proven and offsets and links is None:
                 # start from the corrections the last verifications needed, extrapolated
                 # (see verify_pending)
                 guess = extrapolate_offset(*offsets)
@@ -680,6 +684,9 @@ def solve_limb_settings(
                                                                           req.target_goal))
             t1 = time.perf_counter()
             sol = solve_limb(req.limb, req.goal, **req.kwargs)
+            if links is not None:
+                tol = verify.tolerance()
+                sol = stretched.on_chain(rig, req, sol, links, tol.position, tol.orientation)
             st.solve_us = (time.perf_counter() - t1) * 1e6
         except (MappingError, ReadError, LimberError, ValueError) as exc:
             st.message = f"skipped: {exc}"

@@ -106,7 +106,7 @@ def _exp(v: FloatArray) -> FloatArray:
 
 def refine_on_chain(
     frame: ArrayLike,
-    links: tuple[ArrayLike, ArrayLike, ArrayLike],
+    links: tuple[ArrayLike, ...],
     shoulder: ArrayLike,
     elbow: ArrayLike,
     wrist: ArrayLike,
