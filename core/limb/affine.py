@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidInputError
-from ..geometry import chain_pose, goal_errors, orthonormalize_yz, rodrigues
+from ..geometry import chain_pose, goal_errors, orthonormalize_yz, rodrigues, unit_rows
 from .feasible import within_limits
 from .model import LimbLimits
 
@@ -69,11 +69,6 @@ def _skew_vee(m: FloatArray) -> FloatArray:
                            m[..., 1, 0] - m[..., 0, 1]), axis=-1)
 
 
-def _unit(v: FloatArray) -> FloatArray:
-    out: FloatArray = v / np.linalg.norm(v, axis=-1, keepdims=True)
-    return out
-
-
 def chain_residual(kind: str, axis: FloatArray, end: FloatArray, target: FloatArray
                    ) -> FloatArray:
     """The residual (..., m) that :func:`refine_on_chain` drives to zero: zero exactly when
@@ -89,10 +84,11 @@ def chain_residual(kind: str, axis: FloatArray, end: FloatArray, target: FloatAr
         re = orthonormalize_yz(end[..., :3, :3])
         rt = orthonormalize_yz(target[..., :3, :3])
         return np.concatenate((pos, _skew_vee(np.swapaxes(rt, -1, -2) @ re)), axis=-1)
-    d = _unit(end[..., :3, :3] @ axis)
+    d = unit_rows(end[..., :3, :3] @ axis)
     if kind == "PARTIAL":
-        return np.concatenate((pos, np.cross(d, _unit(target[..., :3, :3] @ axis))), axis=-1)
-    out: FloatArray = np.cross(d, _unit(-pos))
+        w = unit_rows(target[..., :3, :3] @ axis)
+        return np.concatenate((pos, np.cross(d, w)), axis=-1)
+    out: FloatArray = np.cross(d, unit_rows(-pos))
     return out
 
 
@@ -162,7 +158,7 @@ def refine_on_chain(
     t = np.broadcast_to(t, (n, 4, 4))
     f = np.broadcast_to(f, (n, 4, 4))
     ls = tuple(np.asarray(x, dtype=np.float64) for x in links)
-    hinge = _unit(np.asarray(hinge_axis, dtype=np.float64))
+    hinge = unit_rows(np.asarray(hinge_axis, dtype=np.float64))
     ax = np.asarray(axis, dtype=np.float64)
     k = 7 if solve_wrist else 4
     # unknown j perturbed in slice j + 1 of a (k + 1, n) stack; slice 0 is unperturbed
