@@ -1043,6 +1043,7 @@ def bake_object(
     live = scene.limber.live_playback
     scene.limber.live_playback = False  # the bake solves each frame itself
     current = scene.frame_current
+    solve.forget_offsets(obj)
     try:
         items = batch_items(obj, limbs, chains) if batch else []
         batched = _bake_batched(obj, scene, frames, items, progress, fast) if items else None

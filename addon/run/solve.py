@@ -137,7 +137,7 @@ class LimbStatus:
     notes: list[str] = field(default_factory=list)
     #: Chains: (position, orientation, reached) per effector with a target.
     effectors: list[tuple[float, float, bool]] = field(default_factory=list)
-    #: Analytic limbs: what the verification needs to re-solve (reads, request, rig).
+    #: Analytic limbs: what the verification needs to re-solve (request, reads, solution).
     pending: Any = None
 
     @property
@@ -151,9 +151,10 @@ STATUS: dict[tuple[str, str], LimbStatus] = {}
 #: Last status per (object name, chain name) (``kind == "chain"``).
 CHAIN_STATUS: dict[tuple[str, str], LimbStatus] = {}
 _RIGS: dict[tuple[str, str], tuple[tuple[Any, ...], LimbRig]] = {}
-#: Per (object name, limb name): the goal offset the last verification needed to put the
-#: evaluated end bone on target (unproven limbs start the next solve from it).
-_OFFSETS: dict[tuple[str, str], Any] = {}
+#: Per (object name, limb name): ((object pointer, goal type, axis), frames, goal offsets)
+#: the last verifications needed to put the evaluated end bone on target (an unproven limb
+#: starts the next frame's solve from them: :func:`start_offset`).
+_OFFSETS: dict[tuple[str, str], tuple[tuple[Any, ...], tuple[int, ...], tuple[Any, ...]]] = {}
 _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
@@ -285,6 +286,55 @@ def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None)
             pass  # a panel's draw may not write data: kept at the next solve
     _RIGS[key] = (sig, rig)
     return rig
+
+
+def _offset_stamp(obj: Any, settings: Any) -> tuple[Any, ...]:
+    return (obj.as_pointer(), settings.goal_type, settings.axis)
+
+
+def start_offset(obj: Any, settings: Any) -> Any:
+    """The goal offset an unproven limb's solve starts from (:func:`core.goal_offset`), or
+    None: the offsets the verifications of the frames just before the current one needed,
+    extrapolated (:func:`core.extrapolate_offset`); the last one alone when it is of the
+    current frame. Offsets of another object (a new one of the same name), goal type or
+    axis, or of frames further back, are not used: a solve or bake never depends on what
+    was solved elsewhere before it."""
+    hit = _OFFSETS.get((obj.name, settings.name))
+    if hit is None or hit[0] != _offset_stamp(obj, settings):
+        return None
+    scene = bpy.context.scene
+    frame = scene.frame_current if scene is not None else None
+    frames, offsets = hit[1], hit[2]
+    if frame == frames[-1]:
+        return offsets[-1]
+    k = 0  # the offsets of consecutive frames ending at the frame before this one
+    while k < len(frames) and frame == frames[-1 - k] + 1 + k:
+        k += 1
+    return extrapolate_offset(*offsets[-k:]) if k else None
+
+
+def keep_offset(obj: Any, settings: Any, frame: int | None, offset: Any) -> None:
+    """Record the goal offset an unproven limb's verification needed at ``frame`` (the
+    last three consecutive ones are kept); None forgets the limb's offsets."""
+    key = (obj.name, settings.name)
+    hit = _OFFSETS.get(key)
+    if offset is None or frame is None:
+        _OFFSETS.pop(key, None)
+        return
+    stamp = _offset_stamp(obj, settings)
+    if hit is None or hit[0] != stamp or hit[1][-1] not in (frame, frame - 1):
+        _OFFSETS[key] = (stamp, (frame,), (offset,))
+    elif hit[1][-1] == frame:
+        _OFFSETS[key] = (stamp, hit[1], (*hit[2][:-1], offset))
+    else:
+        _OFFSETS[key] = (stamp, (*hit[1][-2:], frame), (*hit[2][-2:], offset))
+
+
+def forget_offsets(obj: Any) -> None:
+    """Drop an object's recorded goal offsets (a bake starts from none, so its result does
+    not depend on what was solved before it)."""
+    for key in [k for k in _OFFSETS if k[0] == obj.name]:
+        del _OFFSETS[key]
 
 
 def clear_caches() -> None:
@@ -675,11 +725,9 @@ def solve_limb_settings(
             # stretched links alone: solved against the affine chain (see .stretched)
             links = (stretched.chain_links(rd) if not proven and goal_frame is None
                      and analytic_notes(obj, rig, settings, None, bones)[1] else None)
-            offsets = _OFFSETS.get((obj.name, settings.name))
-            if goal_frame is None and not proven and offsets and links is None:
-                # start from the corrections the last verifications needed, extrapolated
-                # (see verify_pending)
-                guess = extrapolate_offset(*offsets)
+            guess = (start_offset(obj, settings) if goal_frame is None and not proven
+                     and links is None else None)
+            if guess is not None:  # the corrections the last verifications needed
                 req = requests.with_goal(req, settings, apply_goal_offset(guess,
                                                                           req.target_goal))
             t1 = time.perf_counter()
@@ -694,7 +742,7 @@ def solve_limb_settings(
             if write:
                 st.written = _write_analytic(obj, settings, rig, req, sol, depsgraph, bones)
             fill_analytic(st, sol, req, notes, proven)
-            st.pending = (req, rd)
+            st.pending = (req, rd, sol)
     st.total_us = (time.perf_counter() - t0) * 1e6
     STATUS[(obj.name, settings.name)] = st
     return st
@@ -761,8 +809,8 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
         obj_eval = obj.evaluated_get(dg)
         again = []
         for st, settings in live:
-            req, _ = st.pending
-            g = verify.corrected_goal(req, ends[id(st)])
+            req, _, sol = st.pending
+            g = verify.corrected_goal(req, ends[id(st)], sol)
             new = solve_limb_settings(obj, obj_eval, settings, dg, goal_frame=g,
                                       frame=st.frame, reads=req)
             if not new.solved:
@@ -779,24 +827,25 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
             if not st.reached and err < 0.5 * prev:
                 live.append((st, settings))
     pbs = obj.pose.bones
-    for st, _settings in todo:  # keep (and report) each limb's best pose
+    for st, settings in todo:  # keep (and report) each limb's best pose
         err, written, pending = best[id(st)]
         if not st.reached and st.position_error + st.orientation_error > err:
             for bone, (path, vals) in written.items():
                 setattr(pbs[rigify.bone_of(bone)], path, vals)
             st.written = written
-            ends.update(measure_statuses(obj, dg, [(st, _settings)]))
-        key = (st.object, st.limb)
-        if st.kind == "limb" and st.reached and pending is not None:
+            ends.update(measure_statuses(obj, dg, [(st, settings)]))
+        if st.kind != "limb":
+            continue
+        if st.reached and pending is not None:
             if st.written is not written:
                 pending = st.pending
-            req = pending[0]
+            req, _, sol = pending
             # the goal one more correction would ask for: the best estimate of what this
             # frame needed, for the next frame to start from
-            last = goal_offset(verify.corrected_goal(req, ends[id(st)]), req.target_goal)
-            _OFFSETS[key] = (*_OFFSETS.get(key, ())[-2:], last)
+            keep_offset(obj, settings, st.frame, goal_offset(
+                verify.corrected_goal(req, ends[id(st)], sol), req.target_goal))
         else:
-            _OFFSETS.pop(key, None)
+            keep_offset(obj, settings, st.frame, None)
     for st, _ in todo:
         st.message = verify.status_message(st) if st.solved else st.message
         if st.kind == "limb":
