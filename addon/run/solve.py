@@ -399,15 +399,16 @@ def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
     return notes
 
 
-#: (object name, driver count) → bones with drivers (drivers rarely change).
-_DRIVEN: dict[tuple[str, int], set[str]] = {}
+#: (object name, object pointer, driver count) → bones with drivers (drivers rarely
+#: change; a new object of the same name is another key).
+_DRIVEN: dict[tuple[str, int, int], set[str]] = {}
 
 
 def _driven_bones(obj: Any) -> set[str]:
     ad = obj.animation_data
     if ad is None or not len(ad.drivers):
         return set()
-    key = (obj.name, len(ad.drivers))
+    key = (obj.name, obj.as_pointer(), len(ad.drivers))
     hit = _DRIVEN.get(key)
     if hit is None:
         hit = {d.data_path[len('pose.bones["'):].split('"]')[0] for d in ad.drivers
