@@ -21,7 +21,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InvalidInputError
-from ..geometry import chain_pose, goal_errors, orthonormalize_yz, rodrigues, unit_rows
+from ..geometry import (
+    chain_pose,
+    cross_rows,
+    goal_errors,
+    orthonormalize_yz,
+    rodrigues,
+    unit_rows,
+)
 from .feasible import within_limits
 from .model import LimbLimits
 
@@ -32,10 +39,10 @@ FloatArray = NDArray[np.float64]
 CHAIN_ROUNDS = 8
 #: Forward-difference step (rad) of the chain Jacobian.
 _STEP = 1e-7
-#: Starting damping of the least-norm step, relative to the mean of ``J·Jᵀ``'s diagonal:
+#: Smallest damping of the least-norm step, relative to the mean of ``J·Jᵀ``'s diagonal:
 #: keeps a singular chain (a straight arm) from taking huge steps. A row whose step made
-#: it worse goes back and retries with 100× the damping (Levenberg–Marquardt); one that
-#: improved divides it by 10.
+#: its residual larger goes back and retries with 10× the damping (Levenberg–Marquardt);
+#: one that improved divides it by 10, down to this.
 _DAMPING = 1e-9
 
 _KINDS = ("POSITION", "POSE", "PARTIAL", "AIM")
@@ -77,18 +84,33 @@ def chain_residual(kind: str, axis: FloatArray, end: FloatArray, target: FloatAr
     and ``d × w`` for the end axis's direction ``d`` and the target's ``w`` (3 + 3); AIM:
     ``d × w`` with ``w`` the direction from the head to the target (3). A cross product has
     no part along ``d``, so the least-norm step is not thrown along it."""
-    pos = end[..., :3, 3] - target[..., :3, 3]
+    return _residual(kind, axis, end, target[..., :3, 3], _target_part(kind, axis, target))
+
+
+def _target_part(kind: str, axis: FloatArray, target: FloatArray) -> FloatArray | None:
+    """What of the target the residual compares beside its position: the Y-first rotation
+    (POSE), the unit axis (PARTIAL), nothing (POSITION, AIM)."""
+    if kind == "POSE":
+        return np.swapaxes(orthonormalize_yz(target[..., :3, :3]), -1, -2)
+    if kind == "PARTIAL":
+        return unit_rows(target[..., :3, :3] @ axis)
+    return None
+
+
+def _residual(kind: str, axis: FloatArray, end: FloatArray, tpos: FloatArray,
+              part: FloatArray | None) -> FloatArray:
+    pos = end[..., :3, 3] - tpos
     if kind == "POSITION":
         return pos
     if kind == "POSE":
-        re = orthonormalize_yz(end[..., :3, :3])
-        rt = orthonormalize_yz(target[..., :3, :3])
-        return np.concatenate((pos, _skew_vee(np.swapaxes(rt, -1, -2) @ re)), axis=-1)
+        assert part is not None  # Rtᵀ
+        return np.concatenate((pos, _skew_vee(part @ orthonormalize_yz(end[..., :3, :3]))),
+                              axis=-1)
     d = unit_rows(end[..., :3, :3] @ axis)
     if kind == "PARTIAL":
-        w = unit_rows(target[..., :3, :3] @ axis)
-        return np.concatenate((pos, np.cross(d, w)), axis=-1)
-    out: FloatArray = np.cross(d, unit_rows(-pos))
+        assert part is not None
+        return np.concatenate((pos, cross_rows(d, part)), axis=-1)
+    out: FloatArray = cross_rows(d, unit_rows(-pos))
     return out
 
 
@@ -98,6 +120,41 @@ def _exp(v: FloatArray) -> FloatArray:
     safe = np.where(angle > 0.0, angle, 1.0)
     axis = np.where((angle > 0.0)[..., None], v / safe[..., None], (1.0, 0.0, 0.0))
     return rodrigues(axis, angle)
+
+
+def _perturbations(k: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(R1 factors (k + 1, 1, 3, 3), θ offsets (k + 1, 1), R2 factors (k + 1, 1, 3, 3)):
+    unknown j (R1's rotation vector 0–2, θ 3, R2's 4–6) moved by :data:`_STEP` in slice
+    j + 1 of a stack whose slice 0 is unmoved."""
+    d1 = np.zeros((k + 1, 1, 3))
+    d1[1:4, 0] = _STEP * np.eye(3)
+    dth = np.zeros((k + 1, 1))
+    dth[4, 0] = _STEP
+    d2 = np.zeros((k + 1, 1, 3))
+    d2[5:8, 0] = _STEP * np.eye(3)[: k - 4]
+    return _exp(d1), dth, _exp(d2)
+
+
+#: :func:`_perturbations` of the 4 (held wrist) and 7 unknowns.
+_MOVES = {4: _perturbations(4), 7: _perturbations(7)}
+
+
+def _solve_spd(a: FloatArray, b: FloatArray) -> FloatArray:
+    """x with ``a·x = b`` for symmetric positive definite ``a`` (n, m, m), ``b`` (n, m):
+    Gaussian elimination without pivoting (stable for such matrices), vectorised over
+    the rows. Not LAPACK: for m ≤ 6 its call overhead, and its thread pool on a loaded
+    machine, cost more than the arithmetic (see docs/decisions.md)."""
+    a = a.copy()
+    b = b.copy()
+    m = a.shape[-1]
+    for i in range(m - 1):
+        f = a[:, i + 1:, i] / a[:, i, i, None]
+        a[:, i + 1:, i:] -= f[:, :, None] * a[:, i, None, i:]
+        b[:, i + 1:] -= f * b[:, i, None]
+    x = np.empty_like(b)
+    for i in range(m - 1, -1, -1):
+        x[:, i] = (b[:, i] - np.einsum("nj,nj->n", a[:, i, i + 1:], x[:, i + 1:])) / a[:, i, i]
+    return x
 
 
 def refine_on_chain(
@@ -161,52 +218,50 @@ def refine_on_chain(
     hinge = unit_rows(np.asarray(hinge_axis, dtype=np.float64))
     ax = np.asarray(axis, dtype=np.float64)
     k = 7 if solve_wrist else 4
-    # unknown j perturbed in slice j + 1 of a (k + 1, n) stack; slice 0 is unperturbed
-    d1 = np.zeros((k + 1, 1, 3))
-    d1[1:4, 0] = _STEP * np.eye(3)
-    dth = np.zeros((k + 1, 1))
-    dth[4, 0] = _STEP
-    d2 = np.zeros((k + 1, 1, 3))
-    if solve_wrist:
-        d2[5:8, 0] = _STEP * np.eye(3)
-    e1, e2 = _exp(d1), _exp(d2)
+    e1, dth, e2 = _MOVES[k]
+    tpos, part = t[:, :3, 3], _target_part(kind, ax, t)
 
     def end_of(a: FloatArray, b: FloatArray, c: FloatArray) -> FloatArray:
         return chain_pose(f, (a, rodrigues(hinge, b), c), ls)
 
-    best = None
+    def pick(better: NDArray[np.bool_], new: FloatArray, old: FloatArray) -> FloatArray:
+        out: FloatArray = np.where(better.reshape(better.shape + (1,) * (new.ndim - 1)),
+                                   new, old)
+        return out
+
+    best: list[FloatArray] = []
     damping = np.full(n, _DAMPING)
     for round_ in range(rounds + 1):
-        end = end_of(r1, th, r2)
+        # the pose and its k perturbations in one stack: slice 0 gives the residual, the
+        # others the Jacobian by forward differences
+        ends = end_of(r1[None] @ e1, th[None] + dth, r2[None] @ e2)  # (k + 1, n, 4, 4)
+        res = _residual(kind, ax, ends, tpos, part)  # (k + 1, n, m)
+        norm2 = np.einsum("nm,nm->n", res[0], res[0])
+        end = ends[0]
+        if best:  # a row that got worse goes back to its best pose, more damped
+            better = norm2 < best[5]
+            damping = np.where(better, np.maximum(damping * 0.1, _DAMPING), damping * 10.0)
+            best = [pick(better, v, b) for v, b in zip((r1, th, r2, end, np.moveaxis(
+                res, 0, 1), norm2), best, strict=True)]
+            r1, th, r2, end = best[:4]
+            res = np.moveaxis(best[4], 1, 0)
+        else:
+            best = [r1, th, r2, end, np.moveaxis(res, 0, 1), norm2]
         pos, ori = goal_errors(kind, ax, end, t)
-        score = pos + ori
-        if best is None:
-            best = [r1, th, r2, pos, ori, score]
-        else:  # a row that got worse goes back to its best pose with a larger damping
-            better = score < best[5]
-            damping = np.where(better, damping * 0.1, damping * 100.0)
-            for i, v in enumerate((r1, th, r2, pos, ori, score)):
-                best[i] = np.where(better.reshape((-1,) + (1,) * (v.ndim - 1)), v, best[i])
-            r1, th, r2 = best[:3]
-        todo = (best[3] > position_tolerance) | (best[4] > orientation_tolerance)
+        todo = (pos > position_tolerance) | (ori > orientation_tolerance)
         if not todo.any() or round_ == rounds:
             break
-        ends = end_of(r1[None] @ e1, th[None] + dth, r2[None] @ e2)  # (k + 1, n, 4, 4)
-        res = chain_residual(kind, ax, ends, t[None])  # (k + 1, n, m)
         jac: FloatArray = np.moveaxis((res[1:] - res[:1]) / _STEP, 0, -1)  # (n, m, k)
         jt = np.swapaxes(jac, -1, -2)
         jj = jac @ jt
         m = jac.shape[-2]
         scale = np.trace(jj, axis1=-2, axis2=-1) / m + 1e-300
-        y: FloatArray = np.linalg.solve(jj + (damping * scale)[:, None, None] * np.eye(m),
-                                        res[0][..., None])
-        step = np.where(todo[:, None], -(jt @ y)[..., 0], 0.0)
+        y = _solve_spd(jj + (damping * scale)[:, None, None] * np.eye(m), res[0])
+        step = np.where(todo[:, None], -(jt @ y[..., None])[..., 0], 0.0)
         r1 = r1 @ _exp(step[:, :3])
         th = th + step[:, 3]
         if solve_wrist:
             r2 = r2 @ _exp(step[:, 4:7])
-    assert best is not None
-    r1, th, r2, pos, ori = best[:5]
     conv = (pos <= position_tolerance) & (ori <= orientation_tolerance)
     within = within_limits(limits, r1, th, r2)
     if single:
