@@ -8,10 +8,15 @@ from typing import Any
 
 import bpy
 import numpy as np
-from mathutils import Matrix
 
 from tests.blender.limber_rigs import add_empty, add_limb, evaluate, metarig
-from tests.blender.test_stretched_goals import ARM, FRAMES, OVERRIDES, _target_matrix
+from tests.blender.test_stretched_goals import (
+    ARM,
+    FRAMES,
+    OVERRIDES,
+    _target_matrix,
+    moving_target,
+)
 
 
 def test_a_bake_does_not_depend_on_what_was_solved_before(limber: Any) -> None:
@@ -24,12 +29,7 @@ def test_a_bake_does_not_depend_on_what_was_solved_before(limber: Any) -> None:
     def rig(goal: str) -> Any:
         obj = metarig()
         OVERRIDES["hand without Inherit Rotation"](obj)
-        t = add_empty("T")
-        for f in FRAMES:
-            t.matrix_world = Matrix(_target_matrix(obj, goal, 6, 0.1 * f).tolist())
-            t.keyframe_insert("location", frame=f)
-            t.keyframe_insert("rotation_euler", frame=f)
-        add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
+        add_limb(obj, "arm.L", ARM, target=moving_target(obj, goal, 6), goal_type=goal)
         return obj
 
     bake = limber.sub("addon.run.bake")

@@ -4,7 +4,6 @@ evaluated pose: live (``limber.solve``) and baked, the end bone on target (≤ 0
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import bpy
@@ -12,19 +11,9 @@ import numpy as np
 import pytest
 from mathutils import Matrix
 
-from core import goal_errors, orthonormalize_yz
-from tests.blender.limber_rigs import (
-    RIGIFY_LIMBS,
-    add_empty,
-    add_limb,
-    evaluate,
-    metarig,
-    world_pose,
-)
+from tests.blender.limber_rigs import add_empty, add_limb, evaluate, metarig
+from tests.blender.test_evaluated_pose import ARM, POS_TOL, ROT_TOL, _measured, fk_end
 
-ARM = RIGIFY_LIMBS["arm.L"]
-POS_TOL = 1e-5  # 0.01 mm
-ROT_TOL = math.radians(0.01)
 GOALS = ("POSITION", "PARTIAL", "POSE", "AIM")
 #: Pose scales (bone → scale) that make Blender's evaluation of the arm differ from a rigid
 #: chain: a stretched upper or lower segment, a scaled or non-uniformly scaled parent, a
@@ -46,39 +35,25 @@ def _rig(rig: str) -> Any:
     return obj
 
 
-def _fk_end(obj: Any, seed: int, t: float = 0.0) -> np.ndarray:
-    """The hand's evaluated frame (Y-first orthonormalised) for a random FK pose of the
-    arm (moved along with ``t``); the arm is then put back to rest."""
-    rng = np.random.default_rng(seed)
-    pbs = obj.pose.bones
-    for name, k in zip(ARM, (1.0, 0.0, 0.6), strict=True):
-        pbs[name].rotation_mode = "XYZ"
-        pbs[name].rotation_euler = (rng.uniform(0.2, 0.9) + 0.3 * t,
-                                    k * rng.uniform(-0.5, 0.5) + 0.2 * t,
-                                    k * rng.uniform(-0.5, 0.5))
-    evaluate()
-    m = orthonormalize_yz(world_pose(obj, ARM[2]))
-    for name in ARM:
-        pbs[name].rotation_euler = (0.0, 0.0, 0.0)
-    evaluate()
-    return m
-
-
 def _target_matrix(obj: Any, goal: str, seed: int, t: float = 0.0) -> np.ndarray:
     """A reachable target for the goal type: the hand's frame of an FK pose, or for AIM a
     point 0.3 m along the hand's Y axis (the ray the hand must point along)."""
-    m = _fk_end(obj, seed, t)
+    m = fk_end(obj, ARM, seed, t)
     if goal == "AIM":
         m = m.copy()
         m[:3, 3] += 0.3 * m[:3, 1]
     return m
 
 
-def _measured(obj: Any, settings: Any) -> tuple[float, float]:
-    end = world_pose(obj, settings.end_bone)
-    tgt = np.array(settings.target.matrix_world, dtype=np.float64)
-    p, o = goal_errors(settings.goal_type, (0.0, 1.0, 0.0), end, tgt)
-    return float(p), float(o)
+def moving_target(obj: Any, goal: str, seed: int) -> Any:
+    """An Empty keyed on every frame of :data:`FRAMES` at a target for the goal type that
+    moves with the frame (:func:`_target_matrix`)."""
+    t = add_empty("T")
+    for f in FRAMES:
+        t.matrix_world = Matrix(_target_matrix(obj, goal, seed, 0.1 * f).tolist())
+        t.keyframe_insert("location", frame=f)
+        t.keyframe_insert("rotation_euler", frame=f)
+    return t
 
 
 def _count_corrections(limber: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -131,11 +106,7 @@ def test_bake_lands_on_target(limber: Any, monkeypatch: pytest.MonkeyPatch, goal
     keys play back on target, no corrective re-solve, and the live solve of a baked
     frame gives the same pose."""
     obj = _rig(rig)
-    t = add_empty("T")
-    for f in FRAMES:
-        t.matrix_world = Matrix(_target_matrix(obj, goal, 5, 0.1 * f).tolist())
-        t.keyframe_insert("location", frame=f)
-        t.keyframe_insert("rotation_euler", frame=f)
+    t = moving_target(obj, goal, 5)
     add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
     corrections = _count_corrections(limber, monkeypatch)
     scene = bpy.context.scene
