@@ -292,18 +292,19 @@ def _offset_stamp(obj: Any, settings: Any) -> tuple[Any, ...]:
     return (obj.as_pointer(), settings.goal_type, settings.axis)
 
 
-def start_offset(obj: Any, settings: Any) -> Any:
-    """The goal offset an unproven limb's solve starts from (:func:`core.goal_offset`), or
-    None: the offsets the verifications of the frames just before the current one needed,
-    extrapolated (:func:`core.extrapolate_offset`); the last one alone when it is of the
-    current frame. Offsets of another object (a new one of the same name), goal type or
-    axis, or of frames further back, are not used: a solve or bake never depends on what
-    was solved elsewhere before it."""
+def start_offset(obj: Any, settings: Any, frame: int | None = None) -> Any:
+    """The goal offset an unproven limb's solve of ``frame`` (default: the scene's current
+    frame) starts from (:func:`core.goal_offset`), or None: the offsets the verifications
+    of the frames just before it needed, extrapolated (:func:`core.extrapolate_offset`);
+    the last one alone when it is of that frame. Offsets of another object (a new one of
+    the same name), goal type or axis, or of frames further back, are not used: a solve or
+    bake never depends on what was solved elsewhere before it."""
     hit = _OFFSETS.get((obj.name, settings.name))
     if hit is None or hit[0] != _offset_stamp(obj, settings):
         return None
-    scene = bpy.context.scene
-    frame = scene.frame_current if scene is not None else None
+    if frame is None:
+        scene = bpy.context.scene
+        frame = scene.frame_current if scene is not None else None
     frames, offsets = hit[1], hit[2]
     if frame == frames[-1]:
         return offsets[-1]
@@ -726,7 +727,7 @@ def solve_limb_settings(
             # stretched links alone: solved against the affine chain (see .stretched)
             links = (stretched.chain_links(rd) if not proven and goal_frame is None
                      and analytic_notes(obj, rig, settings, None, bones)[1] else None)
-            guess = (start_offset(obj, settings) if goal_frame is None and not proven
+            guess = (start_offset(obj, settings, frame) if goal_frame is None and not proven
                      and links is None else None)
             if guess is not None:  # the corrections the last verifications needed
                 req = requests.with_goal(req, settings, apply_goal_offset(guess,
