@@ -655,6 +655,9 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         if settings.swivel_mode == "POLE" and settings.pole is None:
             msgs.append("no pole object; using the swivel angle")
         msgs += rig_notes(obj, rig)[0]
+        if settings.goal_type == "AIM" and not obj.pose.bones[rig.end].bone.use_inherit_rotation:
+            msgs.append(f"Aim goal: {rig.end} does not inherit rotation, so its axis does not "
+                        f"turn with the arm as the aim solve assumes (measured, may miss)")
         # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
         ik = rigify.ik_chain(obj, settings)
         held = (msgs, overrides(obj, rig, bones) if ik is None else [], ik is None)

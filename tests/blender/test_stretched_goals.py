@@ -161,6 +161,7 @@ def test_measured_limbs_land_on_target(limber: Any, goal: str, case: str) -> Non
     assert st.measured
     if goal == "AIM" and "Inherit Rotation" in case:
         assert not st.reached and abs(st.orientation_error - ori) <= 0.01 * ori, st.message
+        assert "Aim goal: hand.L does not inherit rotation" in st.message, st.message
         return
     assert pos <= POS_TOL and ori <= ROT_TOL, (pos, ori, st.message)
     assert st.reached, st.message
