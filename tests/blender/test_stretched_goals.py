@@ -12,7 +12,7 @@ import pytest
 from mathutils import Matrix
 
 from tests.blender.limber_rigs import add_empty, add_limb, evaluate, metarig
-from tests.blender.test_evaluated_pose import ARM, POS_TOL, ROT_TOL, _measured, fk_end
+from tests.blender.test_evaluated_pose import ARM, POS_TOL, ROT_TOL, _measured, _truthful, fk_end
 
 GOALS = ("POSITION", "PARTIAL", "POSE", "AIM")
 #: Pose scales (bone → scale) that make Blender's evaluation of the arm differ from a rigid
@@ -165,3 +165,18 @@ def test_measured_limbs_land_on_target(limber: Any, goal: str, case: str) -> Non
         return
     assert pos <= POS_TOL and ori <= ROT_TOL, (pos, ori, st.message)
     assert st.reached, st.message
+
+
+@pytest.mark.parametrize("goal", GOALS)
+def test_out_of_reach_on_a_stretched_arm_is_reported(limber: Any, goal: str) -> None:
+    """A target 2 m beyond a stretched arm: not reached, and the status reports the error
+    measured on the evaluated pose (within 1 %)."""
+    obj = _rig("stretched upper")
+    m = _target_matrix(obj, goal, 4)
+    m[:3, 3] += (2.0, 0.0, 0.0)
+    t = add_empty("T", m)
+    add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
+    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+    settings = obj.limber.limbs["arm.L"]
+    _truthful(settings.status, *_measured(obj, settings))
+    assert goal == "AIM" or not settings.status.reached
