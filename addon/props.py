@@ -148,7 +148,40 @@ class LIMBER_PG_status(bpy.types.PropertyGroup):
     )
 
 
-class LIMBER_PG_limb(bpy.types.PropertyGroup):
+class IkFkSwitch:
+    """The IK/FK switch of a generated Rigify limb that Limber drives, for a limb and a
+    body's pin (a mixin of their property groups): the bone that holds it, its value
+    before Limber set it and whether Limber's bake created its F-curve."""
+
+    if TYPE_CHECKING:
+        switch_bone: str
+        switch_restore: float
+        switch_keyed: bool
+
+    switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Bone",
+        description="Pose bone whose IK_FK custom property Limber sets while it drives "
+        "this limb (generated Rigify rigs; empty: none): to a limb's Rigify Controls (FK "
+        "1, IK 0), to FK for a body's pin. Keyed by the bake, restored when the limb or "
+        "body is removed",
+        default="",
+    )
+    switch_restore: FloatProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Before",
+        description="The switch's value before Limber set it (restored on removal)",
+        default=0.0,
+        options={"HIDDEN"},
+    )
+    switch_keyed: BoolProperty(  # type: ignore[valid-type,no-redef]
+        name="IK/FK Switch Keyed by Limber",
+        description="The switch's F-curve was created by Limber's bake (removed with the "
+        "limb or body)",
+        default=False,
+        options={"HIDDEN"},
+    )
+
+
+class LIMBER_PG_limb(IkFkSwitch, bpy.types.PropertyGroup):
     """One analytic two-bone limb (arm or leg): upper, lower and end bone."""
 
     if TYPE_CHECKING:
@@ -170,9 +203,6 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         hinge_custom: tuple[float, float, float]
         hinge_found: tuple[float, float, float]
         hinge_found_source: str
-        switch_bone: str
-        switch_restore: float
-        switch_keyed: bool
         rigify_mode: str
         status: LIMBER_PG_status
 
@@ -285,26 +315,6 @@ class LIMBER_PG_limb(bpy.types.PropertyGroup):
         "Limber)",
         size=3,
         default=(0.0, 0.0, 0.0),
-        options={"HIDDEN"},
-    )
-    switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
-        name="IK/FK Switch Bone",
-        description="Pose bone whose IK_FK custom property Limber sets to the Rigify "
-        "Controls' value (FK 1, IK 0) while it drives this limb (generated Rigify rigs; "
-        "empty: none). Keyed by the bake, restored when the limb is removed",
-        default="",
-    )
-    switch_restore: FloatProperty(  # type: ignore[valid-type,no-redef]
-        name="IK/FK Switch Before",
-        description="The switch's value before Limber set it (restored on removal)",
-        default=0.0,
-        options={"HIDDEN"},
-    )
-    switch_keyed: BoolProperty(  # type: ignore[valid-type,no-redef]
-        name="IK/FK Switch Keyed by Limber",
-        description="The switch's F-curve was created by Limber's bake (removed with the "
-        "limb)",
-        default=False,
         options={"HIDDEN"},
     )
     rigify_mode: EnumProperty(  # type: ignore[valid-type,no-redef]
@@ -456,7 +466,7 @@ PIN_KINDS = [
 ]
 
 
-class LIMBER_PG_pin(LIMBER_PG_effector):
+class LIMBER_PG_pin(IkFkSwitch, LIMBER_PG_effector):
     """One pin of a body: an effector (its tip bone a foot, hand, head or the hips) with
     its target, goal, priority and weight (as a chain's effector), and for feet and hands
     the limb's other two bones."""
@@ -466,9 +476,6 @@ class LIMBER_PG_pin(LIMBER_PG_effector):
         kind: str
         upper_bone: str
         lower_bone: str
-        switch_bone: str
-        switch_restore: float
-        switch_keyed: bool
 
     enabled: BoolProperty(  # type: ignore[valid-type,no-redef]
         name="Enabled",
@@ -492,25 +499,6 @@ class LIMBER_PG_pin(LIMBER_PG_effector):
         description="Feet and hands: the limb's lower bone (shin / forearm), which bends "
         "about the hinge axis Limber finds as for limbs",
         default="",
-    )
-    switch_bone: StringProperty(  # type: ignore[valid-type,no-redef]
-        name="IK/FK Switch Bone",
-        description="Pose bone whose IK_FK custom property Limber sets to FK (1) while the "
-        "body drives this limb (generated Rigify rigs; empty: none); restored when the "
-        "body is removed",
-        default="",
-    )
-    switch_restore: FloatProperty(  # type: ignore[valid-type,no-redef]
-        name="IK/FK Switch Before",
-        description="The switch's value before Limber set it (restored on removal)",
-        default=0.0,
-        options={"HIDDEN"},
-    )
-    switch_keyed: BoolProperty(  # type: ignore[valid-type,no-redef]
-        name="IK/FK Switch Keyed by Limber",
-        description="The switch's F-curve was created by Limber (removed with the body)",
-        default=False,
-        options={"HIDDEN"},
     )
 
     # Read as a limb's settings by the IK/FK switch handling (``run.solve.take_switch``):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ...core import goal_errors, goal_in_frame, refine_goal
+from ...core import goal_errors, goal_in_frame, refine_axis_goal, refine_goal
 from ..ui.preferences import DEFAULT_TOLERANCE, Tolerance, tolerances
 from .read import bone_world, target_world
 from .requests import AXES, LimbRequest
@@ -59,9 +59,14 @@ def held_tolerances() -> Iterator[Tolerance]:
         _HELD.pop()
 
 
+def tolerance() -> Tolerance:
+    """The status tolerance: the one held (:func:`held_tolerances`), else the preferences'."""
+    return _HELD[-1] if _HELD else tolerances()
+
+
 def reached(position_error: float, orientation_error: float) -> bool:
     """Whether errors (m, rad) are within the preferences' status tolerance."""
-    tol = _HELD[-1] if _HELD else tolerances()
+    tol = tolerance()
     return position_error <= tol.position and orientation_error <= tol.orientation
 
 
@@ -103,11 +108,18 @@ def effector_errors(obj_eval: Any, effector: Any, depsgraph: Any) -> tuple[float
     return pos, ori
 
 
-def corrected_goal(req: LimbRequest, end_world: FloatArray) -> FloatArray:
+def corrected_goal(req: LimbRequest, end_world: FloatArray, sol: Any = None) -> FloatArray:
     """The next goal (frame coordinates, (1, 4, 4)) after the end bone was evaluated at
     ``end_world``: the asked goal corrected by what was reached (see the module
-    docstring); position-only goals move only their position."""
+    docstring); position-only goals move only their position. Partial and aim goals,
+    given the solution ``sol`` the pose came from, are corrected through the end frame
+    its model gave (:func:`core.refine_axis_goal`); without it only their position."""
     got = goal_in_frame(req.frame, end_world[None], inverse=req.frame_inverse)
+    if sol is not None and req.kind in ("PARTIAL", "AIM"):
+        wrist = sol.wrist if req.wrist is None else req.wrist[0]
+        model = req.limb.forward(sol.shoulder, sol.elbow, wrist)
+        return refine_axis_goal(req.goal_frame, got, req.target_goal, model,
+                                aim=req.kind == "AIM")
     return refine_goal(req.goal_frame, got, req.target_goal, rotation=req.kind == "POSE")
 
 

@@ -38,18 +38,13 @@ from numpy.typing import NDArray
 
 from ...core import (
     LimberError,
-    affine_links,
     axis_angle_to_matrix,
-    chain_pose,
     compose_trs,
     continuous_eulers,
     continuous_quaternions,
     euler_to_matrix,
-    goal_errors,
-    goal_in_frame,
     orthonormalize_yz,
     quat_to_matrix,
-    refine_goal,
     solve_limb,
 )
 from .. import compat
@@ -57,7 +52,7 @@ from ..bridge import read, requests, rigify, verify, write
 from ..bridge.read import LimbRead, ReadError
 from ..bridge.requests import VaryingLinks
 from ..bridge.rig import MappingError
-from . import handlers, solve
+from . import handlers, solve, stretched
 from .solve import LimbStatus, solve_object
 from .statuses import StatusColumn, StatusRows
 
@@ -591,9 +586,8 @@ def _bake_batched(
         if not proven:
             # stretched links alone (nothing overrides the bones): Blender's evaluation
             # of the chain is its affine composition, a prediction for the checked bake
-            links = (affine_links(rd.pose[0], rd.basis[0])[1]
-                     if rd.pose is not None and rd.basis is not None
-                     and solve.analytic_notes(obj, rig, lb)[1] else None)
+            links = (stretched.chain_links(rd) if solve.analytic_notes(obj, rig, lb)[1]
+                     else None)
             rest[lb.name] = Unproven(req, links)
             continue
         t0 = time.perf_counter()
@@ -681,12 +675,6 @@ def _bake_checked(
         return _checked_frames(obj, scene, frames, reqs, progress)  # _bake_batched
 
 
-#: Refinement rounds of a predicted range (:func:`_predict`), and the share of the status
-#: tolerance its rows are refined to (Blender's float32 evaluation adds ~1e-7 relative).
-PREDICT_ROUNDS = 8
-PREDICT_SHARE = 0.1
-
-
 @dataclass
 class _Predicted:
     """A checked limb's range solved and refined against its affine chain."""
@@ -704,35 +692,19 @@ class _Predicted:
 
 def _predict(obj: Any, settings: Any, unproven: Unproven, n: int) -> _Predicted | None:
     """The limb's range solved in one batch and refined against its affine chain
-    (:func:`core.chain_pose`: Blender's composition of the stretched links) with the
-    fixed-point correction of :func:`core.refine_goal`, rows off the chain's target by
-    more than :data:`PREDICT_SHARE` of the status tolerance only, up to
-    :data:`PREDICT_ROUNDS` times; None without affine links or on a solve error."""
+    (:func:`.stretched.on_chain`: Blender's composition of the stretched links); None
+    without affine links or on a solve error."""
     links = unproven.links
     if links is None:
         return None
-    req = base = unproven.request
+    req = unproven.request
     rig = solve.rig_for(obj, settings)
-    notes, _ = solve.analytic_notes(obj, rig, settings, base)
-    axis = requests.AXES[base.axis]
+    notes, _ = solve.analytic_notes(obj, rig, settings, req)
     t0 = time.perf_counter()
     try:
+        sol = solve_limb(req.limb, req.goal, **req.kwargs)
         with verify.held_tolerances() as t:
-            for _ in range(PREDICT_ROUNDS):
-                sol = solve_limb(req.limb, req.goal, **req.kwargs)
-                wrist = sol.wrist if base.wrist is None else base.wrist
-                end = chain_pose(base.frame, (sol.shoulder, axis_angle_to_matrix(
-                    rig.hinge_axis, sol.elbow), wrist), links)
-                pos, ori = goal_errors(base.kind, axis, end, base.target)
-                off = ((pos > PREDICT_SHARE * t.position)
-                       | (ori > PREDICT_SHARE * t.orientation))
-                if not off.any():
-                    break
-                got = goal_in_frame(base.frame, end, inverse=base.frame_inverse)
-                new = refine_goal(req.goal_frame, got, base.target_goal,
-                                  rotation=base.kind == "POSE")
-                req = requests.with_goal(base, settings, np.where(off[:, None, None], new,
-                                                                  req.goal_frame))
+            sol = stretched.on_chain(rig, req, sol, links, t.position, t.orientation)
     except LimberError:
         return None
     each_us = (time.perf_counter() - t0) * 1e6 / n
@@ -1040,6 +1012,7 @@ def bake_object(
     live = scene.limber.live_playback
     scene.limber.live_playback = False  # the bake solves each frame itself
     current = scene.frame_current
+    solve.forget_offsets(obj)
     try:
         items = batch_items(obj, limbs, chains) if batch else []
         batched = _bake_batched(obj, scene, frames, items, progress, fast) if items else None

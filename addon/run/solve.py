@@ -66,6 +66,7 @@ from ..bridge.read import ReadError
 from ..bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
 from ..bridge.rig import ChainRig, LimbRig, MappingError
 from ..bridge.write import write_chain, write_limb
+from . import stretched
 
 #: Solver enum items → numeric :class:`core.Method` (limbs and chains).
 METHODS: dict[str, Method] = {
@@ -138,7 +139,7 @@ class LimbStatus:
     notes: list[str] = field(default_factory=list)
     #: Chains: (position, orientation, reached) per effector with a target.
     effectors: list[tuple[float, float, bool]] = field(default_factory=list)
-    #: Analytic limbs: what the verification needs to re-solve (reads, request, rig).
+    #: Analytic limbs: what the verification needs to re-solve (request, reads, solution).
     pending: Any = None
 
     @property
@@ -152,9 +153,10 @@ STATUS: dict[tuple[str, str], LimbStatus] = {}
 #: Last status per (object name, chain name) (``kind == "chain"``).
 CHAIN_STATUS: dict[tuple[str, str], LimbStatus] = {}
 _RIGS: dict[tuple[str, str], tuple[tuple[Any, ...], LimbRig]] = {}
-#: Per (object name, limb name): the goal offset the last verification needed to put the
-#: evaluated end bone on target (unproven limbs start the next solve from it).
-_OFFSETS: dict[tuple[str, str], Any] = {}
+#: Per (object name, limb name): ((object pointer, goal type, axis), frames, goal offsets)
+#: the last verifications needed to put the evaluated end bone on target (an unproven limb
+#: starts the next frame's solve from them: :func:`start_offset`).
+_OFFSETS: dict[tuple[str, str], tuple[tuple[Any, ...], tuple[int, ...], tuple[Any, ...]]] = {}
 _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
@@ -293,6 +295,56 @@ def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None)
     return rig
 
 
+def _offset_stamp(obj: Any, settings: Any) -> tuple[Any, ...]:
+    return (obj.as_pointer(), settings.goal_type, settings.axis)
+
+
+def start_offset(obj: Any, settings: Any, frame: int | None = None) -> Any:
+    """The goal offset an unproven limb's solve of ``frame`` (default: the scene's current
+    frame) starts from (:func:`core.goal_offset`), or None: the offsets the verifications
+    of the frames just before it needed, extrapolated (:func:`core.extrapolate_offset`);
+    the last one alone when it is of that frame. Offsets of another object (a new one of
+    the same name), goal type or axis, or of frames further back, are not used: a solve or
+    bake never depends on what was solved elsewhere before it."""
+    hit = _OFFSETS.get((obj.name, settings.name))
+    if hit is None or hit[0] != _offset_stamp(obj, settings):
+        return None
+    if frame is None:
+        scene = bpy.context.scene
+        frame = scene.frame_current if scene is not None else None
+    frames, offsets = hit[1], hit[2]
+    if frame == frames[-1]:
+        return offsets[-1]
+    k = 0  # the offsets of consecutive frames ending at the frame before this one
+    while k < len(frames) and frame == frames[-1 - k] + 1 + k:
+        k += 1
+    return extrapolate_offset(*offsets[-k:]) if k else None
+
+
+def keep_offset(obj: Any, settings: Any, frame: int | None, offset: Any) -> None:
+    """Record the goal offset an unproven limb's verification needed at ``frame`` (the
+    last three consecutive ones are kept); None forgets the limb's offsets."""
+    key = (obj.name, settings.name)
+    hit = _OFFSETS.get(key)
+    if offset is None or frame is None:
+        _OFFSETS.pop(key, None)
+        return
+    stamp = _offset_stamp(obj, settings)
+    if hit is None or hit[0] != stamp or hit[1][-1] not in (frame, frame - 1):
+        _OFFSETS[key] = (stamp, (frame,), (offset,))
+    elif hit[1][-1] == frame:
+        _OFFSETS[key] = (stamp, hit[1], (*hit[2][:-1], offset))
+    else:
+        _OFFSETS[key] = (stamp, (*hit[1][-2:], frame), (*hit[2][-2:], offset))
+
+
+def forget_offsets(obj: Any) -> None:
+    """Drop an object's recorded goal offsets (a bake starts from none, so its result does
+    not depend on what was solved before it)."""
+    for key in [k for k in _OFFSETS if k[0] == obj.name]:
+        del _OFFSETS[key]
+
+
 def clear_caches() -> None:
     """Forget cached rigs and statuses (e.g. after loading a file)."""
     from . import body
@@ -355,8 +407,9 @@ def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
     return notes
 
 
-#: (object name, driver count) → bones with drivers (drivers rarely change).
-_DRIVEN: dict[tuple[str, int], set[str]] = {}
+#: (object name, object pointer, driver count) → bones with drivers (drivers rarely
+#: change; a new object of the same name is another key).
+_DRIVEN: dict[tuple[str, int, int], set[str]] = {}
 
 
 def driven_bones(obj: Any) -> set[str]:
@@ -364,7 +417,7 @@ def driven_bones(obj: Any) -> set[str]:
     ad = obj.animation_data
     if ad is None or not len(ad.drivers):
         return set()
-    key = (obj.name, len(ad.drivers))
+    key = (obj.name, obj.as_pointer(), len(ad.drivers))
     hit = _DRIVEN.get(key)
     if hit is None:
         hit = {d.data_path[len('pose.bones["'):].split('"]')[0] for d in ad.drivers
@@ -629,6 +682,9 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         if settings.swivel_mode == "POLE" and settings.pole is None:
             msgs.append("no pole object; using the swivel angle")
         msgs += rig_notes(obj, rig)[0]
+        if settings.goal_type == "AIM" and not obj.pose.bones[rig.end].bone.use_inherit_rotation:
+            msgs.append(f"Aim goal: {rig.end} does not inherit rotation, so its axis does not "
+                        f"turn with the arm as the aim solve assumes (measured, may miss)")
         # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
         ik = rigify.ik_chain(obj, settings)
         held = (msgs, overrides(obj, rig, bones) if ik is None else [], ik is None)
@@ -698,15 +754,19 @@ def solve_limb_settings(
                 if rigify.ik_chain(obj, settings) is not None:
                     req = rigify.ik_request(req, rig)
             notes, proven = analytic_notes(obj, rig, settings, req, bones)
-            offsets = _OFFSETS.get((obj.name, settings.name))
-            if goal_frame is None and not proven and offsets:
-                # start from the corrections the last verifications needed, extrapolated
-                # (see verify_pending)
-                guess = extrapolate_offset(*offsets)
+            # stretched links alone: solved against the affine chain (see .stretched)
+            links = (stretched.chain_links(rd) if not proven and goal_frame is None
+                     and analytic_notes(obj, rig, settings, None, bones)[1] else None)
+            guess = (start_offset(obj, settings, frame) if goal_frame is None and not proven
+                     and links is None else None)
+            if guess is not None:  # the corrections the last verifications needed
                 req = requests.with_goal(req, settings, apply_goal_offset(guess,
                                                                           req.target_goal))
             t1 = time.perf_counter()
             sol = solve_limb(req.limb, req.goal, **req.kwargs)
+            if links is not None:
+                tol = verify.tolerance()
+                sol = stretched.on_chain(rig, req, sol, links, tol.position, tol.orientation)
             st.solve_us = (time.perf_counter() - t1) * 1e6
         except (MappingError, ReadError, LimberError, ValueError) as exc:
             st.message = f"skipped: {exc}"
@@ -714,7 +774,7 @@ def solve_limb_settings(
             if write:
                 st.written = _write_analytic(obj, settings, rig, req, sol, depsgraph, bones)
             fill_analytic(st, sol, req, notes, proven)
-            st.pending = (req, rd)
+            st.pending = (req, rd, sol)
     st.total_us = (time.perf_counter() - t0) * 1e6
     STATUS[(obj.name, settings.name)] = st
     return st
@@ -781,8 +841,8 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
         obj_eval = obj.evaluated_get(dg)
         again = []
         for st, settings in live:
-            req, _ = st.pending
-            g = verify.corrected_goal(req, ends[id(st)])
+            req, _, sol = st.pending
+            g = verify.corrected_goal(req, ends[id(st)], sol)
             new = solve_limb_settings(obj, obj_eval, settings, dg, goal_frame=g,
                                       frame=st.frame, reads=req)
             if not new.solved:
@@ -799,24 +859,25 @@ def verify_pending(obj: Any, dg: Any, todo: list[tuple[LimbStatus, Any]]) -> Non
             if not st.reached and err < 0.5 * prev:
                 live.append((st, settings))
     pbs = obj.pose.bones
-    for st, _settings in todo:  # keep (and report) each limb's best pose
+    for st, settings in todo:  # keep (and report) each limb's best pose
         err, written, pending = best[id(st)]
         if not st.reached and st.position_error + st.orientation_error > err:
             for bone, (path, vals) in written.items():
                 setattr(pbs[rigify.bone_of(bone)], path, vals)
             st.written = written
-            ends.update(measure_statuses(obj, dg, [(st, _settings)]))
-        key = (st.object, st.limb)
-        if st.kind == "limb" and st.reached and pending is not None:
+            ends.update(measure_statuses(obj, dg, [(st, settings)]))
+        if st.kind != "limb":
+            continue
+        if st.reached and pending is not None:
             if st.written is not written:
                 pending = st.pending
-            req = pending[0]
+            req, _, sol = pending
             # the goal one more correction would ask for: the best estimate of what this
             # frame needed, for the next frame to start from
-            last = goal_offset(verify.corrected_goal(req, ends[id(st)]), req.target_goal)
-            _OFFSETS[key] = (*_OFFSETS.get(key, ())[-2:], last)
+            keep_offset(obj, settings, st.frame, goal_offset(
+                verify.corrected_goal(req, ends[id(st)], sol), req.target_goal))
         else:
-            _OFFSETS.pop(key, None)
+            keep_offset(obj, settings, st.frame, None)
     for st, _ in todo:
         st.message = verify.status_message(st) if st.solved else st.message
         if st.kind == "limb":

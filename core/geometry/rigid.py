@@ -37,6 +37,7 @@ __all__ = [
     "continuous_quaternions",
     "continuous_eulers",
     "refine_goal",
+    "refine_axis_goal",
     "basis_frame",
     "basis_rotation",
     "goal_offset",
@@ -403,6 +404,41 @@ def refine_goal(
         return out
     out = g.copy()
     out[..., :3, 3] += t[..., :3, 3] - np.asarray(reached, dtype=np.float64)[..., :3, 3]
+    return out
+
+
+def refine_axis_goal(
+    goal: ArrayLike, reached: ArrayLike, target: ArrayLike, model: ArrayLike, aim: bool = False
+) -> FloatArray:
+    """The next goal of a fixed-point correction for a goal on one axis of the end frame
+    (rigid ``(..., 4, 4)``, one space): a partial-orientation goal (position and the
+    direction of one axis) or, with ``aim``, an aim goal (that axis's ray through the
+    goal's position).
+
+    ``model`` is the end frame the solver's model gave for ``goal`` and ``reached`` the
+    one evaluated; their difference is taken as a rotation ``Q = R_reached · R_modelᵀ``
+    after the model (what a bone that does not inherit its parent's rotation, or a
+    constraint, does). Partial: the position moves by ``target − reached``, and the
+    rotation becomes ``R_model · R_reachedᵀ · R_target``, so the model points any axis
+    where ``Q`` makes the reached one point along the target's (the twist about it, which
+    the goal leaves free, is the model's own). Aim: the aim point is placed, at its
+    distance from the model's head, along ``Qᵀ`` of the direction from the reached head
+    to the target's position. One step lands on target when ``Q`` and the head stay the
+    same."""
+    g = np.asarray(goal, dtype=np.float64)
+    r = np.asarray(reached, dtype=np.float64)
+    t = np.asarray(target, dtype=np.float64)
+    m = np.asarray(model, dtype=np.float64)
+    back = m[..., :3, :3] @ np.swapaxes(r[..., :3, :3], -1, -2)  # Qᵀ
+    out = np.array(np.broadcast_to(g, np.broadcast_shapes(g.shape, r.shape, t.shape, m.shape)))
+    if aim:
+        w = t[..., :3, 3] - r[..., :3, 3]
+        w = w / np.linalg.norm(w, axis=-1, keepdims=True)
+        reach = np.linalg.norm(g[..., :3, 3] - m[..., :3, 3], axis=-1, keepdims=True)
+        out[..., :3, 3] = m[..., :3, 3] + reach * np.einsum("...ij,...j->...i", back, w)
+        return out
+    out[..., :3, :3] = back @ t[..., :3, :3]
+    out[..., :3, 3] += t[..., :3, 3] - r[..., :3, 3]
     return out
 
 

@@ -9,6 +9,7 @@ feasible φ, goals out of reach), :mod:`.partial` (§3.3) and :mod:`.aim` (§3.4
 :mod:`.arcs` (the labelled elbow circle).
 """
 
+from .affine import CHAIN_ROUNDS, ChainFit, chain_residual, refine_on_chain
 from .aim import aim_error, solve_aim
 from .arcs import SwivelArcs, blocking_limits, in_intervals, limits_at_bound, swivel_arcs
 from .model import (
@@ -55,4 +56,8 @@ __all__ = [
     "in_intervals",
     "blocking_limits",
     "limits_at_bound",
+    "ChainFit",
+    "refine_on_chain",
+    "chain_residual",
+    "CHAIN_ROUNDS",
 ]

@@ -42,21 +42,27 @@ def _measured(obj: Any, settings: Any) -> tuple[float, float]:
     return float(p), float(o)
 
 
-def _fk_target(obj: Any, bones: tuple[str, str, str], seed: int) -> Any:
-    """An Empty at the end bone's evaluated frame (Y-first orthonormalised) for a random
-    FK pose of the limb; the limb bones are then put back to rest."""
+def fk_end(obj: Any, bones: tuple[str, str, str], seed: int, t: float = 0.0) -> np.ndarray:
+    """The end bone's evaluated frame (Y-first orthonormalised) for a random FK pose of the
+    limb (moved along with ``t``); the limb bones are then put back to rest."""
     rng = np.random.default_rng(seed)
     pbs = obj.pose.bones
     for name, k in zip(bones, (1.0, 0.0, 0.6), strict=True):
         pbs[name].rotation_mode = "XYZ"
-        pbs[name].rotation_euler = (rng.uniform(0.2, 0.9), k * rng.uniform(-0.5, 0.5),
+        pbs[name].rotation_euler = (rng.uniform(0.2, 0.9) + 0.3 * t,
+                                    k * rng.uniform(-0.5, 0.5) + 0.2 * t,
                                     k * rng.uniform(-0.5, 0.5))
     evaluate()
     m = orthonormalize_yz(world_pose(obj, bones[2]))
     for name in bones:
         pbs[name].rotation_euler = (0.0, 0.0, 0.0)
     evaluate()
-    return add_empty("T", m)
+    return m
+
+
+def _fk_target(obj: Any, bones: tuple[str, str, str], seed: int) -> Any:
+    """An Empty at :func:`fk_end`."""
+    return add_empty("T", fk_end(obj, bones, seed))
 
 
 def _check_truthful(limber: Any, obj: Any, name: str = "arm.L") -> Any:
