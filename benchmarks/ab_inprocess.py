@@ -1,0 +1,199 @@
+"""In-process A/B of two source trees' ``core`` on chain solves.
+
+Run from the repository root::
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.ab_inprocess BEFORE_TREE [AFTER_TREE] \\
+        --cases sb:EXTENDED_JACOBIAN:Y ss:PSEUDOINVERSE:double-Y it:DLS:arm --rounds 7
+
+:mod:`benchmarks.ab` runs every tree in its own processes; between processes its rows move
+by 5–10 % on this kind of machine (address layout, allocator and cache state differ per
+process) even where the trees execute the same instructions. Here both trees' ``core``
+packages are loaded into **one** process (each copied under its own package name; ``core``
+uses relative imports only), the same problems are built with each tree's own classes and
+fixtures, and the two solves alternate call by call. Each round times two calls per tree
+(process CPU time; ``it`` cases per problem-iteration); the report gives the least round of
+each tree (noise only ever adds) and the ratio of the medians beside it.
+
+Cases are ``kind:METHOD:fixture``. Kinds: ``it`` (per-iteration cost: 300 reachable rows,
+20 iterations, stopping tests off), ``sb`` (one batched solve of 300 reachable problems,
+≤ 500 iterations, one thread), ``ss`` (five single-problem solves), ``tr`` (Buss's
+tracking: 100 ``step_once`` updates along the moving targets, as
+:func:`benchmarks.chains.tracking`; ``Y`` and ``double-Y`` only). Fixtures: ``Y``,
+``double-Y`` (Buss), ``arm`` (the 7-DOF arm with a pose goal). AFTER_TREE defaults to this
+repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+#: Problems per batched case, problems per single case, iterations of an ``it`` case.
+BATCH = 300
+SINGLES = 5
+ITERATIONS = 20
+#: Updates of a ``tr`` case.
+TRACK_FRAMES = 100
+
+
+def load_core(tree: Path, name: str, scratch: Path) -> tuple[ModuleType, ModuleType]:
+    """``tree``'s ``core`` imported as package ``name`` (copied into ``scratch``) and its
+    paper fixtures built with that package's classes (``core/fixtures.py`` in older trees,
+    ``tests/fixtures/papers.py`` in newer ones)."""
+    shutil.copytree(tree / "core", scratch / name)
+    if str(scratch) not in sys.path:
+        sys.path.insert(0, str(scratch))
+    core = importlib.import_module(name)
+    if (tree / "core" / "fixtures.py").exists():
+        return core, importlib.import_module(f"{name}.fixtures")
+    src = (tree / "tests" / "fixtures" / "papers.py").read_text(encoding="utf-8")
+    src = src.replace("from core import", f"from {name} import")
+    spec = importlib.util.spec_from_loader(f"{name}_papers", loader=None)
+    assert spec is not None
+    fixtures = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = fixtures
+    exec(compile(src, str(tree / "tests/fixtures/papers.py"), "exec"), fixtures.__dict__)
+    return core, fixtures
+
+
+def _fixture(fixtures: ModuleType, shape: str) -> Any:
+    if shape == "arm":
+        make = getattr(fixtures, "arm_chain", None) or fixtures.human_arm
+        return make()
+    return {"Y": fixtures.buss_y, "double-Y": fixtures.buss_double_y}[shape]()
+
+
+def _reachable(core: ModuleType, fx: Any, batch: int, seed: int) -> tuple[list[Any], Any]:
+    """Goals at FK of q0 + U(−0.5, 0.5) (as :func:`benchmarks.chains.reachable`)."""
+    sk = fx.skeleton
+    rng = np.random.default_rng(seed)
+    frames = sk.forward(fx.q0 + rng.uniform(-0.5, 0.5, size=(batch, sk.n_dofs)))
+    goals: list[Any] = []
+    for g in fx.goals:
+        j = sk.joint_index(g.joint)
+        if isinstance(g, core.PoseGoal):
+            goals.append(core.PoseGoal(frames[:, j, :3, 3], frames[:, j, :3, :3], joint=g.joint))
+        else:
+            goals.append(core.PositionGoal(frames[:, j, :3, 3], joint=g.joint))
+    return goals, np.tile(fx.q0, (batch, 1))
+
+
+def _row(core: ModuleType, goals: list[Any], b: int) -> list[Any]:
+    return [
+        core.PoseGoal(g.position[b], g.rotation[b], joint=g.joint)
+        if isinstance(g, core.PoseGoal)
+        else core.PositionGoal(g.position[b], joint=g.joint)
+        for g in goals
+    ]
+
+
+def case(core: ModuleType, fixtures: ModuleType, spec: str) -> Callable[[], float]:
+    """The timed call of one case with this tree's ``core``; it returns the units its time
+    is divided by (``it``: the problem-iterations actually taken, summed over the rows, as
+    :func:`benchmarks.chains.per_iteration`; otherwise 1)."""
+    kind, method_name, shape = spec.split(":")
+    fx = _fixture(fixtures, shape)
+    method = core.Method[method_name]
+    extra: dict[str, Any] = {}
+    if method_name == "EXTENDED_JACOBIAN":
+        extra["extended_weight"] = 0.1
+    if method_name == "LBFGSB":
+        extra["lbfgsb_iterations"] = 20
+    if kind == "it":
+        goals, q0 = _reachable(core, fx, BATCH, 42)
+        s = core.SolveSettings(
+            max_iterations=ITERATIONS, tolerance=0.0, stall_iterations=10**6, threads=1, **extra
+        )
+        return lambda: float(np.sum(core.solve(fx.skeleton, goals, q0, method, s).iterations))
+    if kind == "sb":
+        goals, q0 = _reachable(core, fx, BATCH, 7)
+        s = core.SolveSettings(max_iterations=500, threads=1, **extra)
+
+        def batched() -> float:
+            core.solve(fx.skeleton, goals, q0, method, s)
+            return 1.0
+
+        return batched
+    if kind == "ss":
+        goals, q0 = _reachable(core, fx, SINGLES, 7)
+        s = core.SolveSettings(max_iterations=500, **extra)
+        rows = [_row(core, goals, b) for b in range(SINGLES)]
+
+        def singles() -> float:
+            for b in range(SINGLES):
+                core.solve(fx.skeleton, rows[b], q0[b], method, s)
+            return 1.0
+
+        return singles
+    if kind == "tr":
+        make = fixtures.buss_y if shape == "Y" else fixtures.buss_double_y
+        extra["lbfgsb_iterations"] = 5
+        s = core.SolveSettings(**extra)
+        path = [make(0.01 * k).goals for k in range(TRACK_FRAMES)]
+        # older trees kept step_once out of core's exports
+        step = (
+            getattr(core, "step_once", None)
+            or importlib.import_module(f"{core.__name__}.ik_methods").step_once
+        )
+
+        def track() -> float:
+            q = fx.q0.copy()
+            for k, goals in enumerate(path):
+                q = step(fx.skeleton, goals, q, method, s, iteration=k)
+            return 1.0
+
+        return track
+    raise SystemExit(f"unknown case kind {kind!r} in {spec!r}: it, sb, ss or tr")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trees", nargs="+", type=Path, help="BEFORE_TREE [AFTER_TREE]")
+    ap.add_argument("--cases", nargs="+", required=True)
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args(argv)
+    trees = list(args.trees)
+    if len(trees) == 1:
+        trees.append(Path(__file__).resolve().parent.parent)
+    if len(trees) != 2:
+        raise SystemExit("give one or two trees")
+    with tempfile.TemporaryDirectory(prefix="limber-ab-") as tmp:
+        loaded = [load_core(t.resolve(), f"core_ab{i}", Path(tmp)) for i, t in enumerate(trees)]
+        print("Least round per call: ms (it: µs per problem-iteration).\n")
+        print(f"| case | {trees[0]} | {trees[1]} | ratio of least | ratio of medians |")
+        print("|---|---|---|---|---|")
+        for spec in args.cases:
+            calls = [case(core, fixtures, spec) for core, fixtures in loaded]
+            for c in calls:
+                c()  # warm-up: imports, plans, caches
+            times: list[list[float]] = [[], []]
+            for r in range(args.rounds):
+                order = (0, 1) if r % 2 == 0 else (1, 0)
+                for i in order:
+                    t0 = time.process_time()
+                    units = calls[i]() + calls[i]()
+                    times[i].append((time.process_time() - t0) / units)
+            scale = 1e6 if spec.startswith("it:") else 1e3  # µs per problem-iteration, ms
+            least = [min(t) * scale for t in times]
+            med = [statistics.median(t) for t in times]
+            print(
+                f"| {spec} | {least[0]:.2f} | {least[1]:.2f} | {least[1] / least[0]:.3f} "
+                f"| {med[1] / med[0]:.3f} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
