@@ -40,7 +40,7 @@ KEYS: tuple[KeySpec, ...] = (
     # IK <-> FK snapping
     KeySpec("limber.snap_swivel", "Snap Swivel to FK", "W"),
     KeySpec("limber.snap_target", "Snap Target to FK", "T"),
-    # Registered only where the operator exists (issue 14 adds it).
+    # Registered only where the operator exists.
     KeySpec("limber.snap_pole", "Snap Pole to FK", "P"),
 )
 
