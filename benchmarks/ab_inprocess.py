@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import chains
+
 #: Problems per batched case, problems per single case, iterations of an ``it`` case.
 BATCH = 300
 SINGLES = 5
@@ -75,30 +77,6 @@ def _fixture(fixtures: ModuleType, shape: str) -> Any:
     return {"Y": fixtures.buss_y, "double-Y": fixtures.buss_double_y}[shape]()
 
 
-def _reachable(core: ModuleType, fx: Any, batch: int, seed: int) -> tuple[list[Any], Any]:
-    """Goals at FK of q0 + U(−0.5, 0.5) (as :func:`benchmarks.chains.reachable`)."""
-    sk = fx.skeleton
-    rng = np.random.default_rng(seed)
-    frames = sk.forward(fx.q0 + rng.uniform(-0.5, 0.5, size=(batch, sk.n_dofs)))
-    goals: list[Any] = []
-    for g in fx.goals:
-        j = sk.joint_index(g.joint)
-        if isinstance(g, core.PoseGoal):
-            goals.append(core.PoseGoal(frames[:, j, :3, 3], frames[:, j, :3, :3], joint=g.joint))
-        else:
-            goals.append(core.PositionGoal(frames[:, j, :3, 3], joint=g.joint))
-    return goals, np.tile(fx.q0, (batch, 1))
-
-
-def _row(core: ModuleType, goals: list[Any], b: int) -> list[Any]:
-    return [
-        core.PoseGoal(g.position[b], g.rotation[b], joint=g.joint)
-        if isinstance(g, core.PoseGoal)
-        else core.PositionGoal(g.position[b], joint=g.joint)
-        for g in goals
-    ]
-
-
 def case(core: ModuleType, fixtures: ModuleType, spec: str) -> Callable[[], float]:
     """The timed call of one case with this tree's ``core``; it returns the units its time
     is divided by (``it``: the problem-iterations actually taken, summed over the rows, as
@@ -112,13 +90,13 @@ def case(core: ModuleType, fixtures: ModuleType, spec: str) -> Callable[[], floa
     if method_name == "LBFGSB":
         extra["lbfgsb_iterations"] = 20
     if kind == "it":
-        goals, q0 = _reachable(core, fx, BATCH, 42)
+        goals, q0 = chains.reachable(fx, BATCH, 42, api=core)
         s = core.SolveSettings(
             max_iterations=ITERATIONS, tolerance=0.0, stall_iterations=10**6, threads=1, **extra
         )
         return lambda: float(np.sum(core.solve(fx.skeleton, goals, q0, method, s).iterations))
     if kind == "sb":
-        goals, q0 = _reachable(core, fx, BATCH, 7)
+        goals, q0 = chains.reachable(fx, BATCH, 7, api=core)
         s = core.SolveSettings(max_iterations=500, threads=1, **extra)
 
         def batched() -> float:
@@ -127,9 +105,9 @@ def case(core: ModuleType, fixtures: ModuleType, spec: str) -> Callable[[], floa
 
         return batched
     if kind == "ss":
-        goals, q0 = _reachable(core, fx, SINGLES, 7)
+        goals, q0 = chains.reachable(fx, SINGLES, 7, api=core)
         s = core.SolveSettings(max_iterations=500, **extra)
-        rows = [_row(core, goals, b) for b in range(SINGLES)]
+        rows = [chains.row(goals, b, api=core) for b in range(SINGLES)]
 
         def singles() -> float:
             for b in range(SINGLES):

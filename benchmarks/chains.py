@@ -45,6 +45,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -80,8 +81,14 @@ BUSS = {
 }
 
 
-def reachable(fx: Fixture, batch: int, seed: int = 42) -> tuple[list[Goal], np.ndarray]:
-    """Batched goals at FK of q0 + U(−0.5, 0.5) (always reachable) and the tiled q0."""
+def reachable(
+    fx: Fixture, batch: int, seed: int = 42, api: Any = None
+) -> tuple[list[Goal], np.ndarray]:
+    """Batched goals at FK of q0 + U(−0.5, 0.5) (always reachable) and the tiled q0.
+    ``api``: the ``core`` package whose goal classes to build (default this one's; another
+    tree's in :mod:`benchmarks.ab_inprocess`)."""
+    pose_goal, position_goal = (PoseGoal, PositionGoal) if api is None else (
+        api.PoseGoal, api.PositionGoal)
     sk = fx.skeleton
     rng = np.random.default_rng(seed)
     qs = fx.q0 + rng.uniform(-0.5, 0.5, size=(batch, sk.n_dofs))
@@ -89,21 +96,24 @@ def reachable(fx: Fixture, batch: int, seed: int = 42) -> tuple[list[Goal], np.n
     goals: list[Goal] = []
     for g in fx.goals:
         j = sk.joint_index(g.joint)  # type: ignore[arg-type]
-        if isinstance(g, PoseGoal):
-            goals.append(PoseGoal(frames[:, j, :3, 3], frames[:, j, :3, :3], joint=g.joint))
+        if isinstance(g, pose_goal):
+            goals.append(pose_goal(frames[:, j, :3, 3], frames[:, j, :3, :3], joint=g.joint))
         else:
-            goals.append(PositionGoal(frames[:, j, :3, 3], joint=g.joint))
+            goals.append(position_goal(frames[:, j, :3, 3], joint=g.joint))
     return goals, np.tile(fx.q0, (batch, 1))
 
 
-def row(goals: Sequence[Goal], b: int) -> list[Goal]:
+def row(goals: Sequence[Goal], b: int, api: Any = None) -> list[Goal]:
+    """Problem ``b`` of batched goals (``api``: as :func:`reachable`)."""
+    pose_goal, position_goal = (PoseGoal, PositionGoal) if api is None else (
+        api.PoseGoal, api.PositionGoal)
     out: list[Goal] = []
     for g in goals:
-        if isinstance(g, PoseGoal):
-            out.append(PoseGoal(g.position[b], g.rotation[b], joint=g.joint))  # type: ignore[index]
+        if isinstance(g, pose_goal):
+            out.append(pose_goal(g.position[b], g.rotation[b], joint=g.joint))  # type: ignore[index]
         else:
-            assert isinstance(g, PositionGoal)
-            out.append(PositionGoal(g.position[b], joint=g.joint))  # type: ignore[index]
+            assert isinstance(g, position_goal)
+            out.append(position_goal(g.position[b], joint=g.joint))  # type: ignore[index]
     return out
 
 
