@@ -274,6 +274,23 @@ def skew(v: FloatArray) -> FloatArray:
 ROWS_PER_COLUMN = 12
 
 
+def _by_columns(a: FloatArray, widest: int) -> bool:
+    """Whether :func:`sum_squares` / :func:`row_max` / :func:`norm_rows` reduce the last
+    axis of ``a`` column by column: 2 to ``widest`` columns and at least
+    :data:`ROWS_PER_COLUMN` × (k − 1) rows."""
+    k = a.shape[-1]
+    return a.ndim > 1 and 2 <= k <= widest and a.size >= ROWS_PER_COLUMN * k * (k - 1)
+
+
+def _column_sum_squares(v: FloatArray) -> FloatArray:
+    """Σ v² over the last axis (k ≥ 2), column by column in the reduction's order."""
+    sq = v * v
+    total: FloatArray = sq[..., 0] + sq[..., 1]
+    for j in range(2, v.shape[-1]):
+        total += sq[..., j]
+    return total
+
+
 def sum_squares(v: FloatArray) -> FloatArray:
     """Σ v² over the last axis of a float64 array, as ``np.add.reduce(v * v, axis=-1)``.
 
@@ -281,13 +298,8 @@ def sum_squares(v: FloatArray) -> FloatArray:
     an iterator step per row; with many rows (:data:`ROWS_PER_COLUMN`) the same sums
     are formed column by column (element-wise additions over all rows, in the same order:
     the same values, several times faster)."""
-    k = v.shape[-1]
-    if v.size >= ROWS_PER_COLUMN * k * (k - 1) and 2 <= k <= 7 and v.ndim > 1:
-        sq = v * v
-        total: FloatArray = sq[..., 0] + sq[..., 1]
-        for j in range(2, k):
-            total += sq[..., j]
-        return total
+    if _by_columns(v, 7):
+        return _column_sum_squares(v)
     out: FloatArray = np.add.reduce(v * v, axis=-1)
     return out
 
@@ -297,12 +309,11 @@ def row_max(a: FloatArray) -> FloatArray:
     and many rows (:data:`ROWS_PER_COLUMN`) by k − 1 element-wise maxima of its columns,
     in the reduction's order (the same values, NaN propagated alike): numpy's reduction
     over a short last axis takes an iterator step per row."""
-    k = a.shape[-1]
-    if a.size < ROWS_PER_COLUMN * k * (k - 1) or not 2 <= k <= 8 or a.ndim < 2:
+    if not _by_columns(a, 8):
         out: FloatArray = np.maximum.reduce(a, axis=-1)
         return out
     out = np.maximum(a[..., 0], a[..., 1])
-    for j in range(2, k):
+    for j in range(2, a.shape[-1]):
         np.maximum(out, a[..., j], out=out)
     return out
 
@@ -311,11 +322,10 @@ def norm_rows(v: FloatArray, keepdims: bool = False) -> FloatArray:
     """|v| over the last axis of a float64 array: ``np.linalg.norm(v, axis=-1)``'s
     arithmetic (√ of the summed squares, :func:`sum_squares`) without its wrapper's
     checks and copy."""
-    k = v.shape[-1]
-    if v.size < ROWS_PER_COLUMN * k * (k - 1) or not 2 <= k <= 7 or v.ndim < 2:
+    if not _by_columns(v, 7):
         out: FloatArray = np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
         return out
-    total = sum_squares(v)
+    total = _column_sum_squares(v)
     root: FloatArray = np.sqrt(total, out=total)
     return root[..., None] if keepdims else root
 
