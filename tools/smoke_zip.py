@@ -14,11 +14,13 @@ Prints ``LIMBER-ZIP-OK <scipy path>`` and exits 0 when everything held. Used by
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.abc
 import importlib.machinery
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -108,13 +110,17 @@ def _chain_rig(bpy: Any) -> tuple[Any, Any]:
 
 
 def smoke(package: Path) -> str:
-    os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="limber-zip-user-")
+    user = tempfile.mkdtemp(prefix="limber-zip-user-")
+    os.environ["BLENDER_USER_RESOURCES"] = user
+    # Registered before bpy is imported, so they run after bpy's own exit handlers.
+    atexit.register(shutil.rmtree, user, ignore_errors=True)
     import bpy
 
     assert "scipy" not in sys.modules, "scipy was imported before the package was installed"
     venv_site = bpy.__file__.split(os.sep + "bpy" + os.sep)[0]
     sys.meta_path.insert(0, HideVenvScipy(venv_site))
-    repo_dir = tempfile.mkdtemp(prefix="limber-zip-repo-")
+    repo_dir = tempfile.mkdtemp(prefix="limber-zip-repo-")  # the installed package, ~70 MB
+    atexit.register(shutil.rmtree, repo_dir, ignore_errors=True)
     bpy.context.preferences.extensions.repos.new(
         name="Limber zip", module="limber_zip", custom_directory=repo_dir, source="USER")
     result = bpy.ops.extensions.package_install_files(

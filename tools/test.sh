@@ -22,6 +22,7 @@ echo "== mypy -p core"
 # so it is checked as the package it is installed as: a staged `limber` package of links.
 echo "== mypy -p limber.addon"
 stage="$(mktemp -d)"
+trap 'rm -rf -- "$stage"' EXIT  # also when the run is interrupted
 mkdir "$stage/limber"
 ln -s "$ROOT/core" "$ROOT/addon" "$ROOT/__init__.py" "$stage/limber/"
 (cd "$stage" && "$VENV/bin/mypy" --config-file "$ROOT/pyproject.toml" -p limber.addon) \

@@ -23,12 +23,14 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Reopens the .blend with Limber installed (as the demo installs it), reports the baked
 #: keys and the limb settings, and re-solves one frame on top of the baked pose.
 REOPEN = r"""
-import importlib, json, sys, tempfile
+import atexit, importlib, json, shutil, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 from tools.demo_blender import import_bpy, install_limber
 bpy = import_bpy()
-module, _ = install_limber(bpy, Path(tempfile.mkdtemp()))
+workdir = tempfile.mkdtemp(prefix="limber-reopen-")  # the release zips (~330 MB): removed at exit
+atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+module, _ = install_limber(bpy, Path(workdir))
 compat = importlib.import_module(module + ".addon.compat")
 bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
 rig = bpy.data.objects["metarig"]
@@ -66,12 +68,15 @@ def _env() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("demo_out")
+    scratch = tmp_path_factory.mktemp("demo_tmp")  # the demo's temporary folders
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "demo_blender.py"), "--frames", str(FRAMES),
          "--contact", "2", "--body-frames", str(BODY_FRAMES), "--out", str(out)],
-        capture_output=True, text=True, timeout=600, check=False, env=_env(), cwd=ROOT,
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**_env(), "TMPDIR": str(scratch)}, cwd=ROOT,
     )
     assert proc.returncode == 0, f"demo failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert sorted(p.name for p in scratch.iterdir()) == [], "the demo left temporary files"
     return out
 
 
@@ -113,12 +118,16 @@ def test_demo_full_body_scene_keeps_the_feet_pinned(demo_out: Path) -> None:
     assert "## Full body" in (demo_out / "report.md").read_text(encoding="utf-8")
 
 
-def test_demo_blend_reopens_with_the_baked_action(demo_out: Path) -> None:
+def test_demo_blend_reopens_with_the_baked_action(demo_out: Path, tmp_path: Path) -> None:
+    scratch = tmp_path / "tmp"  # the script's temporary folders, which it must remove
+    scratch.mkdir()
     proc = subprocess.run(
         [sys.executable, "-c", REOPEN, str(demo_out / "limber_demo.blend"), str(ROOT)],
-        capture_output=True, text=True, timeout=300, check=False, env=_env(),
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**_env(), "TMPDIR": str(scratch)},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(p.name for p in scratch.iterdir()) == [], "temporary files left behind"
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     assert data["frame_range"] == [1, FRAMES]
     assert data["targets"] == ["target.arm.L", "target.arm.R", "target.leg.L", "target.leg.R"]

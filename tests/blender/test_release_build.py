@@ -95,13 +95,17 @@ def test_one_package_per_platform_with_its_own_wheel(
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_install_zip_enable_solve_bake_disable(release_dir: Path) -> None:
+def test_install_zip_enable_solve_bake_disable(release_dir: Path, tmp_path: Path) -> None:
     """This machine's zip installed from file into a fresh Blender user folder (in a
     subprocess): enabled, solved with the bundled scipy (the venv's is hidden), baked and
     read back through the installed compat module, disabled."""
     package = zip_for_this_machine(release_dir)
+    scratch = tmp_path / "tmp"  # the smoke's own temporary folders, which it must remove
+    scratch.mkdir()
     proc = subprocess.run(
         [sys.executable, str(REPO_ROOT / "tools" / "smoke_zip.py"), str(package)],
         capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "TMPDIR": str(scratch)},
     )
     assert proc.returncode == 0 and "LIMBER-ZIP-OK" in proc.stdout, proc.stdout + proc.stderr
+    assert sorted(p.name for p in scratch.iterdir()) == [], "smoke_zip.py left temporary files"
