@@ -6,8 +6,10 @@ such as Rigify has been enabled (``python -c "import bpy;
 bpy.ops.preferences.addon_enable(module='rigify')"`` exits 139), and bpy 4.5 hangs there
 (a futex wait) after a Workbench render (the demo). 5.0 and newer exit cleanly. The work is
 done and saved by then, but the process crashes or never returns. :func:`exit_process` runs
-the exit handlers (``atexit``: Blender's own, temporary folders' clean-up), flushes the
-output and ends the process with the real status before finalisation — only before 5.0.
+the exit handlers (``atexit``: Blender's own, temporary folders' clean-up), removes
+Blender's session temporary folder (``bpy.app.tempdir``, ``$TMPDIR/blender_*``, which
+Blender removes only at a normal exit), flushes the output and ends the process with the
+real status before finalisation — only before 5.0.
 Importable as ``tools.bpy_exit`` with the repository root on ``sys.path``; no bpy needed.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import sys
 
 
@@ -29,7 +32,10 @@ def exit_process(code: int) -> None:
     now. Elsewhere: return (the caller exits normally)."""
     if not crashes_on_exit():
         return
+    session_temp = os.path.normpath(sys.modules["bpy"].app.tempdir)
     atexit._run_exitfuncs()
+    if os.path.basename(session_temp).startswith("blender_"):
+        shutil.rmtree(session_temp, ignore_errors=True)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
