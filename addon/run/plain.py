@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core import LimberError, solve_limb
+from ...core import LimberError, solve_limb, solve_pose_floats, trusted_goal
 from ..bridge import requests
 from ..bridge.read import LimbRead, ReadError, animated_setting, constrained, made, mat4
 from ..bridge.read import target_world as read_target
@@ -67,6 +67,34 @@ def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
     if over:
         return None
     return [_NO_POLE, *remarks] if pole_missing else remarks
+
+
+def _solve(settings: Any, rig: LimbRig, rd: LimbRead, kind: str
+           ) -> tuple[Any, float, float]:
+    """The plain limb's solve: (solution, the frame's uniform scale, µs in the core), the
+    solution None for a frame that is not a similarity. A POSE goal stays on Python
+    floats from the goal to the written rows (:func:`~.bridge.requests.plain_pose_goal`,
+    :func:`core.solve_pose_floats`: the values of :func:`core.solve_limb` bit for bit);
+    where the float solve does not apply, and for POSITION goals, the request and
+    :func:`core.solve_limb`."""
+    if kind == "POSE":
+        pose = requests.plain_pose_goal(settings, rig, rd)
+        if pose is None:
+            return None, 0.0, 0.0
+        position, rotation, kwargs, scale = pose
+        t1 = time.perf_counter()
+        sol: Any = solve_pose_floats(rig.limb, position, rotation, **kwargs)
+        if sol is None:
+            goal = trusted_goal(np.array(position), np.array(rotation))
+            sol = solve_limb(rig.limb, goal, **kwargs)
+        return sol, scale, (time.perf_counter() - t1) * 1e6
+    got = requests.plain_request(settings, rig, rd)
+    if got is None:
+        return None, 0.0, 0.0
+    goal, kwargs, scale = got
+    t1 = time.perf_counter()
+    general = solve_limb(rig.limb, goal, **kwargs)
+    return general, scale, (time.perf_counter() - t1) * 1e6
 
 
 def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: PlainFrame,
@@ -123,15 +151,11 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         parent=np.eye(4)[None] if parent is None else mat4(parent.matrix)[None],
     )
     try:
-        got = requests.plain_request(settings, rig, rd)
-        if got is None:
-            return None  # a sheared frame: the general road's forward kinematics
-        goal, kwargs, scale = got
-        t1 = time.perf_counter()
-        sol = solve_limb(rig.limb, goal, **kwargs)
-        solve_us = (time.perf_counter() - t1) * 1e6
+        sol, scale, solve_us = _solve(settings, rig, rd, kind)
     except (LimberError, ValueError):
         return None
+    if sol is None:
+        return None  # a sheared frame: the general road's forward kinematics
     st = solve.LimbStatus(object=obj.name, limb=settings.name, solver=solver, frame=frame)
     st.solve_us = solve_us
     st.written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
