@@ -101,6 +101,24 @@ def test_plain_limbs_match_the_general_road(limber: Any, counting: _Counting) ->
     assert "no pole object" in obj.limber.limbs["arm.R"].status.message
 
 
+def test_plain_pose_limbs_off_the_float_solve_match_the_general_road(
+        limber: Any, counting: _Counting) -> None:
+    """A pole object (the elbow target) and shoulder IK limits (beyond the float solve:
+    the plain road falls back to ``core.solve_limb``): still the general road's values."""
+    obj = _rig({"arm.L": "POSE", "arm.R": "POSE"})
+    limbs = obj.limber.limbs
+    limbs["arm.L"].swivel_mode = "POLE"
+    limbs["arm.L"].pole = add_empty("P", world_pose(obj, "forearm.L"))
+    up = obj.pose.bones["upper_arm.R"]
+    up.use_ik_limit_x, up.ik_min_x, up.ik_max_x = True, -1.0, 1.0
+    for fast, slow in _both_roads(limber, obj, counting, range(1, 9)):
+        for a, b in zip(fast, slow, strict=True):
+            for name in FIELDS:
+                assert getattr(a, name) == getattr(b, name), (a.limb, name)
+            assert a.solved and a.measured == "model"
+    assert counting.solved == 2 * 8
+
+
 @pytest.mark.parametrize("change", ["constraint", "stretch", "rest", "driver", "pole",
                                     "partial", "numeric", "shear"])
 def test_limbs_that_are_not_plain_take_the_general_road(limber: Any, counting: _Counting,
