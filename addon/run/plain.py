@@ -142,7 +142,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         world=pf.world,
         pose=None,
         basis=None,
-        location=np.array([up.location], dtype=np.float64),
+        location=np.array(up.location, dtype=np.float64)[None],
         end_basis=mat4(en.matrix_basis)[None] if kind == "POSITION" else None,
         target=tw[None],
         pole=(None if pole is None else np.array(

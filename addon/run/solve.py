@@ -161,12 +161,13 @@ _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
 #: The pose-bone settings a :class:`LimbRig` is built from (read in one C call per bone:
-#: the signature is checked on every solve).
+#: the signature is checked on every solve). The IK ranges (:data:`_IK_RANGES`) are read
+#: only when an axis is limited: the rig reads them only then (:func:`.bridge.rig.ik_bounds`).
 _POSE_SETTINGS = attrgetter(
     "rotation_mode", "lock_ik_x", "lock_ik_y", "lock_ik_z", "use_ik_limit_x",
-    "use_ik_limit_y", "use_ik_limit_z", "ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x",
-    "ik_max_y", "ik_max_z",
+    "use_ik_limit_y", "use_ik_limit_z",
 )
+_IK_RANGES = attrgetter("ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x", "ik_max_y", "ik_max_z")
 
 
 #: The bone settings in a :func:`bone_signature`: the inherit modes decide the notes
@@ -182,12 +183,13 @@ def bone_signature(pb: Any, keep: bool = True) -> tuple[Any, ...]:
     parent = pb.parent
     flags = _BONE_SETTINGS(b)
     rest = b.matrix_local
+    ik = _POSE_SETTINGS(pb)
     return (
         rest.copy() if keep else rest,  # a mathutils Matrix
         flags,
         None if parent is None else parent.name,
         None if flags[0] else tuple(pb.location),
-        _POSE_SETTINGS(pb),
+        ik + _IK_RANGES(pb) if ik[4] or ik[5] or ik[6] else ik,
     )
 
 
