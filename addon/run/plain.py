@@ -32,7 +32,15 @@ import numpy as np
 
 from ...core import LimberError, solve_limb, solve_pose_floats, trusted_goal
 from ..bridge import requests
-from ..bridge.read import LimbRead, ReadError, animated_setting, constrained, made, mat4
+from ..bridge.read import (
+    LimbRead,
+    ReadError,
+    animated_setting,
+    constrained,
+    made,
+    mat4,
+    setting_fcurves,
+)
 from ..bridge.read import target_world as read_target
 from ..bridge.rig import LimbRig, MappingError
 from ..bridge.write import write_limb
@@ -50,14 +58,19 @@ _NO_POLE = "no pole object; using the swivel angle"
 class PlainFrame:
     """What a call of :func:`solve_object` reads once for all its plain limbs: the
     evaluated world matrix ((1, 4, 4)), the bones with drivers, whether the armature
-    shows its rest position."""
+    shows its rest position, the object's name, its original and evaluated pose bones,
+    the F-curves that may animate its settings (:func:`~.bridge.read.setting_fcurves`)."""
 
-    __slots__ = ("driven", "rest", "world")
+    __slots__ = ("driven", "fcurves", "name", "pbs", "pbs_eval", "rest", "world")
 
     def __init__(self, obj: Any, obj_eval: Any) -> None:
         self.driven = solve.driven_bones(obj)
         self.rest = obj.data.pose_position == "REST"
         self.world = mat4(obj_eval.matrix_world)[None]
+        self.name = obj.name
+        self.pbs = obj.pose.bones
+        self.pbs_eval = obj_eval.pose.bones
+        self.fcurves = setting_fcurves(obj)
 
 
 def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
@@ -108,11 +121,12 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     if (solver != "ANALYTIC" or switch or target is None or pf.rest
             or (kind != "POSE" and kind != "POSITION")):
         return None
-    bones = solve.limb_pose_bones(obj, settings)
+    names = solve.limb_bone_names(settings)
+    bones = solve.limb_pose_bones(obj, settings, names, pf.pbs)
     if bones is None:
         return None
     try:
-        rig = solve.rig_for(obj, settings, bones)
+        rig = solve.rig_for(obj, settings, bones, names)
     except (MappingError, ReadError, LimberError, ValueError):
         return None  # the general road reports it
     if rig.helpers:
@@ -126,7 +140,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     notes = _notes(obj, rig, swivel_mode == "POLE" and pole is None)
     if notes is None:
         return None
-    pbs = obj_eval.pose.bones
+    pbs = pf.pbs_eval
     up, lo, en = pbs[upper], pbs[lower], pbs[end]
     inherit_rotation, inherit_scale = _INHERIT(up.bone)
     if (not inherit_rotation or inherit_scale != "FULL" or constrained(up)
@@ -147,7 +161,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         target=tw[None],
         pole=(None if pole is None else np.array(
             [pole.evaluated_get(depsgraph).matrix_world.translation], dtype=np.float64)),
-        swivel=np.array([animated_setting(settings, "swivel", depsgraph)]),
+        swivel=np.array([animated_setting(settings, "swivel", depsgraph, pf.fcurves)]),
         parent=np.eye(4)[None] if parent is None else mat4(parent.matrix)[None],
     )
     try:
@@ -156,7 +170,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         return None
     if sol is None:
         return None  # a sheared frame: the general road's forward kinematics
-    st = solve.LimbStatus(object=obj.name, limb=settings.name, solver=solver, frame=frame)
+    st = solve.LimbStatus(object=pf.name, limb=settings.name, solver=solver, frame=frame)
     st.solve_us = solve_us
     st.written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
                             sol.wrist if kind == "POSE" else None, bones)
