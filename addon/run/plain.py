@@ -97,9 +97,11 @@ def _solve(settings: Any, rig: LimbRig, rd: LimbRead, kind: str
         position, rotation, kwargs, scale = pose
         t1 = time.perf_counter()
         sol: Any = solve_pose_floats(rig.limb, position, rotation, **kwargs)
-        if sol is None:
-            goal = trusted_goal(np.array(position), np.array(rotation))
-            sol = solve_limb(rig.limb, goal, **kwargs)
+        if sol is None:  # the goal as plain_request gives it: views of one 4×4 frame
+            (a, b, c), (d, e, f), (g, h, i) = rotation
+            x, y, z = position
+            m = np.array(((a, b, c, x), (d, e, f, y), (g, h, i, z), (0.0, 0.0, 0.0, 1.0)))
+            sol = solve_limb(rig.limb, trusted_goal(m[:3, 3], m[:3, :3]), **kwargs)
         return sol, scale, (time.perf_counter() - t1) * 1e6
     got = requests.plain_request(settings, rig, rd)
     if got is None:
