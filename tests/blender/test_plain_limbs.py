@@ -101,11 +101,15 @@ def test_plain_limbs_match_the_general_road(limber: Any, counting: _Counting) ->
     assert "no pole object" in obj.limber.limbs["arm.R"].status.message
 
 
+@pytest.mark.parametrize("mode", ["QUATERNION", "YXZ", "AXIS_ANGLE"])
 def test_plain_pose_limbs_off_the_float_solve_match_the_general_road(
-        limber: Any, counting: _Counting) -> None:
+        limber: Any, counting: _Counting, mode: str) -> None:
     """A pole object (the elbow target) and shoulder IK limits (beyond the float solve:
-    the plain road falls back to ``core.solve_limb``): still the general road's values."""
+    the plain road falls back to ``core.solve_limb``), bones in each rotation mode: still
+    the general road's values."""
     obj = _rig({"arm.L": "POSE", "arm.R": "POSE"})
+    for name in ("upper_arm.L", "forearm.L", "hand.L", "upper_arm.R", "forearm.R", "hand.R"):
+        obj.pose.bones[name].rotation_mode = mode
     limbs = obj.limber.limbs
     limbs["arm.L"].swivel_mode = "POLE"
     limbs["arm.L"].pole = add_empty("P", world_pose(obj, "forearm.L"))
