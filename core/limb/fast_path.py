@@ -151,7 +151,8 @@ def solve_pose_floats(
     if out is None:
         return None
     r1, theta, r2, phi, reachable, pe, oe = out
-    return FastPose(r1, theta, rotation if r2 is None else r2, phi, reachable, pe, oe)
+    assert r2 is not None  # a pose goal sets R2
+    return FastPose(r1, theta, r2, phi, reachable, pe, oe)
 
 
 def _solve_rows(

@@ -173,3 +173,27 @@ def test_model_errors_of_a_one_frame_solve_are_verify_model_errors(limber: Any,
     pos, ori = verify.model_errors(req, core.solve_limb(req.limb, req.goal, **req.kwargs))
     assert (st.position_error, st.orientation_error) == (float(pos[0]), float(ori[0]))
     assert st.position_error > 0.1 and not st.reached
+
+
+def test_rig_cache_follows_ik_limit_edits(limber: Any) -> None:
+    """The cached rig is rebuilt when an IK limit that shapes it changes (a limit switched
+    on or off, a limited axis' range); a range of an axis that is not limited, which the
+    rig does not read, keeps it."""
+    solve = limber.sub("addon.run.solve")
+    obj = _rig({"arm.L": "POSE"})
+    lb = obj.limber.limbs["arm.L"]
+    up = obj.pose.bones["upper_arm.L"]
+    first = solve.rig_for(obj, lb)
+    assert first.family_limits[0] is None
+    up.ik_min_x = -0.5  # not limited: not read
+    assert solve.rig_for(obj, lb) is first
+    up.use_ik_limit_x = True
+    limited = solve.rig_for(obj, lb)
+    assert limited is not first and limited.family_limits[0] is not None
+    assert limited.family_limits[0].range_start[0] == pytest.approx(-0.5)
+    up.ik_min_x = -0.25
+    narrower = solve.rig_for(obj, lb)
+    assert narrower is not limited
+    assert narrower.family_limits[0].range_start[0] == pytest.approx(-0.25)
+    up.use_ik_limit_x = False
+    assert solve.rig_for(obj, lb).family_limits[0] is None
