@@ -104,16 +104,29 @@ def bone_world(obj_eval: Any, bone: str) -> FloatArray:
 _UNIT = (1.0, 1.0, 1.0)
 
 
-def animated_setting(settings: Any, prop: str, depsgraph: Any) -> float:
+def setting_fcurves(obj: Any) -> Any | None:
+    """The F-curves that may animate ``obj``'s Limber settings (its assigned action's), or
+    None when there are none."""
+    ad = obj.animation_data
+    fcurves = assigned_fcurves(ad) if ad is not None else None
+    return None if fcurves is None or not len(fcurves) else fcurves
+
+
+#: :func:`animated_setting`'s default: look the F-curves up.
+_LOOK_UP: Any = object()
+
+
+def animated_setting(settings: Any, prop: str, depsgraph: Any,
+                     fcurves: Any = _LOOK_UP) -> float:
     """A limb setting's value at the scene's current frame: its F-curve in the armature's
     assigned action when it has one (Blender does not flush animated values of add-on
     property groups to every object it evaluates, e.g. armatures made by the BVH
-    importer), else the stored value."""
+    importer), else the stored value. ``fcurves``: :func:`setting_fcurves` of the
+    armature when the caller has read it (once for all its limbs)."""
     value = float(getattr(settings, prop))
-    obj = settings.id_data
-    ad = obj.animation_data
-    fcurves = assigned_fcurves(ad) if ad is not None else None
-    if fcurves is None or not len(fcurves):
+    if fcurves is _LOOK_UP:
+        fcurves = setting_fcurves(settings.id_data)
+    if fcurves is None:
         return value
     fc = fcurves.find(settings.path_from_id(prop))
     if fc is None or fc.mute:

@@ -31,6 +31,7 @@ from ...core import (
     goal_in_frame,
     limb_links,
     orthonormalize_yz,
+    pose_goal_rows,
     similarity_scale,
     transform_points,
     translation,
@@ -239,11 +240,10 @@ def plain_request(settings: Any, rig: Any, read: LimbRead
     from the same functions, without the :class:`LimbRequest` around them (a live solve of
     a proven limb needs nothing else). None for any other read (then use
     :func:`limb_request`)."""
-    if read.pose is not None or read.parent is None or len(read) != 1:
+    parts = _plain_parts(rig, read)
+    if parts is None:
         return None
-    frame, inverse, scale, a, _, _ = _frame_parts(rig, read)
-    if scale is None or inverse is None or a is not None:
-        return None
+    frame, inverse, scale = parts
     g = goal_in_frame(frame, orthonormalize_yz(read.target), rigid_target=True,
                       inverse=inverse)[0]
     kind = settings.goal_type
@@ -252,6 +252,34 @@ def plain_request(settings: Any, rig: Any, read: LimbRead
              if kind not in WRIST_GOALS and read.end_basis is not None else None)
     elbow = None if read.pole is None else transform_points(inverse, read.pole)[0]
     return goal, limb_kwargs(settings, wrist, elbow, float(read.swivel[0])), float(scale[0])
+
+
+def plain_pose_goal(settings: Any, rig: Any, read: LimbRead) -> tuple[
+        tuple[float, float, float], Any, dict[str, Any], float] | None:
+    """:func:`plain_request` of a POSE limb with the goal as Python floats: (position,
+    rotation rows, the :func:`core.solve_limb` keyword arguments, the frame's uniform
+    scale), the goal from :func:`core.pose_goal_rows` (``goal_in_frame``'s values bit for
+    bit), for :func:`core.solve_pose_floats`. None where :func:`plain_request` gives None.
+    Raises ``ValueError`` for a degenerate target frame (as :func:`plain_request` does)."""
+    parts = _plain_parts(rig, read)
+    if parts is None:
+        return None
+    _, inverse, scale = parts
+    position, rotation = pose_goal_rows(inverse, read.target[0].tolist())
+    elbow = None if read.pole is None else transform_points(inverse, read.pole)[0]
+    return (position, rotation, limb_kwargs(settings, None, elbow, float(read.swivel[0])),
+            float(scale[0]))
+
+
+def _plain_parts(rig: Any, read: LimbRead) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+    """The (frame, inverse, uniform scale) of a one-frame read whose frame is composed from
+    the upper bone's parent and is a similarity with rest links; None otherwise."""
+    if read.pose is not None or read.parent is None or len(read) != 1:
+        return None
+    frame, inverse, scale, a, _, _ = _frame_parts(rig, read)
+    if scale is None or inverse is None or a is not None:
+        return None
+    return frame, inverse, scale
 
 
 #: Frames kept per rig by :func:`_frame_parts` (a handful: the parent's pose of the last

@@ -25,13 +25,17 @@ from ...core import (
     matrix_to_quat,
     nearest_eulers,
     quaternion_floats,
+    quaternion_rows,
     rodrigues,
+    rodrigues_rows,
 )
 
 if TYPE_CHECKING:
     from .rig import ChainRig, LimbRig
 
 FloatArray = NDArray[np.float64]
+#: A rotation matrix: an array, or three rows of Python floats (a float solve's).
+Rotation = FloatArray | tuple[tuple[float, float, float], ...]
 
 
 def pick_euler(r: FloatArray, order: str, lim: EulerLimits | None, current: Any) -> FloatArray:
@@ -51,18 +55,20 @@ def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> t
     return path_values(pose_bone, r, lim)[1]
 
 
-def path_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None
+def path_values(pose_bone: Any, r: Rotation, lim: EulerLimits | None
                 ) -> tuple[str, tuple[float, ...]]:
     """:func:`rotation_path` and :func:`rotation_values` of a pose bone, its rotation mode
     read once."""
     mode = pose_bone.rotation_mode
     if mode == "QUATERNION":
-        w, x, y, z = quaternion_floats(np.asarray(r, dtype=np.float64))
+        w, x, y, z = (quaternion_rows(r) if type(r) is tuple
+                      else quaternion_floats(np.asarray(r, dtype=np.float64)))
         c0, c1, c2, c3 = pose_bone.rotation_quaternion
         if w * c0 + x * c1 + y * c2 + z * c3 < 0.0:
             return "rotation_quaternion", (-w, -x, -y, -z)
         return "rotation_quaternion", (w, x, y, z)
-    return _PATHS.get(mode, "rotation_euler"), _other_values(pose_bone, mode, r, lim)
+    return _PATHS.get(mode, "rotation_euler"), _other_values(
+        pose_bone, mode, np.asarray(r, dtype=np.float64), lim)
 
 
 def _other_values(pose_bone: Any, mode: str, r: FloatArray, lim: EulerLimits | None
@@ -112,9 +118,9 @@ def rotation_path(pose_bone: Any) -> str:
 def write_limb(
     obj: Any,
     rig: LimbRig,
-    r1: FloatArray,
+    r1: Rotation,
     theta: float,
-    r2: FloatArray | None,
+    r2: Rotation | None,
     bones: tuple[Any, Any, Any] | None = None,
 ) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Write a solution as local rotations; ``r2=None`` leaves the end bone untouched.
@@ -126,8 +132,8 @@ def write_limb(
     if bones is None:
         pbs = obj.pose.bones
         bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
-    rl = rodrigues(np.asarray(rig.hinge_axis, dtype=np.float64), theta)
-    items: list[tuple[str, Any, FloatArray, EulerLimits | None]] = [
+    rl = rodrigues_rows(np.asarray(rig.hinge_axis, dtype=np.float64).tolist(), theta)
+    items: list[tuple[str, Any, Rotation, EulerLimits | None]] = [
         (rig.upper, bones[0], r1, rig.family_limits[0]),
         (rig.lower, bones[1], rl, rig.family_limits[1]),
     ]

@@ -30,9 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from ...core import LimberError, solve_limb
+from ...core import LimberError, solve_limb, solve_pose_floats, trusted_goal
 from ..bridge import requests
-from ..bridge.read import LimbRead, ReadError, animated_setting, constrained, made, mat4
+from ..bridge.read import (
+    LimbRead,
+    ReadError,
+    animated_setting,
+    constrained,
+    made,
+    mat4,
+    setting_fcurves,
+)
 from ..bridge.read import target_world as read_target
 from ..bridge.rig import LimbRig, MappingError
 from ..bridge.write import write_limb
@@ -50,14 +58,19 @@ _NO_POLE = "no pole object; using the swivel angle"
 class PlainFrame:
     """What a call of :func:`solve_object` reads once for all its plain limbs: the
     evaluated world matrix ((1, 4, 4)), the bones with drivers, whether the armature
-    shows its rest position."""
+    shows its rest position, the object's name, its original and evaluated pose bones,
+    the F-curves that may animate its settings (:func:`~.bridge.read.setting_fcurves`)."""
 
-    __slots__ = ("driven", "rest", "world")
+    __slots__ = ("driven", "fcurves", "name", "pbs", "pbs_eval", "rest", "world")
 
     def __init__(self, obj: Any, obj_eval: Any) -> None:
         self.driven = solve.driven_bones(obj)
         self.rest = obj.data.pose_position == "REST"
         self.world = mat4(obj_eval.matrix_world)[None]
+        self.name = obj.name
+        self.pbs = obj.pose.bones
+        self.pbs_eval = obj_eval.pose.bones
+        self.fcurves = setting_fcurves(obj)
 
 
 def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
@@ -67,6 +80,36 @@ def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
     if over:
         return None
     return [_NO_POLE, *remarks] if pole_missing else remarks
+
+
+def _solve(settings: Any, rig: LimbRig, rd: LimbRead, kind: str
+           ) -> tuple[Any, float, float]:
+    """The plain limb's solve: (solution, the frame's uniform scale, µs in the core), the
+    solution None for a frame that is not a similarity. A POSE goal stays on Python
+    floats from the goal to the written rows (:func:`~.bridge.requests.plain_pose_goal`,
+    :func:`core.solve_pose_floats`: the values of :func:`core.solve_limb` bit for bit);
+    where the float solve does not apply, and for POSITION goals, the request and
+    :func:`core.solve_limb`."""
+    if kind == "POSE":
+        pose = requests.plain_pose_goal(settings, rig, rd)
+        if pose is None:
+            return None, 0.0, 0.0
+        position, rotation, kwargs, scale = pose
+        t1 = time.perf_counter()
+        sol: Any = solve_pose_floats(rig.limb, position, rotation, **kwargs)
+        if sol is None:  # the goal as plain_request gives it: views of one 4×4 frame
+            (a, b, c), (d, e, f), (g, h, i) = rotation
+            x, y, z = position
+            m = np.array(((a, b, c, x), (d, e, f, y), (g, h, i, z), (0.0, 0.0, 0.0, 1.0)))
+            sol = solve_limb(rig.limb, trusted_goal(m[:3, 3], m[:3, :3]), **kwargs)
+        return sol, scale, (time.perf_counter() - t1) * 1e6
+    got = requests.plain_request(settings, rig, rd)
+    if got is None:
+        return None, 0.0, 0.0
+    goal, kwargs, scale = got
+    t1 = time.perf_counter()
+    general = solve_limb(rig.limb, goal, **kwargs)
+    return general, scale, (time.perf_counter() - t1) * 1e6
 
 
 def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: PlainFrame,
@@ -80,11 +123,12 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     if (solver != "ANALYTIC" or switch or target is None or pf.rest
             or (kind != "POSE" and kind != "POSITION")):
         return None
-    bones = solve.limb_pose_bones(obj, settings)
+    names = solve.limb_bone_names(settings)
+    bones = solve.limb_pose_bones(obj, settings, names, pf.pbs)
     if bones is None:
         return None
     try:
-        rig = solve.rig_for(obj, settings, bones)
+        rig = solve.rig_for(obj, settings, bones, names)
     except (MappingError, ReadError, LimberError, ValueError):
         return None  # the general road reports it
     if rig.helpers:
@@ -98,7 +142,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     notes = _notes(obj, rig, swivel_mode == "POLE" and pole is None)
     if notes is None:
         return None
-    pbs = obj_eval.pose.bones
+    pbs = pf.pbs_eval
     up, lo, en = pbs[upper], pbs[lower], pbs[end]
     inherit_rotation, inherit_scale = _INHERIT(up.bone)
     if (not inherit_rotation or inherit_scale != "FULL" or constrained(up)
@@ -114,25 +158,21 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         world=pf.world,
         pose=None,
         basis=None,
-        location=np.array([up.location], dtype=np.float64),
+        location=np.array(up.location, dtype=np.float64)[None],
         end_basis=mat4(en.matrix_basis)[None] if kind == "POSITION" else None,
         target=tw[None],
         pole=(None if pole is None else np.array(
             [pole.evaluated_get(depsgraph).matrix_world.translation], dtype=np.float64)),
-        swivel=np.array([animated_setting(settings, "swivel", depsgraph)]),
+        swivel=np.array([animated_setting(settings, "swivel", depsgraph, pf.fcurves)]),
         parent=np.eye(4)[None] if parent is None else mat4(parent.matrix)[None],
     )
     try:
-        got = requests.plain_request(settings, rig, rd)
-        if got is None:
-            return None  # a sheared frame: the general road's forward kinematics
-        goal, kwargs, scale = got
-        t1 = time.perf_counter()
-        sol = solve_limb(rig.limb, goal, **kwargs)
-        solve_us = (time.perf_counter() - t1) * 1e6
+        sol, scale, solve_us = _solve(settings, rig, rd, kind)
     except (LimberError, ValueError):
         return None
-    st = solve.LimbStatus(object=obj.name, limb=settings.name, solver=solver, frame=frame)
+    if sol is None:
+        return None  # a sheared frame: the general road's forward kinematics
+    st = solve.LimbStatus(object=pf.name, limb=settings.name, solver=solver, frame=frame)
     st.solve_us = solve_us
     st.written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
                             sol.wrist if kind == "POSE" else None, bones)

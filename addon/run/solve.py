@@ -161,12 +161,13 @@ _CHAINS: dict[tuple[Any, ...], tuple[tuple[Any, ...], ChainRig]] = {}
 
 
 #: The pose-bone settings a :class:`LimbRig` is built from (read in one C call per bone:
-#: the signature is checked on every solve).
+#: the signature is checked on every solve). The IK ranges (:data:`_IK_RANGES`) are read
+#: only when an axis is limited: the rig reads them only then (:func:`.bridge.rig.ik_bounds`).
 _POSE_SETTINGS = attrgetter(
     "rotation_mode", "lock_ik_x", "lock_ik_y", "lock_ik_z", "use_ik_limit_x",
-    "use_ik_limit_y", "use_ik_limit_z", "ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x",
-    "ik_max_y", "ik_max_z",
+    "use_ik_limit_y", "use_ik_limit_z",
 )
+_IK_RANGES = attrgetter("ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x", "ik_max_y", "ik_max_z")
 
 
 #: The bone settings in a :func:`bone_signature`: the inherit modes decide the notes
@@ -182,12 +183,13 @@ def bone_signature(pb: Any, keep: bool = True) -> tuple[Any, ...]:
     parent = pb.parent
     flags = _BONE_SETTINGS(b)
     rest = b.matrix_local
+    ik = _POSE_SETTINGS(pb)
     return (
         rest.copy() if keep else rest,  # a mathutils Matrix
         flags,
         None if parent is None else parent.name,
         None if flags[0] else tuple(pb.location),
-        _POSE_SETTINGS(pb),
+        ik + _IK_RANGES(pb) if ik[4] or ik[5] or ik[6] else ik,
     )
 
 
@@ -216,25 +218,35 @@ def rigs_held() -> bool:
     return bool(_HELD_RIGS)
 
 
-def rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None) -> LimbRig:
+def rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
+            names: tuple[str, str, str] | None = None) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed.
     ``bones``: the limb's (upper, lower, end) pose bones when the caller has looked them
-    up (:func:`limb_pose_bones`)."""
+    up (:func:`limb_pose_bones`); ``names``: their names (:func:`limb_bone_names`) when
+    read."""
     if _HELD_RIGS:
         held = _HELD_RIGS[-1].get(("rig", obj.name, settings.name))
         if held is not None:
             return held  # type: ignore[no-any-return]
-        rig = _rig_for(obj, settings, bones)
+        rig = _rig_for(obj, settings, bones, names)
         _HELD_RIGS[-1][("rig", obj.name, settings.name)] = rig
         return rig
-    return _rig_for(obj, settings, bones)
+    return _rig_for(obj, settings, bones, names)
 
 
-def limb_pose_bones(obj: Any, settings: Any) -> tuple[Any, Any, Any] | None:
+def limb_bone_names(settings: Any) -> tuple[str, str, str]:
+    """A limb's (upper, lower, end) bone names."""
+    return _LIMB_BONES(settings)
+
+
+def limb_pose_bones(obj: Any, settings: Any, names: tuple[str, str, str] | None = None,
+                    pbs: Any = None) -> tuple[Any, Any, Any] | None:
     """A limb's (upper, lower, end) pose bones of ``obj`` (None when one is missing): looked
-    up once per solve for the rig check, the notes and the write."""
-    pbs = obj.pose.bones
-    up, lo, en = _LIMB_BONES(settings)
+    up once per solve for the rig check, the notes and the write. ``names``: the limb's
+    bone names if read (:func:`limb_bone_names`); ``pbs``: ``obj.pose.bones`` if read."""
+    if pbs is None:
+        pbs = obj.pose.bones
+    up, lo, en = _LIMB_BONES(settings) if names is None else names
     try:
         return pbs[up], pbs[lo], pbs[en]
     except KeyError:
@@ -269,8 +281,10 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
     return sig
 
 
-def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None) -> LimbRig:
-    names = _LIMB_BONES(settings)
+def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
+             names: tuple[str, str, str] | None = None) -> LimbRig:
+    if names is None:
+        names = _LIMB_BONES(settings)
     key = (obj.name, settings.name)
     hit = _RIGS.get(key)
     if hit is not None and hit[0] and hit[0] == _rig_signature(obj, settings, names, False,

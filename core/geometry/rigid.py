@@ -17,17 +17,20 @@ the orthonormalisation ignores (see :func:`goal_in_frame`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .rotations import relative_angle
-from .vec3 import wrap
+from .vec3 import Mat, wrap
 
 FloatArray = NDArray[np.float64]
 
 __all__ = [
     "orthonormalize_yz",
+    "orthonormalize_yz_rows",
+    "pose_goal_rows",
     "affine_inverse",
     "rigid_inverse",
     "translation",
@@ -61,7 +64,17 @@ def _single(a: FloatArray) -> bool:
 
 def _gs_one(a: FloatArray) -> None:
     """:func:`orthonormalize_yz` of one matrix in place, with Python floats."""
-    (_, yx, zx), (_, yy, zy), (_, yz, zz) = a[:3, :3].tolist()
+    a[:3, :3] = orthonormalize_yz_rows(a[:3, :3].tolist())
+    if a.shape[-1] == 4:
+        a[3] = (0.0, 0.0, 0.0, 1.0)
+
+
+def orthonormalize_yz_rows(rows: Sequence[Sequence[float]]) -> Mat:
+    """:func:`orthonormalize_yz` of one 3×3 block given as rows of Python floats (only the
+    first three entries of the first three rows are read), as three rows of floats: the
+    same operations as the single-matrix branch, without an array. Raises ``ValueError``
+    for a degenerate frame, as :func:`orthonormalize_yz` does."""
+    (_, yx, zx, *_), (_, yy, zy, *_), (_, yz, zz, *_) = rows[:3]
     ny = math.sqrt(yx * yx + yy * yy + yz * yz)
     if ny <= 0.0:
         raise ValueError("degenerate frame: zero Y axis")
@@ -72,13 +85,32 @@ def _gs_one(a: FloatArray) -> None:
     if nz <= 0.0:
         raise ValueError("degenerate frame: Z axis parallel to Y")
     zx, zy, zz = zx / nz, zy / nz, zz / nz
-    a[:3, :3] = (
+    return (
         (yy * zz - yz * zy, yx, zx),
         (yz * zx - yx * zz, yy, zy),
         (yx * zy - yy * zx, yz, zz),
     )
-    if a.shape[-1] == 4:
-        a[3] = (0.0, 0.0, 0.0, 1.0)
+
+
+def pose_goal_rows(inverse: FloatArray, target: Sequence[Sequence[float]]
+                   ) -> tuple[tuple[float, float, float], Mat]:
+    """:func:`goal_in_frame` of one target frame, on Python floats where it can be:
+    ``target`` is the target's 4×4 world frame as rows of floats (its scale is ignored),
+    ``inverse`` the frame's :func:`affine_inverse` ((4, 4) or a batch of one). Returns the
+    goal's (position, rotation rows) — the values of ``goal_in_frame(frame, target,
+    inverse=inverse)``, bit for bit: the target is orthonormalised as
+    :func:`orthonormalize_yz` does, the product is numpy's (the same shapes as
+    :func:`goal_in_frame`'s), the result orthonormalised again. Raises ``ValueError`` for
+    a degenerate frame."""
+    (x0, y0, z0), (x1, y1, z1), (x2, y2, z2) = orthonormalize_yz_rows(target)
+    t = np.array((
+        (x0, y0, z0, target[0][3]),
+        (x1, y1, z1, target[1][3]),
+        (x2, y2, z2, target[2][3]),
+        (0.0, 0.0, 0.0, 1.0),
+    ))
+    g = (inverse @ (t if inverse.ndim == 2 else t[None])).reshape(4, 4).tolist()
+    return (g[0][3], g[1][3], g[2][3]), orthonormalize_yz_rows(g)
 
 
 def orthonormalize_yz(m: ArrayLike) -> FloatArray:

@@ -33,6 +33,7 @@ only; they assume the matrix is a rotation. Validate untrusted matrices with
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,7 @@ __all__ = [
     "matrix_to_quat",
     "quaternion_of",
     "quaternion_floats",
+    "quaternion_rows",
     "euler_to_matrix",
     "matrix_to_euler",
     "matrix_to_euler_families",
@@ -68,6 +70,7 @@ __all__ = [
     "rotation_angle_between",
     "relative_angle",
     "rodrigues",
+    "rodrigues_rows",
     "rotation_about",
     "check_rotation",
     "orthonormalize",
@@ -280,22 +283,28 @@ def rodrigues(axis: FloatArray, angle: ArrayLike) -> FloatArray:
     One axis ``(3,)`` with a scalar angle takes a branch on Python floats that performs
     the same operations entry by entry (same result, a fraction of the cost)."""
     if axis.ndim == 1 and (type(angle) is float or np.ndim(angle) == 0):
-        c, s = math.cos(angle), math.sin(angle)  # type: ignore[arg-type]
-        x, y, z = axis.tolist()
-        t = 1.0 - c
-        return np.array(
-            (
-                (c + t * (x * x), t * (x * y) - s * z, t * (x * z) + s * y),
-                (t * (y * x) + s * z, c + t * (y * y), t * (y * z) - s * x),
-                (t * (z * x) - s * y, t * (z * y) + s * x, c + t * (z * z)),
-            )
-        )
+        return np.array(rodrigues_rows(axis.tolist(), angle))  # type: ignore[arg-type]
     cb = np.cos(angle)[..., None, None]
     sb = np.sin(angle)[..., None, None]
     out: FloatArray = (
         cb * _EYE + sb * skew(axis) + (1.0 - cb) * (axis[..., :, None] * axis[..., None, :])
     )
     return out
+
+
+def rodrigues_rows(axis: Sequence[float], angle: float
+                   ) -> tuple[tuple[float, float, float], ...]:
+    """:func:`rodrigues` of one unit ``axis`` (three Python floats) and a scalar ``angle``
+    (rad) as three rows of Python floats: the operations of its single-axis branch,
+    without an array (unvalidated)."""
+    c, s = math.cos(angle), math.sin(angle)
+    x, y, z = axis
+    t = 1.0 - c
+    return (
+        (c + t * (x * x), t * (x * y) - s * z, t * (x * z) + s * y),
+        (t * (y * x) + s * z, c + t * (y * y), t * (y * z) - s * x),
+        (t * (z * x) - s * y, t * (z * y) + s * x, c + t * (z * z)),
+    )
 
 
 def rotation_about(axis: ArrayLike, angle: float) -> FloatArray:
@@ -429,7 +438,14 @@ def quaternion_floats(m: FloatArray) -> tuple[float, float, float, float]:
     """:func:`quaternion_of` of one float64 rotation matrix (``(3, 3)`` or a batch of one)
     as Python floats (w, x, y, z), unvalidated: the same operations as the batched
     branch, for a caller that writes the values one by one (a live solve's bones)."""
-    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m.reshape(3, 3).tolist()
+    return quaternion_rows(m.reshape(3, 3).tolist())
+
+
+def quaternion_rows(rows: Sequence[Sequence[float]]) -> tuple[float, float, float, float]:
+    """:func:`quaternion_floats` of a rotation given as three rows of three Python floats
+    (e.g. :func:`rodrigues_rows`' or :func:`core.solve_pose_floats`' output): the same
+    operations, without an array."""
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = rows
     a, b, c = m21 - m12, m02 - m20, m10 - m01
     e, f, g = m01 + m10, m02 + m20, m12 + m21
     # the first largest diagonal term, as np.argmax picks it

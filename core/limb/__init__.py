@@ -12,6 +12,7 @@ feasible φ, goals out of reach), :mod:`.partial` (§3.3) and :mod:`.aim` (§3.4
 from .affine import CHAIN_ROUNDS, ChainFit, chain_residual, refine_on_chain
 from .aim import aim_error, solve_aim
 from .arcs import SwivelArcs, blocking_limits, in_intervals, limits_at_bound, swivel_arcs
+from .fast_path import FastPose, solve_pose_floats
 from .model import (
     LIMIT_TOLERANCE,
     REACH_TOLERANCE,
@@ -43,6 +44,8 @@ __all__ = [
     "SwivelStrategy",
     "PsiStrategy",
     "solve_limb",
+    "solve_pose_floats",
+    "FastPose",
     "feasible_swivel",
     "solve_partial",
     "solve_aim",

@@ -12,7 +12,8 @@ must be mirrored here.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -72,9 +73,101 @@ def solve_fast(
     geometry of :func:`solve_circle`'s fallback branches (straight limb, goal at the
     shoulder, reference along the shoulder–goal axis).
     """
-    c = limb.constants
     if wrist is not None or goal.joint is not None or batch_size(goal) is not None:
         return None
+    rotation: V.Mat | None = None
+    if type(goal) is PoseGoal:
+        rotation = goal.rotation.tolist()  # type: ignore[union-attr]
+    else:
+        p0, p1, p2 = goal.point.tolist()  # type: ignore[union-attr]
+        if p0 != 0.0 or p1 != 0.0 or p2 != 0.0:  # NaN too: the general path rejects it
+            return None
+    out = _solve_rows(limb, goal.position.tolist(), rotation,  # type: ignore[union-attr]
+                      swivel, elbow_target, strategy, elbow_near)
+    if out is None:
+        return None
+    r1, theta, r2, phi, reachable, pe, oe = out
+    return fast_solution(
+        shoulder=V.mat_array(r1, None),
+        elbow=theta,
+        wrist=IDENTITY.copy() if r2 is None else V.mat_array(r2, None),
+        swivel=phi,
+        reachable=reachable,
+        within_limits=True,
+        position_error=pe,
+        orientation_error=oe,
+        feasible_swivel=_FULL_CIRCLE,
+        psi=None,
+        aim_error=None,
+    )
+
+
+class FastPose(NamedTuple):
+    """:func:`solve_pose_floats`' solution: the fields of the :class:`LimbSolution`
+    :func:`~core.solve_limb` returns for the same pose goal, with the rotations as rows of
+    Python floats (``shoulder`` R1, ``wrist`` R2; ``elbow`` θ4, rad)."""
+
+    shoulder: V.Mat
+    elbow: float
+    wrist: V.Mat
+    swivel: float
+    reachable: bool
+    position_error: float
+    orientation_error: float
+    within_limits: bool = True
+    feasible_swivel: tuple[tuple[float, float], ...] = _FULL_CIRCLE
+
+
+def solve_pose_floats(
+    limb: Limb,
+    position: Sequence[float],
+    rotation: V.Mat,
+    *,
+    swivel: float | None = None,
+    elbow_target: Any = None,
+    strategy: SwivelStrategy = SwivelStrategy.CLOSEST,
+) -> FastPose | None:
+    """:func:`~core.solve_limb` of a single pose goal (``position`` three floats, m;
+    ``rotation`` three rows of three floats, an orthonormal rotation; shoulder frame) on
+    Python floats: the fast path's arithmetic (:func:`solve_fast`), so the values equal
+    ``solve_limb(limb, PoseGoal(position, rotation), swivel=..., elbow_target=...,
+    strategy=...)``'s bit for bit. For a caller whose goal is already floats (a live
+    solve, :func:`~core.geometry.rigid.pose_goal_rows`) and that writes rows
+    (:func:`~core.geometry.rotations.quaternion_rows`): no arrays either way.
+
+    Returns None — then call :func:`~core.solve_limb`, which solves or names the bad
+    value — wherever :func:`solve_fast` would (limits beyond the elbow's, other
+    strategies, degenerate geometry, bad ``swivel`` / ``elbow_target``) and for a
+    non-finite goal. The rotation is not validated (the caller's contract, as for
+    :func:`~core.trusted_goal`).
+    """
+    if type(limb) is not Limb:
+        return None
+    x, y, z = position
+    (a, b, c), (d, e, f), (g, h, i) = rotation
+    if not math.isfinite(x + y + z + a + b + c + d + e + f + g + h + i):
+        return None
+    out = _solve_rows(limb, position, rotation, swivel, elbow_target, strategy, None)
+    if out is None:
+        return None
+    r1, theta, r2, phi, reachable, pe, oe = out
+    assert r2 is not None  # a pose goal sets R2
+    return FastPose(r1, theta, r2, phi, reachable, pe, oe)
+
+
+def _solve_rows(
+    limb: Limb,
+    position: Sequence[float],
+    rotation: V.Mat | None,
+    swivel: Any,
+    elbow_target: Any,
+    strategy: Any,
+    elbow_near: Any,
+) -> tuple[V.Mat, float, V.Mat | None, float, bool, float, float] | None:
+    """:func:`solve_fast`'s arithmetic on a goal given as floats (``rotation`` None: a
+    position goal): (R1 rows, θ4, R2 rows or None, φ, reachable, position error,
+    orientation error), or None where the general path must solve."""
+    c = limb.constants
     limits = c.limits
     if limits is not None and not c.elbow_only:
         return None
@@ -102,10 +195,9 @@ def solve_fast(
         if not (math.isfinite(et[0]) and math.isfinite(et[1]) and math.isfinite(et[2])):
             return None
     # reduce_goal
-    if type(goal) is PoseGoal:
-        rgoal: V.Mat = goal.rotation.tolist()  # type: ignore[union-attr]
-        g0, g1, g2 = goal.position.tolist()  # type: ignore[union-attr]
-        rw = rgoal if c.RE_identity else V.mm(rgoal, c.REt)
+    g0, g1, g2 = position
+    if rotation is not None:
+        rw = rotation if c.RE_identity else V.mm(rotation, c.REt)
         te0, te1, te2 = c.tE
         (q00, q01, q02), (q10, q11, q12), (q20, q21, q22) = rw
         w0_ = g0 - (q00 * te0 + q01 * te1 + q02 * te2)
@@ -113,10 +205,7 @@ def solve_fast(
         w2_ = g2 - (q20 * te0 + q21 * te1 + q22 * te2)
         eq = c.eq5_pose
     else:
-        p0, p1, p2 = goal.point.tolist()  # type: ignore[union-attr]
-        if p0 != 0.0 or p1 != 0.0 or p2 != 0.0:  # NaN too: the general path rejects it
-            return None
-        w0_, w1_, w2_ = g0, g1, g2 = goal.position.tolist()  # type: ignore[union-attr]
+        w0_, w1_, w2_ = g0, g1, g2
         rw = None
         eq = c.eq5_position
     # solve_circle, regular branch
@@ -217,7 +306,7 @@ def solve_fast(
     q1 = m10 * e0 + m11 * e1 + m12 * e2
     q2 = m20 * e0 + m21 * e1 + m22 * e2
     if rw is None:
-        wrist_m = IDENTITY.copy()
+        r2 = None
         d0, d1, d2_ = q0 - g0, q1 - g1, q2 - g2
         oe = 0.0
     else:
@@ -229,22 +318,9 @@ def solve_fast(
         d1 = q1 + (f10 * te0 + f11 * te1 + f12 * te2) - g1
         d2_ = q2 + (f20 * te0 + f21 * te1 + f22 * te2) - g2
         oe = V.rotation_angle(w_fk, rw, V.ScalarOps)
-        wrist_m = V.mat_array(r2, None)
     pe = sqrt(d0 * d0 + d1 * d1 + d2_ * d2_)
     tol = REACH_TOLERANCE
-    return fast_solution(
-        shoulder=V.mat_array(r1, None),
-        elbow=theta,
-        wrist=wrist_m,
-        swivel=V.wrap(phi),
-        reachable=pe <= tol * c.length and oe <= tol,
-        within_limits=True,
-        position_error=pe,
-        orientation_error=oe,
-        feasible_swivel=_FULL_CIRCLE,
-        psi=None,
-        aim_error=None,
-    )
+    return r1, theta, r2, V.wrap(phi), pe <= tol * c.length and oe <= tol, pe, oe
 
 
 def euler_families_one(r: list[list[float]], order: str) -> tuple[list[float], list[float]]:

@@ -101,6 +101,28 @@ def test_plain_limbs_match_the_general_road(limber: Any, counting: _Counting) ->
     assert "no pole object" in obj.limber.limbs["arm.R"].status.message
 
 
+@pytest.mark.parametrize("mode", ["QUATERNION", "YXZ", "AXIS_ANGLE"])
+def test_plain_pose_limbs_off_the_float_solve_match_the_general_road(
+        limber: Any, counting: _Counting, mode: str) -> None:
+    """A pole object (the elbow target) and shoulder IK limits (beyond the float solve:
+    the plain road falls back to ``core.solve_limb``), bones in each rotation mode: still
+    the general road's values."""
+    obj = _rig({"arm.L": "POSE", "arm.R": "POSE"})
+    for name in ("upper_arm.L", "forearm.L", "hand.L", "upper_arm.R", "forearm.R", "hand.R"):
+        obj.pose.bones[name].rotation_mode = mode
+    limbs = obj.limber.limbs
+    limbs["arm.L"].swivel_mode = "POLE"
+    limbs["arm.L"].pole = add_empty("P", world_pose(obj, "forearm.L"))
+    up = obj.pose.bones["upper_arm.R"]
+    up.use_ik_limit_x, up.ik_min_x, up.ik_max_x = True, -1.0, 1.0
+    for fast, slow in _both_roads(limber, obj, counting, range(1, 9)):
+        for a, b in zip(fast, slow, strict=True):
+            for name in FIELDS:
+                assert getattr(a, name) == getattr(b, name), (a.limb, name)
+            assert a.solved and a.measured == "model"
+    assert counting.solved == 2 * 8
+
+
 @pytest.mark.parametrize("change", ["constraint", "stretch", "rest", "driver", "pole",
                                     "partial", "numeric", "shear"])
 def test_limbs_that_are_not_plain_take_the_general_road(limber: Any, counting: _Counting,
@@ -151,3 +173,27 @@ def test_model_errors_of_a_one_frame_solve_are_verify_model_errors(limber: Any,
     pos, ori = verify.model_errors(req, core.solve_limb(req.limb, req.goal, **req.kwargs))
     assert (st.position_error, st.orientation_error) == (float(pos[0]), float(ori[0]))
     assert st.position_error > 0.1 and not st.reached
+
+
+def test_rig_cache_follows_ik_limit_edits(limber: Any) -> None:
+    """The cached rig is rebuilt when an IK limit that shapes it changes (a limit switched
+    on or off, a limited axis' range); a range of an axis that is not limited, which the
+    rig does not read, keeps it."""
+    solve = limber.sub("addon.run.solve")
+    obj = _rig({"arm.L": "POSE"})
+    lb = obj.limber.limbs["arm.L"]
+    up = obj.pose.bones["upper_arm.L"]
+    first = solve.rig_for(obj, lb)
+    assert first.family_limits[0] is None
+    up.ik_min_x = -0.5  # not limited: not read
+    assert solve.rig_for(obj, lb) is first
+    up.use_ik_limit_x = True
+    limited = solve.rig_for(obj, lb)
+    assert limited is not first and limited.family_limits[0] is not None
+    assert limited.family_limits[0].range_start[0] == pytest.approx(-0.5)
+    up.ik_min_x = -0.25
+    narrower = solve.rig_for(obj, lb)
+    assert narrower is not limited
+    assert narrower.family_limits[0].range_start[0] == pytest.approx(-0.25)
+    up.use_ik_limit_x = False
+    assert solve.rig_for(obj, lb).family_limits[0] is None
