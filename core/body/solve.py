@@ -101,8 +101,16 @@ from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from ..geometry.vec3 import wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb, solve_limb
+from ..limb.feasible import feasible_intervals
 from ..limb.model import family_violations
-from .closed import Local, closed_form, euler_in_limits_one, into_range_one, solve_all
+from .closed import (
+    Kernel,
+    Local,
+    closed_pose,
+    euler_in_limits_one,
+    into_range_one,
+    solve_all,
+)
 from .model import Body, BodySettings, BodySolution
 
 FloatArray = NDArray[np.float64]
@@ -1210,8 +1218,17 @@ def _limbs(
     # one evaluation for every limb: no goaled limb's joints move another's shoulder
     kin = sk.kinematics(q)
     failed = np.zeros(big, dtype=bool)
+    local_k = [_shoulder_goals(body, goals, an, q, rows, kin) for an in analytic]
+    # the limbs with limits: their kernel passes, and all their feasible sets in one call
+    kernels = {
+        k: Kernel(an.model, local, swivels[:, k], an.wrist if local.rotation is None else None)
+        for k, (an, local) in enumerate(zip(analytic, local_k, strict=True))
+        if swivels is not None and an.model.limits is not None
+    }
+    parts = [kr.feasible_part() for kr in kernels.values()]
+    sets = dict(zip(kernels, feasible_intervals(parts), strict=True))
     for k, an in enumerate(analytic):
-        local = _shoulder_goals(body, goals, an, q, rows, kin)
+        local = local_k[k]
         wrist = an.wrist if local.rotation is None else None
         u, lo, e = body.joints[an.limb]
         if swivels is None:
@@ -1219,12 +1236,10 @@ def _limbs(
             elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
             sol = solve_all(an.model, local, wrist, elbow_target=elbow_at)
             use = sol.reachable
-        elif an.model.limits is not None:
-            # the feasible sets and the closed form from one kernel pass; rows without a
-            # feasible φ in the shell are left to the rescue
-            sol, bad[:, k] = closed_form(
-                an.model, local, swivels[:, k], wrist, _in_shell(an, local)
-            )
+        elif k in kernels:
+            # the closed form from the kernel pass; rows without a feasible φ in the
+            # shell are left to the rescue
+            sol, bad[:, k] = closed_pose(kernels[k], sets[k], _in_shell(an, local))
             use = sol.solved
         else:
             sol = solve_all(an.model, local, wrist, swivel=swivels[:, k])
