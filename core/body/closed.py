@@ -174,10 +174,9 @@ def closed_pose(
     gap = np.abs(np.asarray(ci.rw0, dtype=np.float64) - np.asarray(ci.rg, dtype=np.float64))
     in_reach = np.atleast_1d(gap <= REACH_TOLERANCE * c.length)
     tol = REACH_TOLERANCE
-    out = _empty(b)
-    out.intervals = intervals
     bad = in_shell & ~has
     direct = has & in_reach
+    out = None
     if direct.any():
         shoulder: FloatArray
         wrist_m: FloatArray
@@ -189,19 +188,24 @@ def closed_pose(
             wrist_m = (
                 V.mat_array(r2, n)
                 if np.ndim(r2[0][0])
-                else np.broadcast_to(V.mat_array(r2, None), (b, 3, 3))
+                else np.array(np.broadcast_to(V.mat_array(r2, None), (b, 3, 3)))
             )
         pe_a = np.atleast_1d(np.asarray(pe, dtype=np.float64))
         oe_a = np.broadcast_to(np.asarray(oe, dtype=np.float64), (b,))
-        part = LimbRows(
+        out = LimbRows(
             shoulder,
-            np.broadcast_to(theta, (b,)),
+            np.array(np.broadcast_to(theta, (b,))),
             wrist_m,
             V.wrap(phi),
             (pe_a <= tol * c.length) & (oe_a <= tol),
-            None,
+            intervals,
             np.ones(b, dtype=bool),
         )
+        if direct.all():  # every row posed here (a single solve, typically)
+            return out, bad
+    part, out = out, _empty(b)
+    out.intervals = intervals
+    if part is not None:
         _take(out, direct, part, direct)
     rest = np.flatnonzero(~bad & ~direct)
     if rest.size:

@@ -313,10 +313,9 @@ def feasible_intervals(
     if len(parts) < 2 or len(orders) > 1 or sum(sizes) > _ROW_BLOCK or 0 in sizes:
         return [feasible_sets(*p).all for p in parts]
     eqs = [_equations(lim, sh, wr, k) for (lim, sh, wr, _), k in zip(parts, sizes, strict=True)]
-    width_e = max(e.shape[2] for e in eqs)
-    coef = np.concatenate(
-        [np.pad(e, ((0, 0), (0, 0), (0, width_e - e.shape[2]))) for e in eqs], axis=1
-    )
+    coef = np.zeros((3, sum(sizes), max(e.shape[2] for e in eqs)))
+    for e, end, k in zip(eqs, np.cumsum(sizes), sizes, strict=True):
+        coef[:, end - k : end, : e.shape[2]] = e
     bp, valid, mid = _segments(coef)
     sh = JointCoeffs(*(np.concatenate([getattr(p[1], a) for p in parts]) for a in "PQS"))
     wr = JointCoeffs(*(np.concatenate([getattr(p[2], a) for p in parts]) for a in "PQS"))
