@@ -286,19 +286,16 @@ def _joint_bounds(
     starts and widths (N, 3) as in :meth:`EulerLimits.contains_unchecked`, and whether the
     joint is limited at all (N,)."""
     active = [lim is not None and any(lim.limited) for lim in joints]
-    lo = np.concatenate(
-        [
-            np.broadcast_to(lim.range_start if on else np.zeros(3), (k, 3))  # type: ignore[union-attr]
-            for lim, on, k in zip(joints, active, sizes, strict=True)
-        ]
+    lo = [lim.range_start if on else np.zeros(3) for lim, on in zip(joints, active, strict=True)]  # type: ignore[union-attr]
+    width = [
+        lim.range_width if on else np.full(3, np.inf)  # type: ignore[union-attr]
+        for lim, on in zip(joints, active, strict=True)
+    ]
+    return (
+        np.repeat(np.array(lo), sizes, axis=0),
+        np.repeat(np.array(width), sizes, axis=0),
+        np.repeat(np.array(active), sizes),
     )
-    width = np.concatenate(
-        [
-            np.broadcast_to(lim.range_width if on else np.full(3, np.inf), (k, 3))  # type: ignore[union-attr]
-            for lim, on, k in zip(joints, active, sizes, strict=True)
-        ]
-    )
-    return lo, width, np.repeat(np.array(active), sizes)
 
 
 def feasible_intervals(
@@ -312,10 +309,21 @@ def feasible_intervals(
     orders = {lim.order for p in parts for lim in (p[0].shoulder, p[0].wrist) if lim is not None}
     if len(parts) < 2 or len(orders) > 1 or sum(sizes) > _ROW_BLOCK or 0 in sizes:
         return [feasible_sets(*p).all for p in parts]
-    eqs = [_equations(lim, sh, wr, k) for (lim, sh, wr, _), k in zip(parts, sizes, strict=True)]
-    coef = np.zeros((3, sum(sizes), max(e.shape[2] for e in eqs)))
-    for e, end, k in zip(eqs, np.cumsum(sizes), sizes, strict=True):
-        coef[:, end - k : end, : e.shape[2]] = e
+    # each limb's equations (shoulder's, then wrist's) in its rows, the rest zero
+    eqs = []
+    start = width_e = 0
+    for (lim, sh_k, wr_k, _), k in zip(parts, sizes, strict=True):
+        col = 0
+        for co, joint in ((sh_k, lim.shoulder), (wr_k, lim.wrist)):
+            if joint is not None:
+                e = _joint_equations(co, joint)
+                eqs.append((slice(start, start + k), slice(col, col + e.shape[2]), e))
+                col += e.shape[2]
+        start += k
+        width_e = max(width_e, col)
+    coef = np.zeros((3, start, width_e))
+    for rows, cols, e in eqs:
+        coef[:, rows, cols] = e
     bp, valid, mid = _segments(coef)
     sh = JointCoeffs(*(np.concatenate([getattr(p[1], a) for p in parts]) for a in "PQS"))
     wr = JointCoeffs(*(np.concatenate([getattr(p[2], a) for p in parts]) for a in "PQS"))
