@@ -403,10 +403,9 @@ def solve_body(
             )
         batched = True
     plan = _plan(body, goals, settings)
-    q, swivel, feasible, limb_ok, iterations, reasons = _warm_first(
+    q, swivel, feasible, limb_ok, iterations, reasons, gerr = _warm_first(
         body, goals, plan, q_in, settings
     )
-    gerr = sk.goal_errors(q, goals)
     reached = gerr <= settings.tolerance
     level = _level_errors(sk, list(goals), q, gerr)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
@@ -449,19 +448,27 @@ def _warm_first(
     """The warm path, then :func:`_solve_rows` for the rows it does not settle (module
     docstring, "Warm path"): the numeric level without the rest term (minimum-norm
     steps from the start's trunk) and each goaled limb in closed form; a row whose goals
-    are all met there, every goaled limb reachable with a feasible φ, is done. Returns
-    q, swivels, feasible intervals, limbs reached, iterations and reasons (rows of
-    ``q_in``)."""
-    if settings.rest_weight == 0.0 or not settings.warm_path:
-        return _solve_rows(body, goals, plan, q_in, settings)
+    are all met there (measured by forward kinematics), every goaled limb reachable with
+    a feasible φ, is done. Returns q, swivels, feasible intervals, limbs reached,
+    iterations, reasons and the goals' errors (rows of ``q_in``)."""
     sk = body.skeleton
+    if settings.rest_weight == 0.0 or not settings.warm_path:
+        out = _solve_rows(body, goals, plan, q_in, settings)
+        return (*out, sk.goal_errors(out[0], goals))
     q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
     big = q.shape[0]
     free: IntArray = plan["free"]
     every = np.arange(big)
     x_start = _start_x(body, plan, q, settings)
     x, iterations, reasons = _numeric(
-        body, goals, plan, q, x_start, every, dataclasses.replace(settings, rest_weight=0.0)
+        body,
+        goals,
+        plan,
+        q,
+        x_start,
+        every,
+        dataclasses.replace(settings, rest_weight=0.0),
+        measured=True,
     )
     q[:, free] = x[:, : free.size]
     swivel, feasible, limb_ok, bad = _limbs(
@@ -469,6 +476,13 @@ def _warm_first(
     )
     goaled = [an.limb for an in plan["analytic"]]
     done = (reasons == StopReason.REACHED) & ~bad.any(axis=1) & limb_ok[:, goaled].all(axis=1)
+    # the goals by forward kinematics of those rows' final pose (their last numeric step
+    # was not evaluated: _numeric, ``measured``)
+    gerr = np.full((big, len(goals)), np.nan)
+    ok_rows = np.flatnonzero(done)
+    if ok_rows.size:
+        gerr[ok_rows] = sk.goal_errors(q[ok_rows], _goals_at(goals, ok_rows, big))
+        done[ok_rows] = np.all(gerr[ok_rows] <= settings.tolerance, axis=1)
     rest = np.flatnonzero(~done)
     if rest.size:
         # rows whose goals the warm path met (a limb without a feasible φ) start the
@@ -476,10 +490,12 @@ def _warm_first(
         x0 = x_start[rest]
         met = reasons[rest] == StopReason.REACHED
         x0[met, : free.size] = x[rest[met], : free.size]
-        sub = [_goal_rows(g, rest) for g in goals]
+        sub = _goals_at(goals, rest, big)
         part = _solve_rows(body, sub, plan, q_in[rest], settings, x0)
+        gerr_rest = sk.goal_errors(part[0], sub)
         if rest.size == big:  # (the limbs may have given up early: nothing to merge)
-            return part[0], part[1], part[2], part[3], iterations + part[4], part[5]
+            return (*part[:4], iterations + part[4], part[5], gerr_rest)
+        gerr[rest] = gerr_rest
         q[rest] = part[0]
         swivel[rest] = part[1]
         limb_ok[rest] = part[3]
@@ -489,7 +505,12 @@ def _warm_first(
             None if f is None else _scatter_intervals(f, rest, g)
             for f, g in zip(feasible, part[2], strict=True)
         )
-    return q, swivel, feasible, limb_ok, iterations, reasons
+    return q, swivel, feasible, limb_ok, iterations, reasons, gerr
+
+
+def _goals_at(goals: tuple[Goal, ...], rows: IntArray, big: int) -> tuple[Goal, ...]:
+    """The goals cut to ``rows`` of their ``big`` rows (as they are for all rows)."""
+    return goals if rows.size == big else tuple(_goal_rows(g, rows) for g in goals)
 
 
 def _start_x(body: Body, plan: dict[str, Any], q: FloatArray, settings: BodySettings) -> FloatArray:
@@ -512,8 +533,8 @@ def _solve_rows(
 ) -> tuple[Any, ...]:
     """The numeric level with the rest term, the limbs, and the whole-body rescue
     (module docstring) for the rows of ``q_in`` (the start; the goals cut to them), the
-    numeric level starting from ``x0`` (default: the start's unknowns). Returns as
-    :func:`_warm_first`."""
+    numeric level starting from ``x0`` (default: the start's unknowns). Returns q,
+    swivels, feasible intervals, limbs reached, iterations and reasons."""
     goals = tuple(goals)
     sk = body.skeleton
     q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
@@ -969,9 +990,13 @@ def _numeric(
     x: FloatArray,
     row_ids: IntArray,
     settings: BodySettings,
+    measured: bool = False,
 ) -> tuple[FloatArray, NDArray[np.int_], NDArray[np.object_]]:
     """The numeric level (module docstring) for the rows of ``q`` / ``x`` (``row_ids``:
-    their indices in the goals' batch). Returns x, iterations, reasons."""
+    their indices in the goals' batch). Returns x, iterations, reasons. ``measured``: the
+    caller measures the goals by forward kinematics afterwards, so the polishing step
+    (a Newton step from goals already met) ends a row without an evaluation of its own
+    (reason REACHED)."""
     sk = body.skeleton
     free: IntArray = plan["free"]
     analytic: list[_Analytic] = plan["analytic"]
@@ -1160,6 +1185,14 @@ def _numeric(
                 break
             held |= out
         xn = reduced.clip_unchecked(xa + dx) if settings.use_limits else xa + dx
+        fin = polish[act] if measured else None
+        if fin is not None and fin.any():
+            x[act[fin]] = xn[fin]
+            iterations[act[fin]] += 1
+            keep = ~fin
+            act, xa, xn, now = act[keep], xa[keep], xn[keep], now[keep]
+            if not act.size:
+                break
         cand = evaluate(xn, act)
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
