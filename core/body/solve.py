@@ -60,10 +60,12 @@ Warm path. Every row is first solved *without* the rest term: the numeric level 
 minimum-norm steps from the start's trunk (the goals' rows only, so nothing moves in
 their null space: on a warm start the body stays where the previous frame left it as
 far as the goals allow), then the goaled limbs in closed form. A row whose goals are all
-met there, every goaled limb reachable with a feasible φ, is done (``iterations``: the
-warm path's). The other rows are solved as described above, with the rest term; a row
-whose goals the warm path met (only a limb without a feasible φ) starts that solve from
-the warm path's trunk, the others from the start (``iterations``: both counted). So the
+met there (measured by forward kinematics of its final pose, so the numeric level's
+last, polishing step needs no evaluation of its own), every goaled limb reachable with a
+feasible φ, is done (``iterations``: the warm path's). The other rows are solved as
+described above, with the rest term; a row whose goals the warm path met (only a limb
+without a feasible φ) starts that solve from the warm path's trunk, the others from the
+start (``iterations``: both counted). So the
 rest pose shapes a solve only where keeping the start's trunk does not work: on a cold
 start from the rest pose the warm path already stays near it, on a warm start the body
 does not drift back to it frame by frame. Deterministic per row (batched = one by one);
@@ -71,9 +73,10 @@ the goaled limbs' own joints in the start are still never read.
 
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
-call, the whole-body pass is one batched TASK_PRIORITY solve per pattern of infeasible
-limbs. Python loops run over iterations, priority levels, goals, limbs and those patterns,
-and over rows only in the SLSQP finish.
+call (the feasible swivel sets of all goaled limbs one call), the whole-body pass is one
+batched TASK_PRIORITY solve per pattern of infeasible limbs. Python loops run over
+iterations, priority levels, goals, limbs and those patterns, and over rows only in the
+SLSQP finish.
 """
 
 from __future__ import annotations
