@@ -65,11 +65,11 @@ last, polishing step needs no evaluation of its own), every goaled limb reachabl
 feasible φ, is done (``iterations``: the warm path's). The other rows are solved as
 described above, with the rest term; a row whose goals the warm path met (only a limb
 without a feasible φ) starts that solve from the warm path's trunk, the others from the
-start (``iterations``: both counted). So the
-rest pose shapes a solve only where keeping the start's trunk does not work: on a cold
-start from the rest pose the warm path already stays near it, on a warm start the body
-does not drift back to it frame by frame. Deterministic per row (batched = one by one);
-the goaled limbs' own joints in the start are still never read.
+start (``iterations``: both counted). So the rest pose shapes a solve only where keeping
+the start's trunk does not work: on a cold start from the rest pose the warm path already
+stays near it, on a warm start the body does not drift back to it frame by frame.
+Deterministic per row (batched = one by one); the goaled limbs' own joints in the start
+are still never read.
 
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
