@@ -130,11 +130,23 @@ class Kernel:
     sinφ S (:func:`~core.limb.feasible.joint_coeffs`) — what the feasible sets and the
     pose at a chosen φ are computed from."""
 
-    def __init__(self, limb: Limb, local: Local, swivel: FloatArray, wrist: FloatArray | None):
+    def __init__(
+        self,
+        limb: Limb,
+        local: Local,
+        wrist: FloatArray | None,
+        swivel: FloatArray | None = None,
+        elbow_target: FloatArray | None = None,
+    ):
         limits = limb.limits
         assert limits is not None
-        self.limb, self.local, self.swivel, self.wrist = limb, local, swivel, wrist
-        b = len(swivel)
+        self.limb, self.local, self.wrist = limb, local, wrist
+        # φ_d: the swivel (B,), or the one whose elbow is nearest ``elbow_target`` (B, 3)
+        # (§3.2.2); the same options for the rows left to solve_limb
+        self.options = (
+            {"swivel": swivel} if elbow_target is None else {"elbow_target": elbow_target}
+        )
+        self.b = b = local.position.shape[0]
         self.single = single = b == 1
         self.ops: Any = V.ScalarOps if single else V.ArrayOps
         self.n = None if single else b
@@ -144,7 +156,13 @@ class Kernel:
         self.pr = pr = reduce_goal(limb, goal, w, self.n)
         aref = V.vec_of(np.asarray(limb.swivel_reference))
         self.ci = ci = solve_circle(self.ops, c, pr.wg, pr.tbe, aref, limits.elbow)
-        self.phi_d = desired_swivel(ci, float(swivel[0]) if single else swivel, None, self.ops)
+        if elbow_target is not None:
+            self.phi_d = desired_swivel(
+                ci, None, V.vec_of(elbow_target[0] if single else elbow_target), self.ops
+            )
+        else:
+            assert swivel is not None
+            self.phi_d = desired_swivel(ci, float(swivel[0]) if single else swivel, None, self.ops)
         self.theta = np.array([ci.theta]) if single else np.asarray(ci.theta, dtype=np.float64)
         self.sh, self.wr = joint_coeffs(self.ops, c, pr, ci, b)
 
@@ -159,16 +177,15 @@ def closed_pose(
     k: Kernel, intervals: FloatArray, in_shell: BoolArray
 ) -> tuple[LimbRows, BoolArray]:
     """The limb (with limits) of the kernel pass ``k`` (B rows) at the feasible φ nearest
-    its numeric swivel, from its feasible ``intervals`` (B, M, 2) (several limbs' from one
+    its φ_d, from its feasible ``intervals`` (B, M, 2) (several limbs' from one
     :func:`~core.limb.feasible.feasible_intervals` call). Returns the rows and, per row,
     whether it has no feasible φ although its goal lies in the limb's shell
     (``in_shell``): those rows are left unsolved. Rows in reach with a feasible φ are
     posed here; the others (out of reach, or no feasible φ outside the shell) by
     :func:`~core.limb.solve_limb`."""
-    limb, local, swivel, wrist = k.limb, k.local, k.swivel, k.wrist
-    single, ops, n, pr, ci, theta = k.single, k.ops, k.n, k.pr, k.ci, k.theta
+    limb, local, wrist = k.limb, k.local, k.wrist
+    single, ops, n, pr, ci, theta, b = k.single, k.ops, k.n, k.pr, k.ci, k.theta, k.b
     c = limb.constants
-    b = len(swivel)
     phi, has = closest_swivel(intervals, np.atleast_1d(np.asarray(k.phi_d, dtype=np.float64)))
     r1, r2, pe, oe = pose_at(ops, c, pr, ci, float(phi[0]) if single else phi)
     gap = np.abs(np.asarray(ci.rw0, dtype=np.float64) - np.asarray(ci.rg, dtype=np.float64))
@@ -209,7 +226,7 @@ def closed_pose(
         _take(out, direct, part, direct)
     rest = np.flatnonzero(~bad & ~direct)
     if rest.size:
-        _take(out, rest, solve_rows(limb, local, rest, wrist, swivel=swivel), slice(None))
+        _take(out, rest, solve_rows(limb, local, rest, wrist, **k.options), slice(None))
     return out, bad
 
 

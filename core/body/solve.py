@@ -1260,11 +1260,19 @@ def _limbs(
     kin = sk.kinematics(q)
     failed = np.zeros(big, dtype=bool)
     local_k = [_shoulder_goals(body, goals, an, q, rows, kin) for an in analytic]
+    options: list[dict[str, FloatArray]] = []
+    for k, an in enumerate(analytic):
+        if swivels is not None:
+            options.append({"swivel": swivels[:, k]})
+            continue
+        u, lo, _ = body.joints[an.limb]
+        frt, org = _shoulder_frame(body, an, q, kin)
+        options.append({"elbow_target": (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]})
     # the limbs with limits: their kernel passes, and all their feasible sets in one call
     kernels = {
-        k: Kernel(an.model, local, swivels[:, k], an.wrist if local.rotation is None else None)
+        k: Kernel(an.model, local, an.wrist if local.rotation is None else None, **options[k])
         for k, (an, local) in enumerate(zip(analytic, local_k, strict=True))
-        if swivels is not None and an.model.limits is not None
+        if an.model.limits is not None
     }
     parts = [kr.feasible_part() for kr in kernels.values()]
     sets = dict(zip(kernels, feasible_intervals(parts), strict=True))
@@ -1272,10 +1280,12 @@ def _limbs(
         local = local_k[k]
         wrist = an.wrist if local.rotation is None else None
         u, lo, e = body.joints[an.limb]
-        if swivels is None:
-            frt, org = _shoulder_frame(body, an, q, kin)
-            elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
-            sol = solve_all(an.model, local, wrist, elbow_target=elbow_at)
+        if k in kernels and swivels is None:
+            # the closed form with φ nearest the numeric elbow, all rows posed
+            sol, _ = closed_pose(kernels[k], sets[k], np.zeros(big, dtype=bool))
+            use = sol.reachable
+        elif swivels is None:
+            sol = solve_all(an.model, local, wrist, **options[k])
             use = sol.reachable
         elif k in kernels:
             # the closed form from the kernel pass; rows without a feasible φ in the
