@@ -1074,7 +1074,6 @@ def _numeric(
         gerr[:, :n_num] = ev.goal_error[:, :n_num]
         if na:
             s = -ev.e[:, m_num:m_aux].reshape(b, na, 3)
-            js = ev.J[:, m_num:m_aux, free].reshape(b, na, 3, nf)
             if shared_targets is None:
                 tg = np.stack([t if t.ndim == 1 else t[row_ids[rows]] for t in targets], axis=-2)
             else:
@@ -1086,16 +1085,18 @@ def _numeric(
             safe = np.where(d > 0.0, d, 1.0)
             u = v / safe[..., None]
             err = (d - c)[..., None] * u
-            # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
-            # boundary); inside, within ``band`` of it, u uᵀ too: the distance is held
-            # (an active inequality); deeper inside the constraint is inactive (0)
-            tang = eye3 - u[..., :, None] * u[..., None, :]
-            dd = eye3 - (c / safe)[..., None, None] * tang
-            dd = np.where(near[..., None, None], dd, 0.0)
-            jl = dd @ js  # (b, na, 3, nf)
             gerr[:, n_num:] = np.abs(d - c)
             e[:, m_num:m_goal] = (sqw_k[:, None] * err).reshape(b, 3 * na)
-            jac[:, m_num:m_goal, :nf] = (sqw_k[:, None, None] * jl).reshape(b, 3 * na, nf)
+            if near.any():  # (else every row of the constraints' Jacobian is 0)
+                # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
+                # boundary); inside, within ``band`` of it, u uᵀ too: the distance is
+                # held (an active inequality); deeper inside it is inactive (0)
+                js = ev.J[:, m_num:m_aux, free].reshape(b, na, 3, nf)
+                tang = eye3 - u[..., :, None] * u[..., None, :]
+                dd = eye3 - (c / safe)[..., None, None] * tang
+                dd = np.where(near[..., None, None], dd, 0.0)
+                jl = dd @ js  # (b, na, 3, nf)
+                jac[:, m_num:m_goal, :nf] = (sqw_k[:, None, None] * jl).reshape(b, 3 * na, nf)
         rest_sq = np.zeros(b)
         if n_rest:
             diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)
