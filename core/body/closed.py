@@ -20,11 +20,7 @@ from ..geometry import vec3 as V
 from ..goals import PoseGoal, PositionGoal
 from ..limb import REACH_TOLERANCE, EulerLimits, Limb, LimbLimits, solve_limb
 from ..limb.fast_path import euler_families_one
-from ..limb.feasible import (
-    JointCoeffs,
-    closest_swivel,
-    joint_coeffs,
-)
+from ..limb.feasible import JointCoeffs, closest_swivel, joint_coeffs
 from ..limb.kernel import desired_swivel, pose_at, reduce_goal, solve_circle
 
 FloatArray = NDArray[np.float64]

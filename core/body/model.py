@@ -85,11 +85,6 @@ class Body:
     limbs: Sequence[BodyLimb]
     models: tuple[Limb, ...] = field(init=False, repr=False)
     joints: tuple[tuple[int, int, int], ...] = field(init=False, repr=False)
-    #: per limb, its shell (d_min, d_max) for pose goals, filled by the solver when first
-    #: needed (derived from ``models`` alone)
-    _shells: dict[int, tuple[float, float]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     def __post_init__(self) -> None:
         sk = self.skeleton

@@ -315,12 +315,7 @@ def _plan(
                     model.limits,
                     model.swivel_reference,
                 )
-        if wrist is None:  # the limb's own model: its shell once per body
-            if k not in body._shells:
-                body._shells[k] = shell(model)
-            d_min, d_max = body._shells[k]
-        else:
-            d_min, d_max = shell(model, wrist)
+        d_min, d_max = shell(model, wrist)
         margin = settings.shell_margin * model.length
         if d_max - d_min > 2.0 * margin:
             d_min, d_max = d_min + margin, d_max - margin
