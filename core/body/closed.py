@@ -18,9 +18,9 @@ from numpy.typing import NDArray
 
 from ..geometry import vec3 as V
 from ..goals import PoseGoal, PositionGoal
-from ..limb import REACH_TOLERANCE, EulerLimits, Limb, solve_limb
+from ..limb import REACH_TOLERANCE, EulerLimits, Limb, LimbLimits, solve_limb
 from ..limb.fast_path import euler_families_one
-from ..limb.feasible import closest_swivel, feasible_sets, joint_coeffs
+from ..limb.feasible import JointCoeffs, closest_swivel, joint_coeffs
 from ..limb.kernel import desired_swivel, pose_at, reduce_goal, solve_circle
 
 FloatArray = NDArray[np.float64]
@@ -120,44 +120,76 @@ def solve_all(limb: Limb, local: Local, wrist: FloatArray | None, **options: Any
     return solve_rows(limb, local, np.arange(local.position.shape[0]), wrist, **options)
 
 
-def closed_form(
-    limb: Limb,
-    local: Local,
-    swivel: FloatArray,
-    wrist: FloatArray | None,
-    in_shell: BoolArray,
+class Kernel:
+    """One pass of the limb kernel for a limb with limits (B rows): the reduced goal, the
+    elbow circle, the desired swivel and both joints' coefficients R(φ) = P + cosφ Q +
+    sinφ S (:func:`~core.limb.feasible.joint_coeffs`) — what the feasible sets and the
+    pose at a chosen φ are computed from."""
+
+    def __init__(
+        self,
+        limb: Limb,
+        local: Local,
+        wrist: FloatArray | None,
+        swivel: FloatArray | None = None,
+        elbow_target: FloatArray | None = None,
+    ):
+        limits = limb.limits
+        assert limits is not None
+        self.limb, self.local, self.wrist = limb, local, wrist
+        # φ_d: the swivel (B,), or the one whose elbow is nearest ``elbow_target`` (B, 3)
+        # (§3.2.2); the same options for the rows left to solve_limb
+        self.options = (
+            {"swivel": swivel} if elbow_target is None else {"elbow_target": elbow_target}
+        )
+        self.b = b = local.position.shape[0]
+        self.single = single = b == 1
+        self.ops: Any = V.ScalarOps if single else V.ArrayOps
+        self.n = None if single else b
+        c = limb.constants
+        goal = local.goal()
+        w = None if isinstance(goal, PoseGoal) else (np.eye(3) if wrist is None else wrist)
+        self.pr = pr = reduce_goal(limb, goal, w, self.n)
+        aref = V.vec_of(np.asarray(limb.swivel_reference))
+        self.ci = ci = solve_circle(self.ops, c, pr.wg, pr.tbe, aref, limits.elbow)
+        if elbow_target is not None:
+            self.phi_d = desired_swivel(
+                ci, None, V.vec_of(elbow_target[0] if single else elbow_target), self.ops
+            )
+        else:
+            assert swivel is not None
+            self.phi_d = desired_swivel(ci, float(swivel[0]) if single else swivel, None, self.ops)
+        self.theta = np.array([ci.theta]) if single else np.asarray(ci.theta, dtype=np.float64)
+        self.sh, self.wr = joint_coeffs(self.ops, c, pr, ci, b)
+
+    def feasible_part(self) -> tuple[LimbLimits, JointCoeffs, JointCoeffs, FloatArray]:
+        """The arguments of :func:`~core.limb.feasible.feasible_sets` for this pass (one
+        part of :func:`~core.limb.feasible.feasible_intervals`)."""
+        assert self.limb.limits is not None
+        return self.limb.limits, self.sh, self.wr, self.theta
+
+
+def closed_pose(
+    k: Kernel, intervals: FloatArray, in_shell: BoolArray
 ) -> tuple[LimbRows, BoolArray]:
-    """The limb (with limits) for the local goal ``local`` (B rows) at the feasible φ
-    nearest ``swivel`` (B,). Returns the rows and, per row, whether it has no feasible φ
-    although its goal lies in the limb's shell (``in_shell``): those rows are left
-    unsolved. Rows in reach with a feasible φ are posed here from one kernel pass;
-    the others (out of reach, or no feasible φ outside the shell) by
+    """The limb (with limits) of the kernel pass ``k`` (B rows) at the feasible φ nearest
+    its φ_d, from its feasible ``intervals`` (B, M, 2) (several limbs' from one
+    :func:`~core.limb.feasible.feasible_intervals` call). Returns the rows and, per row,
+    whether it has no feasible φ although its goal lies in the limb's shell
+    (``in_shell``): those rows are left unsolved. Rows in reach with a feasible φ are
+    posed here; the others (out of reach, or no feasible φ outside the shell) by
     :func:`~core.limb.solve_limb`."""
-    limits = limb.limits
-    assert limits is not None
-    b = len(swivel)
-    single = b == 1
-    ops: Any = V.ScalarOps if single else V.ArrayOps
-    n = None if single else b
+    limb, local, wrist = k.limb, k.local, k.wrist
+    single, ops, n, pr, ci, theta, b = k.single, k.ops, k.n, k.pr, k.ci, k.theta, k.b
     c = limb.constants
-    goal = local.goal()
-    w = None if isinstance(goal, PoseGoal) else (np.eye(3) if wrist is None else wrist)
-    pr = reduce_goal(limb, goal, w, n)
-    aref = V.vec_of(np.asarray(limb.swivel_reference))
-    ci = solve_circle(ops, c, pr.wg, pr.tbe, aref, limits.elbow)
-    phi_d = desired_swivel(ci, float(swivel[0]) if single else swivel, None, ops)
-    theta = np.array([ci.theta]) if single else np.asarray(ci.theta, dtype=np.float64)
-    sh, wr = joint_coeffs(ops, c, pr, ci, b)
-    intervals = feasible_sets(limits, sh, wr, theta).all
-    phi, has = closest_swivel(intervals, np.atleast_1d(np.asarray(phi_d, dtype=np.float64)))
+    phi, has = closest_swivel(intervals, np.atleast_1d(np.asarray(k.phi_d, dtype=np.float64)))
     r1, r2, pe, oe = pose_at(ops, c, pr, ci, float(phi[0]) if single else phi)
     gap = np.abs(np.asarray(ci.rw0, dtype=np.float64) - np.asarray(ci.rg, dtype=np.float64))
     in_reach = np.atleast_1d(gap <= REACH_TOLERANCE * c.length)
     tol = REACH_TOLERANCE
-    out = _empty(b)
-    out.intervals = intervals
     bad = in_shell & ~has
     direct = has & in_reach
+    out = None
     if direct.any():
         shoulder: FloatArray
         wrist_m: FloatArray
@@ -169,23 +201,28 @@ def closed_form(
             wrist_m = (
                 V.mat_array(r2, n)
                 if np.ndim(r2[0][0])
-                else np.broadcast_to(V.mat_array(r2, None), (b, 3, 3))
+                else np.array(np.broadcast_to(V.mat_array(r2, None), (b, 3, 3)))
             )
         pe_a = np.atleast_1d(np.asarray(pe, dtype=np.float64))
         oe_a = np.broadcast_to(np.asarray(oe, dtype=np.float64), (b,))
-        part = LimbRows(
+        out = LimbRows(
             shoulder,
-            np.broadcast_to(theta, (b,)),
+            np.array(np.broadcast_to(theta, (b,))),
             wrist_m,
             V.wrap(phi),
             (pe_a <= tol * c.length) & (oe_a <= tol),
-            None,
+            intervals,
             np.ones(b, dtype=bool),
         )
+        if direct.all():  # every row posed here (a single solve, typically)
+            return out, bad
+    part, out = out, _empty(b)
+    out.intervals = intervals
+    if part is not None:
         _take(out, direct, part, direct)
     rest = np.flatnonzero(~bad & ~direct)
     if rest.size:
-        _take(out, rest, solve_rows(limb, local, rest, wrist, swivel=swivel), slice(None))
+        _take(out, rest, solve_rows(limb, local, rest, wrist, **k.options), slice(None))
     return out, bad
 
 

@@ -60,20 +60,23 @@ Warm path. Every row is first solved *without* the rest term: the numeric level 
 minimum-norm steps from the start's trunk (the goals' rows only, so nothing moves in
 their null space: on a warm start the body stays where the previous frame left it as
 far as the goals allow), then the goaled limbs in closed form. A row whose goals are all
-met there, every goaled limb reachable with a feasible φ, is done (``iterations``: the
-warm path's). The other rows are solved as described above, with the rest term; a row
-whose goals the warm path met (only a limb without a feasible φ) starts that solve from
-the warm path's trunk, the others from the start (``iterations``: both counted). So the
-rest pose shapes a solve only where keeping the start's trunk does not work: on a cold
-start from the rest pose the warm path already stays near it, on a warm start the body
-does not drift back to it frame by frame. Deterministic per row (batched = one by one);
-the goaled limbs' own joints in the start are still never read.
+met there (measured by forward kinematics of its final pose, so the numeric level's
+last, polishing step needs no evaluation of its own), every goaled limb reachable with a
+feasible φ, is done (``iterations``: the warm path's). The other rows are solved as
+described above, with the rest term; a row whose goals the warm path met (only a limb
+without a feasible φ) starts that solve from the warm path's trunk, the others from the
+start (``iterations``: both counted). So the rest pose shapes a solve only where keeping
+the start's trunk does not work: on a cold start from the rest pose the warm path already
+stays near it, on a warm start the body does not drift back to it frame by frame.
+Deterministic per row (batched = one by one); the goaled limbs' own joints in the start
+are still never read.
 
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
-call, the whole-body pass is one batched TASK_PRIORITY solve per pattern of infeasible
-limbs. Python loops run over iterations, priority levels, goals, limbs and those patterns,
-and over rows only in the SLSQP finish.
+call (the feasible swivel sets of all goaled limbs one call), the whole-body pass is one
+batched TASK_PRIORITY solve per pattern of infeasible limbs. Python loops run over
+iterations, priority levels, goals, limbs and those patterns, and over rows only in the
+SLSQP finish.
 """
 
 from __future__ import annotations
@@ -101,8 +104,16 @@ from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from ..geometry.vec3 import wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb, solve_limb
+from ..limb.feasible import feasible_intervals
 from ..limb.model import family_violations
-from .closed import Local, closed_form, euler_in_limits_one, into_range_one, solve_all
+from .closed import (
+    Kernel,
+    Local,
+    closed_pose,
+    euler_in_limits_one,
+    into_range_one,
+    solve_all,
+)
 from .model import Body, BodySettings, BodySolution
 
 FloatArray = NDArray[np.float64]
@@ -390,10 +401,9 @@ def solve_body(
             )
         batched = True
     plan = _plan(body, goals, settings)
-    q, swivel, feasible, limb_ok, iterations, reasons = _warm_first(
+    q, swivel, feasible, limb_ok, iterations, reasons, gerr = _warm_first(
         body, goals, plan, q_in, settings
     )
-    gerr = sk.goal_errors(q, goals)
     reached = gerr <= settings.tolerance
     level = _level_errors(sk, list(goals), q, gerr)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
@@ -436,19 +446,27 @@ def _warm_first(
     """The warm path, then :func:`_solve_rows` for the rows it does not settle (module
     docstring, "Warm path"): the numeric level without the rest term (minimum-norm
     steps from the start's trunk) and each goaled limb in closed form; a row whose goals
-    are all met there, every goaled limb reachable with a feasible φ, is done. Returns
-    q, swivels, feasible intervals, limbs reached, iterations and reasons (rows of
-    ``q_in``)."""
-    if settings.rest_weight == 0.0 or not settings.warm_path:
-        return _solve_rows(body, goals, plan, q_in, settings)
+    are all met there (measured by forward kinematics), every goaled limb reachable with
+    a feasible φ, is done. Returns q, swivels, feasible intervals, limbs reached,
+    iterations, reasons and the goals' errors (rows of ``q_in``)."""
     sk = body.skeleton
+    if settings.rest_weight == 0.0 or not settings.warm_path:
+        out = _solve_rows(body, goals, plan, q_in, settings)
+        return (*out, sk.goal_errors(out[0], goals))
     q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
     big = q.shape[0]
     free: IntArray = plan["free"]
     every = np.arange(big)
     x_start = _start_x(body, plan, q, settings)
     x, iterations, reasons = _numeric(
-        body, goals, plan, q, x_start, every, dataclasses.replace(settings, rest_weight=0.0)
+        body,
+        goals,
+        plan,
+        q,
+        x_start,
+        every,
+        dataclasses.replace(settings, rest_weight=0.0),
+        measured=True,
     )
     q[:, free] = x[:, : free.size]
     swivel, feasible, limb_ok, bad = _limbs(
@@ -456,6 +474,13 @@ def _warm_first(
     )
     goaled = [an.limb for an in plan["analytic"]]
     done = (reasons == StopReason.REACHED) & ~bad.any(axis=1) & limb_ok[:, goaled].all(axis=1)
+    # the goals by forward kinematics of those rows' final pose (their last numeric step
+    # was not evaluated: _numeric, ``measured``)
+    gerr = np.full((big, len(goals)), np.nan)
+    ok_rows = np.flatnonzero(done)
+    if ok_rows.size:
+        gerr[ok_rows] = sk.goal_errors(q[ok_rows], _goals_at(goals, ok_rows, big))
+        done[ok_rows] = np.all(gerr[ok_rows] <= settings.tolerance, axis=1)
     rest = np.flatnonzero(~done)
     if rest.size:
         # rows whose goals the warm path met (a limb without a feasible φ) start the
@@ -463,10 +488,12 @@ def _warm_first(
         x0 = x_start[rest]
         met = reasons[rest] == StopReason.REACHED
         x0[met, : free.size] = x[rest[met], : free.size]
-        sub = [_goal_rows(g, rest) for g in goals]
+        sub = _goals_at(goals, rest, big)
         part = _solve_rows(body, sub, plan, q_in[rest], settings, x0)
+        gerr_rest = sk.goal_errors(part[0], sub)
         if rest.size == big:  # (the limbs may have given up early: nothing to merge)
-            return part[0], part[1], part[2], part[3], iterations + part[4], part[5]
+            return (*part[:4], iterations + part[4], part[5], gerr_rest)
+        gerr[rest] = gerr_rest
         q[rest] = part[0]
         swivel[rest] = part[1]
         limb_ok[rest] = part[3]
@@ -476,7 +503,12 @@ def _warm_first(
             None if f is None else _scatter_intervals(f, rest, g)
             for f, g in zip(feasible, part[2], strict=True)
         )
-    return q, swivel, feasible, limb_ok, iterations, reasons
+    return q, swivel, feasible, limb_ok, iterations, reasons, gerr
+
+
+def _goals_at(goals: tuple[Goal, ...], rows: IntArray, big: int) -> tuple[Goal, ...]:
+    """The goals cut to ``rows`` of their ``big`` rows (as they are for all rows)."""
+    return goals if rows.size == big else tuple(_goal_rows(g, rows) for g in goals)
 
 
 def _start_x(body: Body, plan: dict[str, Any], q: FloatArray, settings: BodySettings) -> FloatArray:
@@ -499,8 +531,8 @@ def _solve_rows(
 ) -> tuple[Any, ...]:
     """The numeric level with the rest term, the limbs, and the whole-body rescue
     (module docstring) for the rows of ``q_in`` (the start; the goals cut to them), the
-    numeric level starting from ``x0`` (default: the start's unknowns). Returns as
-    :func:`_warm_first`."""
+    numeric level starting from ``x0`` (default: the start's unknowns). Returns q,
+    swivels, feasible intervals, limbs reached, iterations and reasons."""
     goals = tuple(goals)
     sk = body.skeleton
     q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
@@ -956,9 +988,13 @@ def _numeric(
     x: FloatArray,
     row_ids: IntArray,
     settings: BodySettings,
+    measured: bool = False,
 ) -> tuple[FloatArray, NDArray[np.int_], NDArray[np.object_]]:
     """The numeric level (module docstring) for the rows of ``q`` / ``x`` (``row_ids``:
-    their indices in the goals' batch). Returns x, iterations, reasons."""
+    their indices in the goals' batch). Returns x, iterations, reasons. ``measured``: the
+    caller measures the goals by forward kinematics afterwards, so the polishing step
+    (a Newton step from goals already met) ends a row without an evaluation of its own
+    (reason REACHED)."""
     sk = body.skeleton
     free: IntArray = plan["free"]
     analytic: list[_Analytic] = plan["analytic"]
@@ -1033,7 +1069,6 @@ def _numeric(
         gerr[:, :n_num] = ev.goal_error[:, :n_num]
         if na:
             s = -ev.e[:, m_num:m_aux].reshape(b, na, 3)
-            js = ev.J[:, m_num:m_aux, free].reshape(b, na, 3, nf)
             if shared_targets is None:
                 tg = np.stack([t if t.ndim == 1 else t[row_ids[rows]] for t in targets], axis=-2)
             else:
@@ -1045,16 +1080,18 @@ def _numeric(
             safe = np.where(d > 0.0, d, 1.0)
             u = v / safe[..., None]
             err = (d - c)[..., None] * u
-            # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
-            # boundary); inside, within ``band`` of it, u uᵀ too: the distance is held
-            # (an active inequality); deeper inside the constraint is inactive (0)
-            tang = eye3 - u[..., :, None] * u[..., None, :]
-            dd = eye3 - (c / safe)[..., None, None] * tang
-            dd = np.where(near[..., None, None], dd, 0.0)
-            jl = dd @ js  # (b, na, 3, nf)
             gerr[:, n_num:] = np.abs(d - c)
             e[:, m_num:m_goal] = (sqw_k[:, None] * err).reshape(b, 3 * na)
-            jac[:, m_num:m_goal, :nf] = (sqw_k[:, None, None] * jl).reshape(b, 3 * na, nf)
+            if near.any():  # (else every row of the constraints' Jacobian is 0)
+                # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
+                # boundary); inside, within ``band`` of it, u uᵀ too: the distance is
+                # held (an active inequality); deeper inside it is inactive (0)
+                js = ev.J[:, m_num:m_aux, free].reshape(b, na, 3, nf)
+                tang = eye3 - u[..., :, None] * u[..., None, :]
+                dd = eye3 - (c / safe)[..., None, None] * tang
+                dd = np.where(near[..., None, None], dd, 0.0)
+                jl = dd @ js  # (b, na, 3, nf)
+                jac[:, m_num:m_goal, :nf] = (sqw_k[:, None, None] * jl).reshape(b, 3 * na, nf)
         rest_sq = np.zeros(b)
         if n_rest:
             diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)
@@ -1147,6 +1184,14 @@ def _numeric(
                 break
             held |= out
         xn = reduced.clip_unchecked(xa + dx) if settings.use_limits else xa + dx
+        fin = polish[act] if measured else None
+        if fin is not None and fin.any():
+            x[act[fin]] = xn[fin]
+            iterations[act[fin]] += 1
+            keep = ~fin
+            act, xa, xn, now = act[keep], xa[keep], xn[keep], now[keep]
+            if not act.size:
+                break
         cand = evaluate(xn, act)
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
@@ -1210,21 +1255,38 @@ def _limbs(
     # one evaluation for every limb: no goaled limb's joints move another's shoulder
     kin = sk.kinematics(q)
     failed = np.zeros(big, dtype=bool)
+    local_k = [_shoulder_goals(body, goals, an, q, rows, kin) for an in analytic]
+    options: list[dict[str, FloatArray]] = []
     for k, an in enumerate(analytic):
-        local = _shoulder_goals(body, goals, an, q, rows, kin)
+        if swivels is not None:
+            options.append({"swivel": swivels[:, k]})
+            continue
+        u, lo, _ = body.joints[an.limb]
+        frt, org = _shoulder_frame(body, an, q, kin)
+        options.append({"elbow_target": (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]})
+    # the limbs with limits: their kernel passes, and all their feasible sets in one call
+    kernels = {
+        k: Kernel(an.model, local, an.wrist if local.rotation is None else None, **options[k])
+        for k, (an, local) in enumerate(zip(analytic, local_k, strict=True))
+        if an.model.limits is not None
+    }
+    parts = [kr.feasible_part() for kr in kernels.values()]
+    sets = dict(zip(kernels, feasible_intervals(parts), strict=True))
+    for k, an in enumerate(analytic):
+        local = local_k[k]
         wrist = an.wrist if local.rotation is None else None
         u, lo, e = body.joints[an.limb]
-        if swivels is None:
-            frt, org = _shoulder_frame(body, an, q, kin)
-            elbow_at = (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]
-            sol = solve_all(an.model, local, wrist, elbow_target=elbow_at)
+        if k in kernels and swivels is None:
+            # the closed form with φ nearest the numeric elbow, all rows posed
+            sol, _ = closed_pose(kernels[k], sets[k], np.zeros(big, dtype=bool))
             use = sol.reachable
-        elif an.model.limits is not None:
-            # the feasible sets and the closed form from one kernel pass; rows without a
-            # feasible φ in the shell are left to the rescue
-            sol, bad[:, k] = closed_form(
-                an.model, local, swivels[:, k], wrist, _in_shell(an, local)
-            )
+        elif swivels is None:
+            sol = solve_all(an.model, local, wrist, **options[k])
+            use = sol.reachable
+        elif k in kernels:
+            # the closed form from the kernel pass; rows without a feasible φ in the
+            # shell are left to the rescue
+            sol, bad[:, k] = closed_pose(kernels[k], sets[k], _in_shell(an, local))
             use = sol.solved
         else:
             sol = solve_all(an.model, local, wrist, swivel=swivels[:, k])

@@ -16,7 +16,15 @@ from ..errors import InvalidInputError
 from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from .kernel import Circle, Problem, elbow_matrix
-from .model import BoolArray, EulerLimits, FloatArray, LimbConstants, LimbLimits, Objective
+from .model import (
+    LIMIT_TOLERANCE,
+    BoolArray,
+    EulerLimits,
+    FloatArray,
+    LimbConstants,
+    LimbLimits,
+    Objective,
+)
 
 
 class JointCoeffs:
@@ -199,22 +207,21 @@ def _merge(bp: FloatArray, feas: BoolArray) -> FloatArray:
 _ROW_BLOCK = 512
 
 
-def feasible_sets(
-    limits: LimbLimits, sh: JointCoeffs, wr: JointCoeffs, theta: FloatArray
-) -> _Feasible:
-    """Feasible φ intervals (§3.2.4): (A1 ∪ A2) ∩ (B1 ∪ B2), and A1 ∪ A2 alone."""
-    n = len(theta)
-    if n == 0:  # an empty batch: no intervals
-        out0 = _Feasible()
-        out0.all = np.zeros((0, 1, 2))
-        out0.bp, out0.feas_shoulder = np.zeros((0, 2)), np.zeros((0, 1), dtype=bool)
-        return out0
+def _equations(limits: LimbLimits, sh: JointCoeffs, wr: JointCoeffs, n: int) -> FloatArray:
+    """(α, β, γ) (3, N, E) of both joints' limit-crossing equations."""
     eqs = [np.zeros((3, n, 0))]
     if limits.shoulder is not None:
         eqs.append(_joint_equations(sh, limits.shoulder))
     if limits.wrist is not None:
         eqs.append(_joint_equations(wr, limits.wrist))
-    coef = np.concatenate(eqs, axis=2)  # (3, N, E)
+    return np.concatenate(eqs, axis=2)
+
+
+def _segments(coef: FloatArray) -> tuple[FloatArray, BoolArray, FloatArray]:
+    """The breakpoints (N, K + 1) of φ ∈ [-π, π] where an equation of ``coef`` (3, N, E)
+    holds, NaN-padded (no root) at the end of a row; whether each segment between them
+    has a length (N, K); the segments' middles (0 where not)."""
+    n = coef.shape[1]
     roots = _sincos_roots(coef[0], coef[1], coef[2]).reshape(n, -1)  # (N, 2E)
     ends = np.empty((n, 2))
     ends[:, 0] = -math.pi
@@ -225,6 +232,30 @@ def feasible_sets(
     lo_b, hi_b = bp[:, :-1], bp[:, 1:]
     valid = (hi_b - lo_b) > 1e-13
     mid = np.where(valid, 0.5 * (lo_b + hi_b), 0.0)
+    return bp, valid, mid
+
+
+def _join_short(bp: FloatArray, valid: BoolArray, *feasible: BoolArray) -> None:
+    """A zero-length segment between two feasible ones must not split them (in place)."""
+    short = ~valid & ~np.isnan(bp[:, :-1]) & ~np.isnan(bp[:, 1:])
+    if np.any(short):
+        for f in feasible:
+            prev = np.concatenate([f[:, :1], f[:, :-1]], axis=1)
+            nxt = np.concatenate([f[:, 1:], f[:, -1:]], axis=1)
+            f |= short & prev & nxt
+
+
+def feasible_sets(
+    limits: LimbLimits, sh: JointCoeffs, wr: JointCoeffs, theta: FloatArray
+) -> _Feasible:
+    """Feasible φ intervals (§3.2.4): (A1 ∪ A2) ∩ (B1 ∪ B2), and A1 ∪ A2 alone."""
+    n = len(theta)
+    if n == 0:  # an empty batch: no intervals
+        out0 = _Feasible()
+        out0.all = np.zeros((0, 1, 2))
+        out0.bp, out0.feas_shoulder = np.zeros((0, 2)), np.zeros((0, 1), dtype=bool)
+        return out0
+    bp, valid, mid = _segments(_equations(limits, sh, wr, n))
     # both joints' rotations at the segment middles; a large batch in blocks of rows (each
     # row is tested alone: the same results with (rows, K, 3, 3) temporaries of bounded size)
     joints = (limits.shoulder, limits.wrist)
@@ -241,17 +272,90 @@ def feasible_sets(
     elbow_ok = limits.elbow_contains_unchecked(theta)[:, None]
     feas_sh = ok_sh & elbow_ok
     feas = feas_sh & ok_wr
-    # A zero-length segment between two feasible ones must not split them.
-    short = ~valid & ~np.isnan(lo_b) & ~np.isnan(hi_b)
-    if np.any(short):
-        for f in (feas, feas_sh):
-            prev = np.concatenate([f[:, :1], f[:, :-1]], axis=1)
-            nxt = np.concatenate([f[:, 1:], f[:, -1:]], axis=1)
-            f |= short & prev & nxt
+    _join_short(bp, valid, feas, feas_sh)
     out = _Feasible()
     out.all = _merge(bp, feas)
     out.bp, out.feas_shoulder = bp, feas_sh
     return out
+
+
+def _joint_bounds(
+    joints: list[EulerLimits | None], sizes: list[int]
+) -> tuple[FloatArray, FloatArray, BoolArray]:
+    """Per row of several limbs' stacked rows (``sizes`` rows each): the joint's range
+    starts and widths (N, 3) as in :meth:`EulerLimits.contains_unchecked`, and whether the
+    joint is limited at all (N,)."""
+    active = [lim is not None and any(lim.limited) for lim in joints]
+    lo = [lim.range_start if on else np.zeros(3) for lim, on in zip(joints, active, strict=True)]  # type: ignore[union-attr]
+    width = [
+        lim.range_width if on else np.full(3, np.inf)  # type: ignore[union-attr]
+        for lim, on in zip(joints, active, strict=True)
+    ]
+    return (
+        np.repeat(np.array(lo), sizes, axis=0),
+        np.repeat(np.array(width), sizes, axis=0),
+        np.repeat(np.array(active), sizes),
+    )
+
+
+def feasible_intervals(
+    parts: list[tuple[LimbLimits, JointCoeffs, JointCoeffs, FloatArray]],
+) -> list[FloatArray]:
+    """``feasible_sets(limits, sh, wr, theta).all`` of several limbs (``parts``), the same
+    values from one pass over all their rows (the equations padded with empty ones, each
+    row's Euler angles tested against its own limb's limits). Falls back to one call per
+    limb when the limbs' Euler orders differ or the rows are many."""
+    sizes = [len(p[3]) for p in parts]
+    orders = {lim.order for p in parts for lim in (p[0].shoulder, p[0].wrist) if lim is not None}
+    if len(parts) < 2 or len(orders) > 1 or sum(sizes) > _ROW_BLOCK or 0 in sizes:
+        return [feasible_sets(*p).all for p in parts]
+    # each limb's equations (shoulder's, then wrist's) in its rows, the rest zero
+    eqs = []
+    start = width_e = 0
+    for (lim, sh_k, wr_k, _), k in zip(parts, sizes, strict=True):
+        col = 0
+        for co, joint in ((sh_k, lim.shoulder), (wr_k, lim.wrist)):
+            if joint is not None:
+                e = _joint_equations(co, joint)
+                eqs.append((slice(start, start + k), slice(col, col + e.shape[2]), e))
+                col += e.shape[2]
+        start += k
+        width_e = max(width_e, col)
+    coef = np.zeros((3, start, width_e))
+    for rows, cols, e in eqs:
+        coef[:, rows, cols] = e
+    bp, valid, mid = _segments(coef)
+    sh = JointCoeffs(*(np.concatenate([getattr(p[1], a) for p in parts]) for a in "PQS"))
+    wr = JointCoeffs(*(np.concatenate([getattr(p[2], a) for p in parts]) for a in "PQS"))
+    ok = []
+    if orders:
+        fam = matrix_to_euler_families(
+            np.stack((sh.at(mid), wr.at(mid))), orders.pop(), check=False
+        )
+        for i, fam_i in enumerate(fam):
+            lo, width, active = _joint_bounds(
+                [p[0].shoulder if i == 0 else p[0].wrist for p in parts], sizes
+            )
+            d = np.mod(fam_i - lo[:, None, None], V.TAU)
+            width_t = width[:, None, None] + LIMIT_TOLERANCE
+            inside = ((d <= width_t) | (d >= V.TAU - LIMIT_TOLERANCE)).all(axis=-1)
+            ok.append(inside.any(axis=-1) | ~active[:, None])
+    else:
+        ok = [np.ones(mid.shape, dtype=bool)] * 2
+    elbow_ok = np.concatenate([p[0].elbow_contains_unchecked(p[3]) for p in parts])[:, None]
+    feas = ok[0] & valid & elbow_ok & ok[1]
+    _join_short(bp, valid, feas)
+    merged = _merge(bp, feas)
+    # each limb's intervals as wide as its own _merge makes them: its most runs before the
+    # wrap-around join, after it for one row
+    runs = np.sum(feas & ~np.concatenate([np.zeros((len(feas), 1), bool), feas[:, :-1]], 1), 1)
+    one = np.repeat(np.array(sizes) == 1, sizes)
+    runs[one] = np.sum(~np.isnan(merged[one, :, 0]), axis=1)
+    ends = np.cumsum(sizes)
+    return [
+        merged[e - k : e, : max(1, int(runs[e - k : e].max()))]
+        for k, e in zip(sizes, ends, strict=True)
+    ]
 
 
 def closest_swivel(intervals: FloatArray, phi_d: FloatArray) -> tuple[FloatArray, BoolArray]:
