@@ -108,11 +108,9 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
 
 
 #: [w]× = [[0, −w_z, w_y], [w_z, 0, −w_x], [−w_y, w_x, 0]] (so [w]× v = w × v, and
-#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij): the flat entries that are 0, +w_(x,y,z) and
-#: −w_(x,y,z).
-_K_ZERO = np.array([0, 4, 8])
-_K_PLUS = np.array([7, 2, 3])
-_K_MINUS = np.array([5, 6, 1])
+#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij): per component c of w, the flat entries that
+#: are +w_c and −w_c (the diagonal 0, 4, 8 is 0).
+_K_SIGNED = ((0, 7, 5), (1, 2, 6), (2, 3, 1))
 _EYE3 = np.eye(3)
 
 
@@ -120,13 +118,14 @@ def _axis_operators(w: FloatArray, out: FloatArray) -> None:
     """Writes P = I − wwᵀ and K = [w]× of unit axes w (..., 3, b) into ``out`` (..., 2,
     3, 3, b) (batch last). For a DOF about w through p, A = Σ_ij P_ij H_ij, B = Σ_ij
     K_ij H_ij, and its rotation by δ is R = I + sin δ K − (1 − cos δ) P (Rodrigues)."""
-    np.subtract(
-        _EYE3[:, :, None], w[..., :, None, :] * w[..., None, :, :], out=out[..., 0, :, :, :]
-    )
+    p = out[..., 0, :, :, :]
+    np.multiply(w[..., :, None, :], w[..., None, :, :], out=p)
+    np.subtract(_EYE3[:, :, None], p, out=p)
     k = out[..., 1, :, :, :].reshape(w.shape[:-2] + (9, w.shape[-1]))
-    k[..., _K_ZERO, :] = 0.0
-    k[..., _K_PLUS, :] = w
-    k[..., _K_MINUS, :] = -w
+    k[..., 0::4, :] = 0.0
+    for c, plus, minus in _K_SIGNED:
+        k[..., plus, :] = w[..., c, :]
+        np.negative(w[..., c, :], out=k[..., minus, :])
 
 
 _Sel = slice | NDArray[np.intp]
@@ -145,15 +144,18 @@ class _One(NamedTuple):
 
 
 class _Group(NamedTuple):
-    """g ≥ 2 mutually independent DOFs updated at once (:func:`_sweep_plan`): per DOF
-    the weights of every goal (0 for goals not below it; None without goals of the
-    kind), the goals they turn with the member that turns each (``*_owner``), and the
-    inner DOFs with their member (None without)."""
+    """g ≥ 2 mutually independent DOFs updated at once (:func:`_sweep_plan`): the
+    position goals below a member with 2 × their weights (None without) and the member
+    below which each lies (``pos_owner``; ``pos_direct``: goal i lies below member i,
+    one goal each), per DOF the weights of every rotation goal (0 for goals not below
+    it; None without), the goals they turn with the member that turns each
+    (``rot_owner``), and the inner DOFs with their member (None without)."""
 
     dofs: NDArray[np.intp]
-    wp: FloatArray | None
+    pos_w: FloatArray | None
     pos_sel: NDArray[np.intp]
     pos_owner: NDArray[np.intp]
+    pos_direct: bool
     wr: FloatArray | None
     rot_sel: NDArray[np.intp]
     rot_owner: NDArray[np.intp]
@@ -221,18 +223,23 @@ def _sweep_plan(
                 )
             )
             continue
+        pos_sel = np.flatnonzero(bp[dofs].any(axis=0))
+        owner_p = np.argmax(bp[dofs], axis=0)[pos_sel]  # the member each goal is below
+        direct = np.array_equal(np.sort(owner_p), np.arange(len(dofs)))
+        if direct:  # one position goal per member: members in the order of their goals
+            dofs = [dofs[m] for m in owner_p]
+            owner_p = np.arange(len(dofs))
         g = np.array(dofs)
-        owner_p = np.argmax(bp[g], axis=0)  # the member each goal is below (if any)
         owner_r = np.argmax(br[g], axis=0)
-        pos_sel = np.flatnonzero(bp[g].any(axis=0))
         rot_sel = np.flatnonzero(br[g].any(axis=0))
         ins = [(int(i), m) for m, j in enumerate(dofs) for i in inner[j]]
         plan.append(
             _Group(
                 g,
-                (bp[g] * wp_all) if bp[g].any() else None,
+                wp_all[pos_sel] if pos_sel.size else None,
                 pos_sel,
-                owner_p[pos_sel],
+                owner_p,
+                direct,
                 (br[g] * wr_all) if br[g].any() else None,
                 rot_sel,
                 owner_r[rot_sel],
@@ -241,6 +248,14 @@ def _sweep_plan(
             )
         )
     return tuple(plan)
+
+
+def _moments(w2: FloatArray, u: FloatArray, v: FloatArray) -> FloatArray:
+    """Per goal k the moment w2_k u_k v_kᵀ (k, 3, 3, b) of u, v (k, 3, b) (``u`` is
+    scaled in place)."""
+    u *= w2[:, None, None]
+    out: FloatArray = u[:, :, None] * v[:, None]
+    return out
 
 
 def _group_update(
@@ -261,9 +276,15 @@ def _group_update(
     g = grp.dofs
     piv = p_all[g]  # (g, 3, b)
     h: FloatArray | None = None
-    if grp.wp is not None:
-        rel = points[None] - piv[:, None]  # (g, Lp, 3, b)
-        h = np.einsum("gk,gkib,gkjb->gijb", grp.wp, targets[None] - piv[:, None], rel)
+    if grp.pos_w is not None:
+        # per position goal below a member: 2w (t − p)(s − p)ᵀ, summed per member
+        own = piv if grp.pos_direct else piv[grp.pos_owner]  # (S, 3, b)
+        rel = points[grp.pos_sel] - own
+        h = _moments(grp.pos_w, targets[grp.pos_sel] - own, rel)
+        if not grp.pos_direct:
+            per_goal = h
+            h = np.zeros((g.size,) + per_goal.shape[1:])
+            np.add.at(h, grp.pos_owner, per_goal)
     if grp.wr is not None:
         hr = np.einsum("gk,kijb->gijb", grp.wr, err)
         h = hr if h is None else h + hr
@@ -282,11 +303,9 @@ def _group_update(
     np.subtract(1.0, sc[:, 0], out=sc[:, 0])
     np.sin(delta, out=sc[:, 1])
     turn_t = _EYE3[:, :, None] - np.einsum("gcb,gcijb->gijb", sc, op)  # (g, 3, 3, b)
-    if grp.pos_sel.size:
-        own = piv[grp.pos_owner]
-        points[grp.pos_sel] = own + np.einsum(
-            "sib,sijb->sjb", points[grp.pos_sel] - own, turn_t[grp.pos_owner]
-        )
+    if grp.pos_w is not None:
+        turn_p = turn_t if grp.pos_direct else turn_t[grp.pos_owner]
+        points[grp.pos_sel] = own + np.einsum("sib,sijb->sjb", rel, turn_p)
     if grp.rot_sel.size:
         err[grp.rot_sel] = np.einsum("saib,sijb->sajb", err[grp.rot_sel], turn_t[grp.rot_owner])
     if grp.inner is not None:
@@ -524,7 +543,12 @@ class CCDStep(IKSolver):
         # rounding level of A and B per row: Σ weights × the largest squared distance
         # between a pivot and a goal point or target (1 for rotations)
         reach = np.concatenate([targets, points])[:, None] - p_all[None]
-        reach2 = np.max(np.add.reduce(reach * reach, axis=2), axis=(0, 1), initial=0.0)
+        np.multiply(reach, reach, out=reach)
+        reach2 = np.maximum.reduce(
+            np.add.reduce(reach, axis=2).reshape(reach.shape[0] * reach.shape[1], bsz),
+            axis=0,
+            initial=0.0,
+        )
         wsum = 2.0 * sum(blk.weight for blk in pos_b)
         noise = (1e-13 * (wsum * reach2 + sum(blk.weight for blk in rot_b))) ** 2
         sc = np.empty((2, bsz))  # 1 − cos δ, sin δ
@@ -541,7 +565,8 @@ class CCDStep(IKSolver):
             h: FloatArray | None = None
             if wp is not None:
                 rel = points[mp] - p1
-                h = np.einsum("k,kib,kjb->ijb", wp, targets[mp] - p1, rel)
+                h = _moments(wp, targets[mp] - p1, rel)
+                h = h[0] if h.shape[0] == 1 else np.add.reduce(h, axis=0)
             if wr is not None:
                 e_sel = err[mr]
                 hr = np.einsum("k,kijb->ijb", wr, e_sel)
