@@ -62,7 +62,7 @@ def _into(target: FloatArray, lj: FloatArray, hj: FloatArray) -> FloatArray:
     """``target`` where inside [lj, hj], else the bound with the larger cos(bound − target)
     (f(φ) = const − (A cos φ + B sin φ) restricted to the interval)."""
     inside = (target >= lj) & (target <= hj)
-    if inside.all():
+    if np.logical_and.reduce(inside, axis=None):
         return target
     cl = np.cos(np.where(np.isfinite(lj), lj, 0.0) - target)
     ch = np.cos(np.where(np.isfinite(hj), hj, 0.0) - target)
@@ -294,7 +294,7 @@ def _group_update(
     ab = np.einsum("gcxb,gxb->gcb", op.reshape(g.size, 2, 9, nb), h.reshape(g.size, 9, nb))
     delta = np.arctan2(ab[:, 1], ab[:, 0])
     flat = np.add.reduce(ab * ab, axis=1) <= noise
-    if flat.any():
+    if np.logical_or.reduce(flat, axis=None):
         delta[flat] = 0.0
     delta = _into(delta, lo_rel[g], hi_rel[g])
     q[g] += delta
@@ -455,7 +455,7 @@ class CCDStep(IKSolver):
         obj0 = np.add.reduce(state.e * state.e, axis=1)
         better = np.add.reduce(e_t * e_t, axis=1) < obj0
         out: FloatArray = cand - q
-        if better.all():
+        if np.logical_and.reduce(better):
             return out
         # the rescue where q⁺ is rejected: a damped least-squares step from q, λ = μ·damping
         bad = np.flatnonzero(~better)
@@ -578,7 +578,7 @@ class CCDStep(IKSolver):
             # rounding level: it stays instead of turning by the angle of noise
             flat = np.add.reduce(ab * ab, axis=0) <= noise
             delta = np.arctan2(ab[1], ab[0])
-            if flat.any():
+            if np.logical_or.reduce(flat):
                 delta[flat] = 0.0
             delta = _into(delta, lo_rel[j], hi_rel[j])
             q[j] += delta
