@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ...geometry.vec3 import cross_rows
+from ...geometry.vec3 import cross_rows, sum_squares
 from ...goals import AimGoal, Goal
 from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
 from ..registry import register
@@ -445,15 +445,14 @@ class CCDStep(IKSolver):
         cand = q + clamp_max_abs(acc, st.max_step)
         if clip:
             cand = sk.clip_unchecked(cand)
-        # its residual (no Jacobian; an evaluation memo kept while the rows stay the same)
+        # its ‖e‖² (an evaluation memo kept while the rows stay the same)
         key = threading.get_ident()
         kept = self._memo.get(key)
         if kept is None or kept[0] is not rows:
             kept = (rows, {})
             self._memo[key] = kept
-        e_t = sk.evaluate(cand, state.goals, rows=rows, jacobian=False, memo=kept[1]).e
-        obj0 = np.add.reduce(state.e * state.e, axis=1)
-        better = np.add.reduce(e_t * e_t, axis=1) < obj0
+        obj0 = sum_squares(state.e)
+        better = sk.sum_squared_error(cand, state.goals, rows=rows, memo=kept[1]) < obj0
         out: FloatArray = cand - q
         if np.logical_and.reduce(better):
             return out
@@ -465,8 +464,7 @@ class CCDStep(IKSolver):
         cand_b = q_b + clamp_max_abs(damped_step(state.J[bad], state.e[bad], lam2), st.max_step)
         if clip:
             cand_b = sk.clip_unchecked(cand_b)
-        e_b = sk.evaluate(cand_b, state.goals, rows=rows[bad], jacobian=False).e
-        rescue = np.add.reduce(e_b * e_b, axis=1) < obj0[bad]
+        rescue = sk.sum_squared_error(cand_b, state.goals, rows=rows[bad]) < obj0[bad]
         # Levenberg–Marquardt's rule for μ
         mu[rows[bad]] = np.where(rescue, np.maximum(mu_b / 10.0, 1.0), np.minimum(mu_b * 10.0, 1e4))
         out[bad] = np.where(rescue[:, None], cand_b - q_b, f[bad])
