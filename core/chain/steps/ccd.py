@@ -132,8 +132,9 @@ _Sel = slice | NDArray[np.intp]
 
 
 class _One(NamedTuple):
-    """One DOF of the fast sweep: its goals (position / rotation selections with 2 × /
-    1 × their weights, None without such goals) and its joint's inner DOFs (None)."""
+    """One DOF of the fast sweep (its place in the sweep's DOF order, :class:`_Plan`):
+    its goals (position / rotation selections with 2 × / 1 × their weights, None
+    without such goals) and its joint's inner DOFs (places; None without)."""
 
     dof: int
     mp: _Sel
@@ -144,14 +145,16 @@ class _One(NamedTuple):
 
 
 class _Group(NamedTuple):
-    """g ≥ 2 mutually independent DOFs updated at once (:func:`_sweep_plan`): the
-    position goals below a member with 2 × their weights (None without) and the member
-    below which each lies (``pos_owner``; ``pos_direct``: goal i lies below member i,
-    one goal each), per DOF the weights of every rotation goal (0 for goals not below
-    it; None without), the goals they turn with the member that turns each
-    (``rot_owner``), and the inner DOFs with their member (None without)."""
+    """g ≥ 2 mutually independent DOFs updated at once (:func:`_sweep_plan`), adjacent
+    in the sweep's DOF order (``dofs``: their places, ``size`` g): the position goals
+    below a member with 2 × their weights (None without) and the member below which
+    each lies (``pos_owner``; ``pos_direct``: goal i lies below member i, one goal
+    each), per DOF the weights of every rotation goal (0 for goals not below it; None
+    without), the goals they turn with the member that turns each (``rot_owner``), and
+    the inner DOFs (places) with their member (None without)."""
 
-    dofs: NDArray[np.intp]
+    dofs: slice
+    size: int
     pos_w: FloatArray | None
     pos_sel: NDArray[np.intp]
     pos_owner: NDArray[np.intp]
@@ -163,19 +166,31 @@ class _Group(NamedTuple):
     inner_owner: NDArray[np.intp]
 
 
+class _Plan(NamedTuple):
+    """The fast sweep's schedule: its DOF order (the DOFs of each step adjacent, so that
+    a step's rows of the per-DOF arrays are a view; the DOFs that move no goal last),
+    their kinematic nodes and the steps."""
+
+    order: NDArray[np.intp]
+    nodes: NDArray[np.intp]
+    steps: tuple[_One | _Group, ...]
+
+
 @lru_cache(maxsize=64)
 def _sweep_plan(
     skeleton: Skeleton,
     pos: tuple[tuple[int, float], ...],
     rot: tuple[tuple[int, float], ...],
-) -> tuple[_One | _Group, ...]:
+) -> _Plan:
     """The fast sweep's schedule (keyed by the goals' (joint, weight) pairs). The sweep
     visits the DOFs that move a goal from the last to the first; two DOFs are
     *independent* when no goal lies below both and neither's joint lies below (or is)
     the other's — then neither update changes what the other sees, and they commute.
     Each DOF gets a level, one more than the highest level of the dependent DOFs visited
     before it; a level's DOFs are updated together (the branches of a tree side by
-    side), which gives exactly the sequential sweep's result."""
+    side), which gives exactly the sequential sweep's result. The per-DOF arrays of the
+    sweep are kept in the order of the steps (:class:`_Plan`), so that a step reads and
+    writes its DOFs' rows through views."""
     anc = skeleton.ancestors
     dj = skeleton.dof_joint
     below = anc[dj]  # (n, J)
@@ -206,40 +221,50 @@ def _sweep_plan(
             or anc[dj[k], dj[j]]
         ]
         level[k] = 1 + max(deps, default=-1)
+    steps = [
+        [j for j in order if level[j] == lv] for lv in range(max(level.values(), default=-1) + 1)
+    ]
+    for i, dofs in enumerate(steps):
+        if len(dofs) > 1:  # one position goal per member: members in the order of their goals
+            owner_p = np.argmax(bp[dofs], axis=0)[np.flatnonzero(bp[dofs].any(axis=0))]
+            if np.array_equal(np.sort(owner_p), np.arange(len(dofs))):
+                steps[i] = [dofs[m] for m in owner_p]
+    sweep = [j for dofs in steps for j in dofs]
+    sweep += [j for j in range(n) if j not in level]
+    place = np.empty(n, dtype=np.intp)
+    place[sweep] = np.arange(n)
     plan: list[_One | _Group] = []
-    for lv in range(max(level.values(), default=-1) + 1):
-        dofs = [j for j in order if level[j] == lv]
+    start = 0
+    for dofs in steps:
         if len(dofs) == 1:
             j = dofs[0]
             mp, mr = select(bp[j]), select(br[j])
             plan.append(
                 _One(
-                    j,
+                    start,
                     mp,
                     wp_all[mp] if bp[j].any() else None,
                     mr,
                     wr_all[mr] if br[j].any() else None,
-                    select(np.isin(np.arange(n), inner[j])) if inner[j].size else None,
+                    select(np.isin(np.arange(n), place[inner[j]])) if inner[j].size else None,
                 )
             )
+            start += 1
             continue
         pos_sel = np.flatnonzero(bp[dofs].any(axis=0))
         owner_p = np.argmax(bp[dofs], axis=0)[pos_sel]  # the member each goal is below
-        direct = np.array_equal(np.sort(owner_p), np.arange(len(dofs)))
-        if direct:  # one position goal per member: members in the order of their goals
-            dofs = [dofs[m] for m in owner_p]
-            owner_p = np.arange(len(dofs))
         g = np.array(dofs)
         owner_r = np.argmax(br[g], axis=0)
         rot_sel = np.flatnonzero(br[g].any(axis=0))
-        ins = [(int(i), m) for m, j in enumerate(dofs) for i in inner[j]]
+        ins = [(int(place[i]), m) for m, j in enumerate(dofs) for i in inner[j]]
         plan.append(
             _Group(
-                g,
+                slice(start, start + g.size),
+                g.size,
                 wp_all[pos_sel] if pos_sel.size else None,
                 pos_sel,
                 owner_p,
-                direct,
+                np.array_equal(owner_p, np.arange(g.size)),
                 (br[g] * wr_all) if br[g].any() else None,
                 rot_sel,
                 owner_r[rot_sel],
@@ -247,7 +272,9 @@ def _sweep_plan(
                 np.array([m for _, m in ins], dtype=np.intp),
             )
         )
-    return tuple(plan)
+        start += g.size
+    places = np.array(sweep, dtype=np.intp)
+    return _Plan(places, skeleton.kinematic_plan.dof_node[places], tuple(plan))
 
 
 def _moments(w2: FloatArray, u: FloatArray, v: FloatArray) -> FloatArray:
@@ -273,7 +300,7 @@ def _group_update(
 ) -> None:
     """The fast sweep's update of a :class:`_Group` of independent DOFs (in place, batch
     last like :meth:`CCDStep._fast_sweep`; its single-DOF update with a member axis)."""
-    g = grp.dofs
+    g, size = grp.dofs, grp.size  # a slice: views of the per-DOF arrays
     piv = p_all[g]  # (g, 3, b)
     h: FloatArray | None = None
     if grp.pos_w is not None:
@@ -283,7 +310,7 @@ def _group_update(
         h = _moments(grp.pos_w, targets[grp.pos_sel] - own, rel)
         if not grp.pos_direct:
             per_goal = h
-            h = np.zeros((g.size,) + per_goal.shape[1:])
+            h = np.zeros((size,) + per_goal.shape[1:])
             np.add.at(h, grp.pos_owner, per_goal)
     if grp.wr is not None:
         hr = np.einsum("gk,kijb->gijb", grp.wr, err)
@@ -291,14 +318,14 @@ def _group_update(
     assert h is not None
     op = ops[g]  # (g, 2, 3, 3, b)
     nb = h.shape[-1]
-    ab = np.einsum("gcxb,gxb->gcb", op.reshape(g.size, 2, 9, nb), h.reshape(g.size, 9, nb))
+    ab = np.einsum("gcxb,gxb->gcb", op.reshape(size, 2, 9, nb), h.reshape(size, 9, nb))
     delta = np.arctan2(ab[:, 1], ab[:, 0])
     flat = np.add.reduce(ab * ab, axis=1) <= noise
     if np.logical_or.reduce(flat, axis=None):
         delta[flat] = 0.0
     delta = _into(delta, lo_rel[g], hi_rel[g])
     q[g] += delta
-    sc = np.empty((g.size, 2, nb))  # 1 − cos δ, sin δ
+    sc = np.empty((size, 2, nb))  # 1 − cos δ, sin δ
     np.cos(delta, out=sc[:, 0])
     np.subtract(1.0, sc[:, 0], out=sc[:, 0])
     np.sin(delta, out=sc[:, 1])
@@ -484,20 +511,25 @@ class CCDStep(IKSolver):
         bsz = state.q.shape[0]
         pos_b = [blk for blk in active if blk.kind is BlockKind.POSITION]
         rot_b = [blk for blk in active if blk.kind is BlockKind.ROTATION]
+        plan = _sweep_plan(
+            sk,
+            tuple((gj[blk.goal], blk.weight) for blk in pos_b),
+            tuple((gj[blk.goal], blk.weight) for blk in rot_b),
+        )
+        order = plan.order  # the per-DOF arrays below are in the sweep's DOF order
         last = None if state.frames_last is None else state.frames_last()
         if last is not None and not rot_b:  # DOF axes and origins from the axis frames
-            node = sk.kinematic_plan.dof_node
-            w_all = last[node, 2]  # (n, 3, b) (a copy), turned in place
-            p_all = last[node, 3]
+            w_all = last[plan.nodes, 2]  # (n, 3, b) (a copy), turned in place
+            p_all = last[plan.nodes, 3]
             rot = None
         else:
             known = None if state.frames is None else state.frames()
             rot, _, w_bf, p_bf = (
                 sk.kinematics(state.q) if known is None else sk.kinematics_of(known)
             )
-            w_all = np.ascontiguousarray(w_bf.transpose(1, 2, 0))
-            p_all = np.ascontiguousarray(p_bf.transpose(1, 2, 0))
-        q = state.q.T.copy()  # (n, b)
+            w_all = np.ascontiguousarray(w_bf.transpose(1, 2, 0)[order])
+            p_all = np.ascontiguousarray(p_bf.transpose(1, 2, 0)[order])
+        q = state.q.T[order]  # (n, b)
 
         def pick(value: object, nd: int) -> FloatArray:
             arr = np.asarray(value, dtype=np.float64)
@@ -531,11 +563,6 @@ class CCDStep(IKSolver):
                     1, 2, 3, 0
                 )
             )
-        plan = _sweep_plan(
-            sk,
-            tuple((gj[blk.goal], blk.weight) for blk in pos_b),
-            tuple((gj[blk.goal], blk.weight) for blk in rot_b),
-        )
         ops = np.empty((q.shape[0], 2, 3, 3, bsz))
         _axis_operators(w_all, ops)
         # rounding level of A and B per row: Σ weights × the largest squared distance
@@ -551,8 +578,8 @@ class CCDStep(IKSolver):
         noise = (1e-13 * (wsum * reach2 + sum(blk.weight for blk in rot_b))) ** 2
         sc = np.empty((2, bsz))  # 1 − cos δ, sin δ
         # the bounds relative to q (DOF j keeps its value until its own update)
-        lo_rel, hi_rel = (lo - state.q).T, (hi - state.q).T
-        for entry in plan:
+        lo_rel, hi_rel = (lo - state.q).T[order], (hi - state.q).T[order]
+        for entry in plan.steps:
             if isinstance(entry, _Group):
                 grid = (w_all, p_all, ops, lo_rel, hi_rel, noise)
                 _group_update(entry, q, points, targets, err, *grid)
@@ -598,7 +625,9 @@ class CCDStep(IKSolver):
                     ops_in = np.empty(turned.shape[:1] + (2, 3, 3, bsz))
                     _axis_operators(turned, ops_in)
                     ops[inner] = ops_in
-        return q.T - state.q
+        swept = np.empty_like(q)
+        swept[order] = q
+        return swept.T - state.q
 
     @staticmethod
     def _general_sweep(
