@@ -666,15 +666,15 @@ class Skeleton:
         values as ``sum_squares(evaluate(q, goals, jacobian=False).e)``; on the batch-last
         position path without forming e, its row layout or the per-goal errors."""
         blocks, per = self.goal_plan(goals)
-        if memo is not None and memo.get("rows", memo) is not rows:
+        if memo is None:
+            memo = {}  # this call's: its workspace serves evaluate() below too
+        if memo.get("rows", memo) is not rows:
             memo.clear()
             memo["rows"] = rows
         b = q.shape[0]
-        ws = None if memo is None else memo.get("frames")
+        ws = memo.get("frames")
         if ws is None or ws[0] != b:
-            ws = self._kin.workspace(b)
-            if memo is not None:
-                memo["frames"] = ws
+            ws = memo["frames"] = self._kin.workspace(b)
         pos, *_, all_skip, _ = per[-1]
         if not (ws[1] and all_skip):
             ev = self.evaluate(q, goals, rows=rows, jacobian=False, memo=memo)
