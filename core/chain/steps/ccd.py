@@ -168,10 +168,10 @@ class _Group(NamedTuple):
 
 class _Plan(NamedTuple):
     """The fast sweep's schedule: its DOF order (the DOFs of each step adjacent, so that
-    a step's rows of the per-DOF arrays are a view; the DOFs that move no goal last),
-    their kinematic nodes and the steps."""
+    a step's rows of the per-DOF arrays are a view; the DOFs that move no goal last;
+    None: the DOFs' own order already is such), their kinematic nodes and the steps."""
 
-    order: NDArray[np.intp]
+    order: NDArray[np.intp] | None
     nodes: NDArray[np.intp]
     steps: tuple[_One | _Group, ...]
 
@@ -229,13 +229,15 @@ def _sweep_plan(
             owner_p = np.argmax(bp[dofs], axis=0)[np.flatnonzero(bp[dofs].any(axis=0))]
             if np.array_equal(np.sort(owner_p), np.arange(len(dofs))):
                 steps[i] = [dofs[m] for m in owner_p]
-    sweep = [j for dofs in steps for j in dofs]
-    sweep += [j for j in range(n) if j not in level]
+    # the DOFs' own order where each step's DOFs are already adjacent and ascending
+    natural = all(dofs == list(range(dofs[0], dofs[0] + len(dofs))) for dofs in steps)
+    sweep = list(range(n)) if natural else [j for dofs in steps for j in dofs]
+    sweep += [j for j in range(n) if j not in sweep]
     place = np.empty(n, dtype=np.intp)
     place[sweep] = np.arange(n)
     plan: list[_One | _Group] = []
-    start = 0
     for dofs in steps:
+        start = int(place[dofs[0]])
         if len(dofs) == 1:
             j = dofs[0]
             mp, mr = select(bp[j]), select(br[j])
@@ -249,7 +251,6 @@ def _sweep_plan(
                     select(np.isin(np.arange(n), place[inner[j]])) if inner[j].size else None,
                 )
             )
-            start += 1
             continue
         pos_sel = np.flatnonzero(bp[dofs].any(axis=0))
         owner_p = np.argmax(bp[dofs], axis=0)[pos_sel]  # the member each goal is below
@@ -272,9 +273,9 @@ def _sweep_plan(
                 np.array([m for _, m in ins], dtype=np.intp),
             )
         )
-        start += g.size
     places = np.array(sweep, dtype=np.intp)
-    return _Plan(places, skeleton.kinematic_plan.dof_node[places], tuple(plan))
+    nodes = skeleton.kinematic_plan.dof_node[places]
+    return _Plan(None if natural else places, nodes, tuple(plan))
 
 
 def _moments(w2: FloatArray, u: FloatArray, v: FloatArray) -> FloatArray:
@@ -527,9 +528,11 @@ class CCDStep(IKSolver):
             rot, _, w_bf, p_bf = (
                 sk.kinematics(state.q) if known is None else sk.kinematics_of(known)
             )
-            w_all = np.ascontiguousarray(w_bf.transpose(1, 2, 0)[order])
-            p_all = np.ascontiguousarray(p_bf.transpose(1, 2, 0)[order])
-        q = state.q.T[order]  # (n, b)
+            w_all = np.ascontiguousarray(w_bf.transpose(1, 2, 0))
+            p_all = np.ascontiguousarray(p_bf.transpose(1, 2, 0))
+            if order is not None:
+                w_all, p_all = w_all[order], p_all[order]
+        q = state.q.T.copy() if order is None else state.q.T[order]  # (n, b)
 
         def pick(value: object, nd: int) -> FloatArray:
             arr = np.asarray(value, dtype=np.float64)
@@ -578,7 +581,9 @@ class CCDStep(IKSolver):
         noise = (1e-13 * (wsum * reach2 + sum(blk.weight for blk in rot_b))) ** 2
         sc = np.empty((2, bsz))  # 1 − cos δ, sin δ
         # the bounds relative to q (DOF j keeps its value until its own update)
-        lo_rel, hi_rel = (lo - state.q).T[order], (hi - state.q).T[order]
+        lo_rel, hi_rel = (lo - state.q).T, (hi - state.q).T
+        if order is not None:
+            lo_rel, hi_rel = lo_rel[order], hi_rel[order]
         for entry in plan.steps:
             if isinstance(entry, _Group):
                 grid = (w_all, p_all, ops, lo_rel, hi_rel, noise)
@@ -625,6 +630,8 @@ class CCDStep(IKSolver):
                     ops_in = np.empty(turned.shape[:1] + (2, 3, 3, bsz))
                     _axis_operators(turned, ops_in)
                     ops[inner] = ops_in
+        if order is None:
+            return q.T - state.q
         swept = np.empty_like(q)
         swept[order] = q
         return swept.T - state.q
