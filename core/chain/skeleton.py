@@ -684,8 +684,12 @@ class Skeleton:
         err = self._targets_last(goals, gg, rows, b, memo) - f[gnodes[:, 0], 3]  # (G, 3, b)
         if gsw is not None:
             err *= gsw[:, :, None]
-        # e's entries of a row in its order (goal, then x y z), summed left to right
-        sq = np.multiply(err, err, out=err).reshape(3 * len(gg), b)
+        m = 3 * len(gg)
+        if m >= 8:  # numpy sums 8 or more entries pairwise: as sum_squares does, on e
+            return sum_squares(np.ascontiguousarray(err.reshape(m, b).T))
+        # e's entries of a row in its order (goal, then x y z), summed left to right as
+        # sum_squares sums fewer than 8
+        sq = np.multiply(err, err, out=err).reshape(m, b)
         out: FloatArray = np.add.reduce(sq, axis=0)
         return out
 
