@@ -108,9 +108,10 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
 
 
 #: [w]× = [[0, −w_z, w_y], [w_z, 0, −w_x], [−w_y, w_x, 0]] (so [w]× v = w × v, and
-#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij): per component c of w, the flat entries that
-#: are +w_c and −w_c (the diagonal 0, 4, 8 is 0).
-_K_SIGNED = ((0, 7, 5), (1, 2, 6), (2, 3, 1))
+#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij): the flat entries that are +w_(x,y,z) and
+#: −w_(x,y,z) (the diagonal 0, 4, 8 is 0).
+_K_PLUS = np.array([7, 2, 3])
+_K_MINUS = np.array([5, 6, 1])
 _EYE3 = np.eye(3)
 
 
@@ -118,14 +119,13 @@ def _axis_operators(w: FloatArray, out: FloatArray) -> None:
     """Writes P = I − wwᵀ and K = [w]× of unit axes w (..., 3, b) into ``out`` (..., 2,
     3, 3, b) (batch last). For a DOF about w through p, A = Σ_ij P_ij H_ij, B = Σ_ij
     K_ij H_ij, and its rotation by δ is R = I + sin δ K − (1 − cos δ) P (Rodrigues)."""
-    p = out[..., 0, :, :, :]
-    np.multiply(w[..., :, None, :], w[..., None, :, :], out=p)
-    np.subtract(_EYE3[:, :, None], p, out=p)
+    np.subtract(
+        _EYE3[:, :, None], w[..., :, None, :] * w[..., None, :, :], out=out[..., 0, :, :, :]
+    )
     k = out[..., 1, :, :, :].reshape(w.shape[:-2] + (9, w.shape[-1]))
     k[..., 0::4, :] = 0.0
-    for c, plus, minus in _K_SIGNED:
-        k[..., plus, :] = w[..., c, :]
-        np.negative(w[..., c, :], out=k[..., minus, :])
+    k[..., _K_PLUS, :] = w
+    k[..., _K_MINUS, :] = -w
 
 
 _Sel = slice | NDArray[np.intp]
