@@ -207,7 +207,10 @@ def _any_done(err: FloatArray, tol: float, stall: IntArray, stall_max: int) -> b
 
 def clamp_max_abs(w: FloatArray, d: float | FloatArray) -> FloatArray:
     """Buss & Kim's ClampMaxAbs over the last axis: w scaled so that max |w_j| ≤ d."""
-    m = row_max(np.abs(w)) if w.shape[-1] else np.zeros(w.shape[:-1])
+    a = np.abs(w)
+    if isinstance(d, float | int) and (not a.size or not np.fmax.reduce(a, axis=None) > d):
+        return w.copy()  # no entry exceeds d (NaN ignored: such a row is never scaled)
+    m = row_max(a) if w.shape[-1] else np.zeros(w.shape[:-1])
     over = m > d
     if over.shape == np.shape(m) and not np.logical_or.reduce(over, axis=None):
         return w.copy()  # every scale 1 (w · 1 = w)

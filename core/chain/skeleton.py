@@ -90,7 +90,7 @@ from ..errors import (
     finite_array,
     format_value,
 )
-from ..geometry.vec3 import norm_rows, row_max, skew
+from ..geometry.vec3 import norm_rows, row_max, skew, sum_squares
 from ..goals import (
     AimGoal,
     DirectionGoal,
@@ -654,6 +654,65 @@ class Skeleton:
             gerr = np.maximum.reduceat(bn, starts, axis=1)
         return Evaluation(e, jac, gerr, blocks, g)
 
+    def sum_squared_error(
+        self,
+        q: FloatArray,
+        goals: Sequence[Goal],
+        *,
+        rows: IntArray | None = None,
+        memo: dict[str, Any] | None = None,
+    ) -> FloatArray:
+        """(b,) ‖e‖² of :meth:`evaluate`'s residual (``rows``, ``memo`` as there), the same
+        values as ``sum_squares(evaluate(q, goals, jacobian=False).e)``; on the batch-last
+        position path without forming e, its row layout or the per-goal errors."""
+        blocks, per = self.goal_plan(goals)
+        if memo is None:
+            memo = {}  # this call's: its workspace serves evaluate() below too
+        if memo.get("rows", memo) is not rows:
+            memo.clear()
+            memo["rows"] = rows
+        b = q.shape[0]
+        ws = memo.get("frames")
+        if ws is None or ws[0] != b:
+            ws = memo["frames"] = self._kin.workspace(b)
+        pos, *_, all_skip, _ = per[-1]
+        if not (ws[1] and all_skip):
+            ev = self.evaluate(q, goals, rows=rows, jacobian=False, memo=memo)
+            return sum_squares(ev.e)
+        f = self._kin.frames_last(q, ws[2])
+        _, gg, gnodes, gsw, _, _ = pos
+        err = self._targets_last(goals, gg, rows, b, memo) - f[gnodes[:, 0], 3]  # (G, 3, b)
+        if gsw is not None:
+            err *= gsw[:, :, None]
+        m = 3 * len(gg)
+        if m >= 8:  # numpy sums 8 or more entries pairwise: as sum_squares does, on e
+            return sum_squares(np.ascontiguousarray(err.reshape(m, b).T))
+        # e's entries of a row in its order (goal, then x y z), summed left to right as
+        # sum_squares sums fewer than 8
+        sq = np.multiply(err, err, out=err).reshape(m, b)
+        out: FloatArray = np.add.reduce(sq, axis=0)
+        return out
+
+    def _targets_last(
+        self,
+        goals: Sequence[Goal],
+        gg: Sequence[int],
+        rows: IntArray | None,
+        b: int,
+        memo: dict[str, Any] | None,
+    ) -> FloatArray:
+        """(G, 3, b) targets of the position goals ``gg`` for the batch-last path (kept
+        in ``memo``)."""
+        tgt: FloatArray | None = None if memo is None else memo.get("position_last")
+        if tgt is None:
+            tgt = np.empty((len(gg), 3, b))
+            for i, gi in enumerate(gg):
+                v = goal_rows(goals[gi], goals[gi].position, rows, b)  # type: ignore[union-attr]
+                tgt[i] = v.T if v.ndim == 2 else v[:, None]
+            if memo is not None:
+                memo["position_last"] = tgt
+        return tgt
+
     def _evaluate_last(
         self,
         q: FloatArray,
@@ -677,14 +736,7 @@ class Skeleton:
         _, gg, gnodes, gsw, _, (pg, pnode, flat, pw) = pos
         ng = len(gg)
         m = 3 * ng
-        tgt = None if memo is None else memo.get("position_last")
-        if tgt is None:
-            tgt = np.empty((ng, 3, b))
-            for i, gi in enumerate(gg):
-                v = goal_rows(goals[gi], goals[gi].position, rows, b)
-                tgt[i] = v.T if v.ndim == 2 else v[:, None]
-            if memo is not None:
-                memo["position_last"] = tgt
+        tgt = self._targets_last(goals, gg, rows, b, memo)
         s = f[gnodes[:, 0], 3]  # (G, 3, b) effector positions
         err = tgt - s
         gerr = np.ascontiguousarray(np.sqrt(np.add.reduce(err * err, axis=1)).T)

@@ -268,6 +268,17 @@ def skew(v: FloatArray) -> FloatArray:
     return out
 
 
+def skew_vee(m: FloatArray) -> FloatArray:
+    """vee((m − mᵀ)/2) (..., 3) of m (..., 3, 3), the inverse of :func:`skew` on its
+    skew part: the rotation vector of a near-identity rotation, the angular velocity
+    of Ṙ·Rᵀ."""
+    out: FloatArray = 0.5 * np.stack(
+        (m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]),
+        axis=-1,
+    )
+    return out
+
+
 #: :func:`sum_squares` and :func:`row_max` work column by column on (rows, k) arrays
 #: from this many rows per extra column on (rows ≥ this × (k − 1)): one element-wise call
 #: per column costs about as much as this many rows of numpy's reduction.

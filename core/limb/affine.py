@@ -32,6 +32,7 @@ from ..geometry import (
     rodrigues,
     unit_rows,
 )
+from ..geometry.vec3 import skew_vee
 from .feasible import within_limits
 from .model import LimbLimits
 
@@ -73,12 +74,6 @@ class ChainFit:
     within_limits: NDArray[np.bool_]
 
 
-def _skew_vee(m: FloatArray) -> FloatArray:
-    """(m − mᵀ)/2 as a vector (..., 3): the rotation vector of a near-identity rotation."""
-    return 0.5 * np.stack((m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0],
-                           m[..., 1, 0] - m[..., 0, 1]), axis=-1)
-
-
 def chain_residual(kind: str, axis: FloatArray, end: FloatArray, target: FloatArray
                    ) -> FloatArray:
     """The residual (..., m) that :func:`refine_on_chain` drives to zero: zero exactly when
@@ -107,7 +102,7 @@ def _residual(kind: str, axis: FloatArray, end: FloatArray, tpos: FloatArray,
         return pos
     if kind == "POSE":
         assert part is not None  # Rtᵀ
-        return np.concatenate((pos, _skew_vee(part @ orthonormalize_yz(end[..., :3, :3]))),
+        return np.concatenate((pos, skew_vee(part @ orthonormalize_yz(end[..., :3, :3]))),
                               axis=-1)
     d = unit_rows(end[..., :3, :3] @ axis)
     if kind == "PARTIAL":

@@ -757,13 +757,7 @@ def _euler_rates(r: FloatArray, dr: FloatArray, order: str) -> tuple[FloatArray,
     col_b = e_b * cc_ + np.cross(e_c, e_b) * sc_  # R_C e_B
     col_c = np.broadcast_to(e_c, col_a.shape)
     w = dr @ np.swapaxes(r, -1, -2)  # (V, M, 3, 3)
-    omega = (
-        0.5
-        * np.stack(
-            [w[..., 2, 1] - w[..., 1, 2], w[..., 0, 2] - w[..., 2, 0], w[..., 1, 0] - w[..., 0, 1]],
-            axis=-1,
-        )[:, :, None, :]
-    )  # (V, M, 1, 3)
+    omega = V.skew_vee(w)[:, :, None, :]  # (V, M, 1, 3)
     # Cramer's rule for [col_a col_b col_c]·(θ̇_A, θ̇_B, θ̇_C) = ω.
     bc, ca, ab = V.cross_rows(col_b, col_c), V.cross_rows(col_c, col_a), V.cross_rows(col_a, col_b)
     det = np.sum(col_a * bc, axis=-1)  # (M, 2)

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ...geometry.vec3 import cross_rows
+from ...geometry.vec3 import cross_rows, sum_squares
 from ...goals import AimGoal, Goal
 from ..loop import FloatArray, IKSolver, StepState, clamp_max_abs, matvec
 from ..registry import register
@@ -62,7 +62,7 @@ def _into(target: FloatArray, lj: FloatArray, hj: FloatArray) -> FloatArray:
     """``target`` where inside [lj, hj], else the bound with the larger cos(bound − target)
     (f(φ) = const − (A cos φ + B sin φ) restricted to the interval)."""
     inside = (target >= lj) & (target <= hj)
-    if inside.all():
+    if np.logical_and.reduce(inside, axis=None):
         return target
     cl = np.cos(np.where(np.isfinite(lj), lj, 0.0) - target)
     ch = np.cos(np.where(np.isfinite(hj), hj, 0.0) - target)
@@ -108,9 +108,8 @@ def _inner_dofs(skeleton: Skeleton) -> tuple[NDArray[np.intp], ...]:
 
 
 #: [w]× = [[0, −w_z, w_y], [w_z, 0, −w_x], [−w_y, w_x, 0]] (so [w]× v = w × v, and
-#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij): the flat entries that are 0, +w_(x,y,z) and
-#: −w_(x,y,z).
-_K_ZERO = np.array([0, 4, 8])
+#: w · vee(H − Hᵀ) = Σ_ij ([w]×)_ij H_ij): the flat entries that are +w_(x,y,z) and
+#: −w_(x,y,z) (the diagonal 0, 4, 8 is 0).
 _K_PLUS = np.array([7, 2, 3])
 _K_MINUS = np.array([5, 6, 1])
 _EYE3 = np.eye(3)
@@ -124,7 +123,7 @@ def _axis_operators(w: FloatArray, out: FloatArray) -> None:
         _EYE3[:, :, None], w[..., :, None, :] * w[..., None, :, :], out=out[..., 0, :, :, :]
     )
     k = out[..., 1, :, :, :].reshape(w.shape[:-2] + (9, w.shape[-1]))
-    k[..., _K_ZERO, :] = 0.0
+    k[..., 0::4, :] = 0.0
     k[..., _K_PLUS, :] = w
     k[..., _K_MINUS, :] = -w
 
@@ -133,8 +132,9 @@ _Sel = slice | NDArray[np.intp]
 
 
 class _One(NamedTuple):
-    """One DOF of the fast sweep: its goals (position / rotation selections with 2 × /
-    1 × their weights, None without such goals) and its joint's inner DOFs (None)."""
+    """One DOF of the fast sweep (its place in the sweep's DOF order, :class:`_Plan`):
+    its goals (position / rotation selections with 2 × / 1 × their weights, None
+    without such goals) and its joint's inner DOFs (places; None without)."""
 
     dof: int
     mp: _Sel
@@ -145,15 +145,20 @@ class _One(NamedTuple):
 
 
 class _Group(NamedTuple):
-    """g ≥ 2 mutually independent DOFs updated at once (:func:`_sweep_plan`): per DOF
-    the weights of every goal (0 for goals not below it; None without goals of the
-    kind), the goals they turn with the member that turns each (``*_owner``), and the
-    inner DOFs with their member (None without)."""
+    """g ≥ 2 mutually independent DOFs updated at once (:func:`_sweep_plan`), adjacent
+    in the sweep's DOF order (``dofs``: their places, ``size`` g): the position goals
+    below a member with 2 × their weights (None without) and the member below which
+    each lies (``pos_owner``; ``pos_direct``: goal i lies below member i, one goal
+    each), per DOF the weights of every rotation goal (0 for goals not below it; None
+    without), the goals they turn with the member that turns each (``rot_owner``), and
+    the inner DOFs (places) with their member (None without)."""
 
-    dofs: NDArray[np.intp]
-    wp: FloatArray | None
+    dofs: slice
+    size: int
+    pos_w: FloatArray | None
     pos_sel: NDArray[np.intp]
     pos_owner: NDArray[np.intp]
+    pos_direct: bool
     wr: FloatArray | None
     rot_sel: NDArray[np.intp]
     rot_owner: NDArray[np.intp]
@@ -161,19 +166,31 @@ class _Group(NamedTuple):
     inner_owner: NDArray[np.intp]
 
 
+class _Plan(NamedTuple):
+    """The fast sweep's schedule: its DOF order (the DOFs of each step adjacent, so that
+    a step's rows of the per-DOF arrays are a view; the DOFs that move no goal last;
+    None: the DOFs' own order already is such), their kinematic nodes and the steps."""
+
+    order: NDArray[np.intp] | None
+    nodes: NDArray[np.intp]
+    steps: tuple[_One | _Group, ...]
+
+
 @lru_cache(maxsize=64)
 def _sweep_plan(
     skeleton: Skeleton,
     pos: tuple[tuple[int, float], ...],
     rot: tuple[tuple[int, float], ...],
-) -> tuple[_One | _Group, ...]:
+) -> _Plan:
     """The fast sweep's schedule (keyed by the goals' (joint, weight) pairs). The sweep
     visits the DOFs that move a goal from the last to the first; two DOFs are
     *independent* when no goal lies below both and neither's joint lies below (or is)
     the other's — then neither update changes what the other sees, and they commute.
     Each DOF gets a level, one more than the highest level of the dependent DOFs visited
     before it; a level's DOFs are updated together (the branches of a tree side by
-    side), which gives exactly the sequential sweep's result."""
+    side), which gives exactly the sequential sweep's result. The per-DOF arrays of the
+    sweep are kept in the order of the steps (:class:`_Plan`), so that a step reads and
+    writes its DOFs' rows through views."""
     anc = skeleton.ancestors
     dj = skeleton.dof_joint
     below = anc[dj]  # (n, J)
@@ -204,35 +221,51 @@ def _sweep_plan(
             or anc[dj[k], dj[j]]
         ]
         level[k] = 1 + max(deps, default=-1)
+    steps = [
+        [j for j in order if level[j] == lv] for lv in range(max(level.values(), default=-1) + 1)
+    ]
+    for i, dofs in enumerate(steps):
+        if len(dofs) > 1:  # one position goal per member: members in the order of their goals
+            owner_p = np.argmax(bp[dofs], axis=0)[np.flatnonzero(bp[dofs].any(axis=0))]
+            if np.array_equal(np.sort(owner_p), np.arange(len(dofs))):
+                steps[i] = [dofs[m] for m in owner_p]
+    # the DOFs' own order where each step's DOFs are already adjacent and ascending
+    natural = all(dofs == list(range(dofs[0], dofs[0] + len(dofs))) for dofs in steps)
+    sweep = list(range(n)) if natural else [j for dofs in steps for j in dofs]
+    sweep += [j for j in range(n) if j not in sweep]
+    place = np.empty(n, dtype=np.intp)
+    place[sweep] = np.arange(n)
     plan: list[_One | _Group] = []
-    for lv in range(max(level.values(), default=-1) + 1):
-        dofs = [j for j in order if level[j] == lv]
+    for dofs in steps:
+        start = int(place[dofs[0]])
         if len(dofs) == 1:
             j = dofs[0]
             mp, mr = select(bp[j]), select(br[j])
             plan.append(
                 _One(
-                    j,
+                    start,
                     mp,
                     wp_all[mp] if bp[j].any() else None,
                     mr,
                     wr_all[mr] if br[j].any() else None,
-                    select(np.isin(np.arange(n), inner[j])) if inner[j].size else None,
+                    select(np.isin(np.arange(n), place[inner[j]])) if inner[j].size else None,
                 )
             )
             continue
+        pos_sel = np.flatnonzero(bp[dofs].any(axis=0))
+        owner_p = np.argmax(bp[dofs], axis=0)[pos_sel]  # the member each goal is below
         g = np.array(dofs)
-        owner_p = np.argmax(bp[g], axis=0)  # the member each goal is below (if any)
         owner_r = np.argmax(br[g], axis=0)
-        pos_sel = np.flatnonzero(bp[g].any(axis=0))
         rot_sel = np.flatnonzero(br[g].any(axis=0))
-        ins = [(int(i), m) for m, j in enumerate(dofs) for i in inner[j]]
+        ins = [(int(place[i]), m) for m, j in enumerate(dofs) for i in inner[j]]
         plan.append(
             _Group(
-                g,
-                (bp[g] * wp_all) if bp[g].any() else None,
+                slice(start, start + g.size),
+                g.size,
+                wp_all[pos_sel] if pos_sel.size else None,
                 pos_sel,
-                owner_p[pos_sel],
+                owner_p,
+                np.array_equal(owner_p, np.arange(g.size)),
                 (br[g] * wr_all) if br[g].any() else None,
                 rot_sel,
                 owner_r[rot_sel],
@@ -240,7 +273,17 @@ def _sweep_plan(
                 np.array([m for _, m in ins], dtype=np.intp),
             )
         )
-    return tuple(plan)
+    places = np.array(sweep, dtype=np.intp)
+    nodes = skeleton.kinematic_plan.dof_node[places]
+    return _Plan(None if natural else places, nodes, tuple(plan))
+
+
+def _moments(w2: FloatArray, u: FloatArray, v: FloatArray) -> FloatArray:
+    """Per goal k the moment w2_k u_k v_kᵀ (k, 3, 3, b) of u, v (k, 3, b) (``u`` is
+    scaled in place)."""
+    u *= w2[:, None, None]
+    out: FloatArray = u[:, :, None] * v[:, None]
+    return out
 
 
 def _group_update(
@@ -258,35 +301,39 @@ def _group_update(
 ) -> None:
     """The fast sweep's update of a :class:`_Group` of independent DOFs (in place, batch
     last like :meth:`CCDStep._fast_sweep`; its single-DOF update with a member axis)."""
-    g = grp.dofs
+    g, size = grp.dofs, grp.size  # a slice: views of the per-DOF arrays
     piv = p_all[g]  # (g, 3, b)
     h: FloatArray | None = None
-    if grp.wp is not None:
-        rel = points[None] - piv[:, None]  # (g, Lp, 3, b)
-        h = np.einsum("gk,gkib,gkjb->gijb", grp.wp, targets[None] - piv[:, None], rel)
+    if grp.pos_w is not None:
+        # per position goal below a member: 2w (t − p)(s − p)ᵀ, summed per member
+        own = piv if grp.pos_direct else piv[grp.pos_owner]  # (S, 3, b)
+        rel = points[grp.pos_sel] - own
+        h = _moments(grp.pos_w, targets[grp.pos_sel] - own, rel)
+        if not grp.pos_direct:
+            per_goal = h
+            h = np.zeros((size,) + per_goal.shape[1:])
+            np.add.at(h, grp.pos_owner, per_goal)
     if grp.wr is not None:
         hr = np.einsum("gk,kijb->gijb", grp.wr, err)
         h = hr if h is None else h + hr
     assert h is not None
     op = ops[g]  # (g, 2, 3, 3, b)
     nb = h.shape[-1]
-    ab = np.einsum("gcxb,gxb->gcb", op.reshape(g.size, 2, 9, nb), h.reshape(g.size, 9, nb))
+    ab = np.einsum("gcxb,gxb->gcb", op.reshape(size, 2, 9, nb), h.reshape(size, 9, nb))
     delta = np.arctan2(ab[:, 1], ab[:, 0])
     flat = np.add.reduce(ab * ab, axis=1) <= noise
-    if flat.any():
+    if np.logical_or.reduce(flat, axis=None):
         delta[flat] = 0.0
     delta = _into(delta, lo_rel[g], hi_rel[g])
     q[g] += delta
-    sc = np.empty((g.size, 2, nb))  # 1 − cos δ, sin δ
+    sc = np.empty((size, 2, nb))  # 1 − cos δ, sin δ
     np.cos(delta, out=sc[:, 0])
     np.subtract(1.0, sc[:, 0], out=sc[:, 0])
     np.sin(delta, out=sc[:, 1])
     turn_t = _EYE3[:, :, None] - np.einsum("gcb,gcijb->gijb", sc, op)  # (g, 3, 3, b)
-    if grp.pos_sel.size:
-        own = piv[grp.pos_owner]
-        points[grp.pos_sel] = own + np.einsum(
-            "sib,sijb->sjb", points[grp.pos_sel] - own, turn_t[grp.pos_owner]
-        )
+    if grp.pos_w is not None:
+        turn_p = turn_t if grp.pos_direct else turn_t[grp.pos_owner]
+        points[grp.pos_sel] = own + np.einsum("sib,sijb->sjb", rel, turn_p)
     if grp.rot_sel.size:
         err[grp.rot_sel] = np.einsum("saib,sijb->sajb", err[grp.rot_sel], turn_t[grp.rot_owner])
     if grp.inner is not None:
@@ -426,17 +473,16 @@ class CCDStep(IKSolver):
         cand = q + clamp_max_abs(acc, st.max_step)
         if clip:
             cand = sk.clip_unchecked(cand)
-        # its residual (no Jacobian; an evaluation memo kept while the rows stay the same)
+        # its ‖e‖² (an evaluation memo kept while the rows stay the same)
         key = threading.get_ident()
         kept = self._memo.get(key)
         if kept is None or kept[0] is not rows:
             kept = (rows, {})
             self._memo[key] = kept
-        e_t = sk.evaluate(cand, state.goals, rows=rows, jacobian=False, memo=kept[1]).e
-        obj0 = np.add.reduce(state.e * state.e, axis=1)
-        better = np.add.reduce(e_t * e_t, axis=1) < obj0
+        obj0 = sum_squares(state.e)
+        better = sk.sum_squared_error(cand, state.goals, rows=rows, memo=kept[1]) < obj0
         out: FloatArray = cand - q
-        if better.all():
+        if np.logical_and.reduce(better):
             return out
         # the rescue where q⁺ is rejected: a damped least-squares step from q, λ = μ·damping
         bad = np.flatnonzero(~better)
@@ -446,8 +492,7 @@ class CCDStep(IKSolver):
         cand_b = q_b + clamp_max_abs(damped_step(state.J[bad], state.e[bad], lam2), st.max_step)
         if clip:
             cand_b = sk.clip_unchecked(cand_b)
-        e_b = sk.evaluate(cand_b, state.goals, rows=rows[bad], jacobian=False).e
-        rescue = np.add.reduce(e_b * e_b, axis=1) < obj0[bad]
+        rescue = sk.sum_squared_error(cand_b, state.goals, rows=rows[bad]) < obj0[bad]
         # Levenberg–Marquardt's rule for μ
         mu[rows[bad]] = np.where(rescue, np.maximum(mu_b / 10.0, 1.0), np.minimum(mu_b * 10.0, 1e4))
         out[bad] = np.where(rescue[:, None], cand_b - q_b, f[bad])
@@ -467,11 +512,16 @@ class CCDStep(IKSolver):
         bsz = state.q.shape[0]
         pos_b = [blk for blk in active if blk.kind is BlockKind.POSITION]
         rot_b = [blk for blk in active if blk.kind is BlockKind.ROTATION]
+        plan = _sweep_plan(
+            sk,
+            tuple((gj[blk.goal], blk.weight) for blk in pos_b),
+            tuple((gj[blk.goal], blk.weight) for blk in rot_b),
+        )
+        order = plan.order  # the per-DOF arrays below are in the sweep's DOF order
         last = None if state.frames_last is None else state.frames_last()
         if last is not None and not rot_b:  # DOF axes and origins from the axis frames
-            node = sk.kinematic_plan.dof_node
-            w_all = last[node, 2]  # (n, 3, b) (a copy), turned in place
-            p_all = last[node, 3]
+            w_all = last[plan.nodes, 2]  # (n, 3, b) (a copy), turned in place
+            p_all = last[plan.nodes, 3]
             rot = None
         else:
             known = None if state.frames is None else state.frames()
@@ -480,7 +530,9 @@ class CCDStep(IKSolver):
             )
             w_all = np.ascontiguousarray(w_bf.transpose(1, 2, 0))
             p_all = np.ascontiguousarray(p_bf.transpose(1, 2, 0))
-        q = state.q.T.copy()  # (n, b)
+            if order is not None:
+                w_all, p_all = w_all[order], p_all[order]
+        q = state.q.T.copy() if order is None else state.q.T[order]  # (n, b)
 
         def pick(value: object, nd: int) -> FloatArray:
             arr = np.asarray(value, dtype=np.float64)
@@ -514,23 +566,25 @@ class CCDStep(IKSolver):
                     1, 2, 3, 0
                 )
             )
-        plan = _sweep_plan(
-            sk,
-            tuple((gj[blk.goal], blk.weight) for blk in pos_b),
-            tuple((gj[blk.goal], blk.weight) for blk in rot_b),
-        )
         ops = np.empty((q.shape[0], 2, 3, 3, bsz))
         _axis_operators(w_all, ops)
         # rounding level of A and B per row: Σ weights × the largest squared distance
         # between a pivot and a goal point or target (1 for rotations)
         reach = np.concatenate([targets, points])[:, None] - p_all[None]
-        reach2 = np.max(np.add.reduce(reach * reach, axis=2), axis=(0, 1), initial=0.0)
+        np.multiply(reach, reach, out=reach)
+        reach2 = np.maximum.reduce(
+            np.add.reduce(reach, axis=2).reshape(reach.shape[0] * reach.shape[1], bsz),
+            axis=0,
+            initial=0.0,
+        )
         wsum = 2.0 * sum(blk.weight for blk in pos_b)
         noise = (1e-13 * (wsum * reach2 + sum(blk.weight for blk in rot_b))) ** 2
         sc = np.empty((2, bsz))  # 1 − cos δ, sin δ
         # the bounds relative to q (DOF j keeps its value until its own update)
         lo_rel, hi_rel = (lo - state.q).T, (hi - state.q).T
-        for entry in plan:
+        if order is not None:
+            lo_rel, hi_rel = lo_rel[order], hi_rel[order]
+        for entry in plan.steps:
             if isinstance(entry, _Group):
                 grid = (w_all, p_all, ops, lo_rel, hi_rel, noise)
                 _group_update(entry, q, points, targets, err, *grid)
@@ -541,7 +595,8 @@ class CCDStep(IKSolver):
             h: FloatArray | None = None
             if wp is not None:
                 rel = points[mp] - p1
-                h = np.einsum("k,kib,kjb->ijb", wp, targets[mp] - p1, rel)
+                h = _moments(wp, targets[mp] - p1, rel)
+                h = h[0] if h.shape[0] == 1 else np.add.reduce(h, axis=0)
             if wr is not None:
                 e_sel = err[mr]
                 hr = np.einsum("k,kijb->ijb", wr, e_sel)
@@ -553,7 +608,7 @@ class CCDStep(IKSolver):
             # rounding level: it stays instead of turning by the angle of noise
             flat = np.add.reduce(ab * ab, axis=0) <= noise
             delta = np.arctan2(ab[1], ab[0])
-            if flat.any():
+            if np.logical_or.reduce(flat):
                 delta[flat] = 0.0
             delta = _into(delta, lo_rel[j], hi_rel[j])
             q[j] += delta
@@ -575,7 +630,11 @@ class CCDStep(IKSolver):
                     ops_in = np.empty(turned.shape[:1] + (2, 3, 3, bsz))
                     _axis_operators(turned, ops_in)
                     ops[inner] = ops_in
-        return q.T - state.q
+        if order is None:
+            return q.T - state.q
+        swept = np.empty_like(q)
+        swept[order] = q
+        return swept.T - state.q
 
     @staticmethod
     def _general_sweep(
