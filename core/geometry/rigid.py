@@ -442,27 +442,6 @@ def refine_axis_goal(
     return out
 
 
-def refine_line_goal(goal: ArrayLike, reached: ArrayLike, target: ArrayLike,
-                     direction: ArrayLike) -> FloatArray:
-    """The next goal of a fixed-point correction for an aim goal whose ray direction is
-    held (``direction`` (..., 3), not turning with the solve: :func:`core.held_axis_aim`):
-    the aim is exact wherever the reached head lies on the line through the target's
-    position along ``direction``, so the goal's position moves by the reached head's
-    offset from that line, taken perpendicular to it (the distance along the line is the
-    solve's own choice). ``goal``, ``reached``, ``target``: ``(..., 4, 4)`` in one space;
-    the rotation of ``goal`` is kept."""
-    g = np.asarray(goal, dtype=np.float64)
-    r = np.asarray(reached, dtype=np.float64)
-    t = np.asarray(target, dtype=np.float64)
-    d = np.asarray(direction, dtype=np.float64)
-    d = d / np.linalg.norm(d, axis=-1, keepdims=True)
-    off = r[..., :3, 3] - t[..., :3, 3]
-    off = off - np.sum(off * d, axis=-1, keepdims=True) * d
-    out = np.array(np.broadcast_to(g, np.broadcast_shapes(g.shape, r.shape, t.shape)))
-    out[..., :3, 3] -= off
-    return out
-
-
 def goal_offset(goal: ArrayLike, target: ArrayLike) -> FloatArray:
     """The offset ``D`` (``(..., 4, 4)``) between an asked goal and the target it aims
     at: rotation ``R_goal · R_targetᵀ`` and translation ``p_goal − p_target``, so that

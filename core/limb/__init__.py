@@ -10,7 +10,7 @@ feasible φ, goals out of reach), :mod:`.partial` (§3.3) and :mod:`.aim` (§3.4
 """
 
 from .affine import CHAIN_ROUNDS, ChainFit, chain_residual, refine_on_chain
-from .aim import aim_error, held_axis_aim, solve_aim
+from .aim import aim_error, solve_aim
 from .arcs import SwivelArcs, blocking_limits, in_intervals, limits_at_bound, swivel_arcs
 from .model import (
     LIMIT_TOLERANCE,
@@ -47,7 +47,6 @@ __all__ = [
     "solve_partial",
     "solve_aim",
     "aim_error",
-    "held_axis_aim",
     "choose_psi",
     "effector_basis",
     "partial_rotation",

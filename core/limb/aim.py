@@ -36,14 +36,7 @@ from ..geometry.rotations import check_rotation
 from ..goals import AimGoal, batch_size
 from .feasible import closest_swivel, feasible_sets, joint_coeffs, midpoint_swivel, within_limits
 from .kernel import Circle, Problem, shoulder_at
-from .model import (
-    REACH_TOLERANCE,
-    Limb,
-    LimbSolution,
-    SwivelStrategy,
-    effector_frame,
-    wrist_centre,
-)
+from .model import REACH_TOLERANCE, Limb, LimbSolution, SwivelStrategy, effector_frame
 from .partial import middle_cost
 from .rows import padded_intervals
 from .unsolvable import central_cost_grad
@@ -434,58 +427,3 @@ def _stack(rows: list[Any], replace: Any) -> Any:
         feasible_swivel=fs,
         aim_error=np.array([r.aim_error for r in rows]),
     )
-
-
-def held_axis_aim(limb: Limb, target: ArrayLike, direction: ArrayLike
-                  ) -> tuple[FloatArray, NDArray[np.bool_]]:
-    """Wrist centres for an aim goal whose ray direction does not turn with the limb.
-
-    An end bone that does not inherit its parent's rotation keeps its axis fixed in the
-    frame above the limb while the limb moves only its head (the wrist centre): the aim
-    is exact wherever the limb puts the wrist on the ray that ends at the target, ``p = t
-    − μ d`` with μ > 0. As :func:`solve_aim` keeps the zero pose's elbow angle where it
-    can, the point taken is the one at the shoulder distance of the wrist at θ4 = 0 (the
-    nearest elbow-limit end when 0 is outside the limits); where the ray has no point at
-    that distance, the nearest distance it and the limb's reach (:func:`core.body.shell`)
-    allow; of two such points the one nearer the target (the wrist on the target's side
-    of the shoulder). A ray that passes beyond the limb's reach gives its point nearest
-    the shoulder (a position solve then reaches toward it; the aim misses).
-
-    Args:
-        limb: the limb (shoulder frame; metres, radians).
-        target: (3,) or (N, 3) aim target positions in the shoulder frame.
-        direction: (3,) or (N, 3) ray directions (the end bone's aim axis in the shoulder
-            frame; any non-zero length, normalised here).
-
-    Returns:
-        (points, exact): wrist centres (3,) / (N, 3) for a position goal, and whether
-        each is within the limb's reach with μ > 0 (a position solve then aims exactly).
-    """
-    from ..body.solve import shell  # the limb's reach (core.body builds on core.limb)
-
-    t = np.asarray(target, dtype=np.float64)
-    d = np.asarray(direction, dtype=np.float64)
-    d = d / np.linalg.norm(d, axis=-1, keepdims=True)
-    d_min, d_max = shell(limb)
-    theta = 0.0
-    lim = limb.limits
-    if lim is not None and lim.elbow is not None:
-        lo, hi = lim.elbow
-        if (0.0 - lo) % (2.0 * math.pi) > hi - lo:  # 0 outside: the circularly nearer end
-            theta = lo if abs(math.remainder(lo, 2.0 * math.pi)) <= abs(
-                math.remainder(hi, 2.0 * math.pi)) else hi
-    rest = float(np.linalg.norm(wrist_centre(limb, np.eye(3), np.float64(theta))))
-    c = np.sum(t * d, axis=-1)
-    tt = np.sum(t * t, axis=-1)
-    ahead = np.maximum(c, 0.0)
-    nearest = np.sqrt(np.maximum(tt - ahead * ahead, 0.0))  # the ray's closest approach
-    dist = np.clip(rest, np.maximum(nearest, d_min), np.maximum(d_max, nearest))
-    s = np.sqrt(np.maximum(dist * dist - tt + c * c, 0.0))
-    mu = np.where(c - s > 0.0, c - s, c + s)
-    floor = 1e-3 * float(limb.length)  # the wrist not on the target (the aim undefined)
-    mu = np.where(nearest > d_max, ahead, np.maximum(mu, floor))
-    points: FloatArray = t - mu[..., None] * d
-    r = np.linalg.norm(points, axis=-1)
-    tol = 1e-9 * max(1.0, float(limb.length))
-    exact = (mu > 0.0) & (r >= d_min - tol) & (r <= d_max + tol)
-    return points, exact
