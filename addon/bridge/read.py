@@ -68,6 +68,11 @@ class LimbRead:
             no constraints of its own): its frame is then composed from the parent and
             does not depend, even by float32 rounding, on the limb's current pose; else
             None (the frame is taken from the upper bone's own evaluated pose).
+        end_pose: (N, 3, 4, 4) when the end bone does not inherit rotation (and the goal
+            is not a position goal): the lower bone's and the end bone's evaluated pose
+            matrices and the end bone's rest matrix (armature space); else None.
+        lower_rest: (N, 4, 4) when the lower bone does not inherit rotation: its rest
+            matrix (armature space); else None.
     """
 
     world: FloatArray
@@ -79,6 +84,8 @@ class LimbRead:
     pole: FloatArray | None
     swivel: FloatArray
     parent: FloatArray | None = None
+    end_pose: FloatArray | None = None
+    lower_rest: FloatArray | None = None
 
     def __len__(self) -> int:
         return len(self.swivel)
@@ -162,6 +169,11 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         pole=pole,
         swivel=np.array([animated_setting(settings, "swivel", depsgraph)]),
         parent=parent,
+        end_pose=(None if en.bone.use_inherit_rotation or settings.goal_type == "POSITION"
+                  else np.array([[lo.matrix, en.matrix, en.bone.matrix_local]],
+                                dtype=np.float64)),
+        lower_rest=(None if lo.bone.use_inherit_rotation
+                    else mat4(lo.bone.matrix_local)[None]),
     )
 
 
@@ -185,6 +197,8 @@ def stack(reads: list[LimbRead]) -> LimbRead:
         pole=cat(poles),
         swivel=np.concatenate([r.swivel for r in reads]),
         parent=cat(parents),
+        end_pose=cat([r.end_pose for r in reads]),
+        lower_rest=cat([r.lower_rest for r in reads]),
     )
 
 
@@ -195,6 +209,6 @@ def broadcast(read: LimbRead, n: int, **over: Any) -> LimbRead:
 
     fields: dict[str, Any] = {k: rep(getattr(read, k)) for k in (
         "world", "pose", "basis", "location", "end_basis", "target", "pole", "swivel",
-        "parent")}
+        "parent", "end_pose", "lower_rest")}
     fields.update(over)
     return LimbRead(**fields)

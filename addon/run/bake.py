@@ -471,7 +471,7 @@ def _row(r: LimbRead, i: int) -> LimbRead:
 
     return LimbRead(**{k: one(getattr(r, k)) for k in (
         "world", "pose", "basis", "location", "end_basis", "target", "pole", "swivel",
-        "parent")})
+        "parent", "end_pose", "lower_rest")})
 
 
 def _fast_reads(

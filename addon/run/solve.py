@@ -63,7 +63,7 @@ from ...core import (
 from ..bridge import read, requests, rigify, verify
 from ..bridge import rig as mapping
 from ..bridge.read import ReadError
-from ..bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
+from ..bridge.requests import AXES, SUPPORTED_GOALS, LimbRequest
 from ..bridge.rig import ChainRig, LimbRig, MappingError
 from ..bridge.write import write_chain, write_limb
 from . import stretched
@@ -682,9 +682,6 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         if settings.swivel_mode == "POLE" and settings.pole is None:
             msgs.append("no pole object; using the swivel angle")
         msgs += rig_notes(obj, rig)[0]
-        if settings.goal_type == "AIM" and not obj.pose.bones[rig.end].bone.use_inherit_rotation:
-            msgs.append(f"Aim goal: {rig.end} does not inherit rotation, so its axis does not "
-                        f"turn with the arm as the aim solve assumes (measured, may miss)")
         # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
         ik = rigify.ik_chain(obj, settings)
         held = (msgs, overrides(obj, rig, bones) if ik is None else [], ik is None)
@@ -705,7 +702,8 @@ def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol
     if ik is None:
         rigify.set_switch(obj, settings)
         return write_limb(obj, rig, sol.shoulder, float(sol.elbow),
-                          sol.wrist if settings.goal_type in WRIST_GOALS else None, bones)
+                          requests.end_rotation(req, sol), bones,
+                          requests.lower_rotation(req, sol))
     poses, pole, reach = rigify.solved_poses(req, sol)
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     return rigify.write_ik(obj, settings, ik, poses, pole, dg, reach)
