@@ -584,9 +584,10 @@ def _bake_batched(
     for lb, rig, req, rd in zip(items, rigs, reqs, reads, strict=True):
         notes, proven = solve.analytic_notes(obj, rig, lb, req)
         if not proven:
-            # stretched links alone (nothing overrides the bones): Blender's evaluation
-            # of the chain is its affine composition, a prediction for the checked bake
-            links = (stretched.chain_links(rd) if solve.analytic_notes(obj, rig, lb)[1]
+            # stretched links alone (nothing overrides what the goal measures:
+            # solve.chain_models): Blender's evaluation of the chain is its affine
+            # composition, a prediction for the checked bake
+            links = (stretched.chain_links(rd) if solve.chain_models(obj, rig, lb)
                      else None)
             rest[lb.name] = Unproven(req, links)
             continue
