@@ -144,7 +144,7 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         parent = np.eye(4)[None] if up.parent is None else mat4(up.parent.matrix)[None]
     pose = basis = None
     if parent is None or helpers or not (tuple(up.scale) == tuple(lo.scale) == tuple(en.scale)
-                                         == _UNIT):
+                                         == _UNIT) or _partial_scale(lo.bone, en.bone):
         pose = np.empty((1, 3, 4, 4))
         basis = np.empty((1, 3, 4, 4))
         for i, pb in enumerate((up, lo, en)):
@@ -175,6 +175,15 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         lower_rest=(None if lo.bone.use_inherit_rotation
                     else mat4(lo.bone.matrix_local)[None]),
     )
+
+
+def _partial_scale(lower: Any, end: Any) -> bool:
+    """Whether the lower bone follows the upper bone's rotation but the lower or the end
+    bone not its full scale: the links then differ from the rest links by the scale
+    they drop (read from the evaluated pose: :func:`core.limb_links`)."""
+    return bool(lower.use_inherit_rotation) and (
+        lower.inherit_scale != "FULL"
+        or (end.use_inherit_rotation and end.inherit_scale != "FULL"))
 
 
 def stack(reads: list[LimbRead]) -> LimbRead:

@@ -143,3 +143,28 @@ def test_position_goal_on_a_stretched_arm_whatever_the_hand_inherits(
         pos, _ = _measured(obj, settings)
         assert pos <= POS_TOL, (f, pos)
     assert not corrections
+
+
+@pytest.mark.parametrize("mode", SCALE_MODES[1:])
+@pytest.mark.parametrize("bone", ["forearm.L", "hand.L"])
+@pytest.mark.parametrize("goal", GOALS)
+def test_partial_inherit_scale_under_a_scaled_shoulder(
+        limber: Any, monkeypatch: pytest.MonkeyPatch, goal: str, bone: str, mode: str) -> None:
+    """A lower or end bone that inherits rotation but not the shoulder's full (uniform)
+    scale: the links are read from the evaluated pose (the segment keeps its unscaled
+    length), so the limb lands without corrective re-solves (the forearm with None /
+    None (Legacy) took 6 and ended ~1e-5 m off)."""
+    obj = metarig()
+    obj.pose.bones["shoulder.L"].scale = (1.3, 1.3, 1.3)
+    obj.data.bones[bone].inherit_scale = mode
+    evaluate()
+    t = add_empty("T", _target_matrix(obj, goal, 4))
+    add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
+    corrections = _count_corrections(limber, monkeypatch)
+    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
+    settings = obj.limber.limbs["arm.L"]
+    pos, ori = _measured(obj, settings)
+    st = settings.status
+    assert pos <= POS_TOL and ori <= ROT_TOL, (pos, ori, st.message)
+    assert st.reached and st.measured, st.message
+    assert not corrections
