@@ -138,13 +138,14 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
     """
     pbs = obj_eval.pose.bones
     up, lo, en = pbs[bones[0]], pbs[bones[1]], pbs[bones[2]]
+    lb, eb = lo.bone, en.bone
     parent = None
     b = up.bone
     if b.use_inherit_rotation and b.inherit_scale == "FULL" and not constrained(up):
         parent = np.eye(4)[None] if up.parent is None else mat4(up.parent.matrix)[None]
     pose = basis = None
     if parent is None or helpers or not (tuple(up.scale) == tuple(lo.scale) == tuple(en.scale)
-                                         == _UNIT) or _partial_scale(lo.bone, en.bone):
+                                         == _UNIT) or _partial_scale(lb, eb):
         pose = np.empty((1, 3, 4, 4))
         basis = np.empty((1, 3, 4, 4))
         for i, pb in enumerate((up, lo, en)):
@@ -169,11 +170,11 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         pole=pole,
         swivel=np.array([animated_setting(settings, "swivel", depsgraph)]),
         parent=parent,
-        end_pose=(None if en.bone.use_inherit_rotation or settings.goal_type == "POSITION"
-                  else np.array([[lo.matrix, en.matrix, en.bone.matrix_local]],
+        end_pose=(None if eb.use_inherit_rotation or settings.goal_type == "POSITION"
+                  else np.array([[lo.matrix, en.matrix, eb.matrix_local]],
                                 dtype=np.float64)),
-        lower_rest=(None if lo.bone.use_inherit_rotation
-                    else mat4(lo.bone.matrix_local)[None]),
+        lower_rest=(None if lb.use_inherit_rotation
+                    else mat4(lb.matrix_local)[None]),
     )
 
 

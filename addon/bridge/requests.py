@@ -269,7 +269,7 @@ def end_rotation(req: LimbRequest, sol: Any) -> FloatArray | None:
     the rotation that shows the model's end orientation (:func:`core.hinged_end`; also
     for aim goals, whose wrist is held relative to the lower bone)."""
     if req.end_frame is None:
-        return sol.wrist if req.kind in WRIST_GOALS else None  # type: ignore[no-any-return]
+        return sol.wrist if req.kind in WRIST_GOALS else None
     if req.kind not in WRIST_GOALS and req.kind != "AIM":
         return None
     wrist = sol.wrist if req.wrist is None else (req.wrist[0] if req.single else req.wrist)

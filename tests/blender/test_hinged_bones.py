@@ -13,13 +13,14 @@ import bpy
 import numpy as np
 import pytest
 
-from tests.blender.limber_rigs import add_empty, add_limb, evaluate, metarig
-from tests.blender.test_evaluated_pose import ARM, POS_TOL, ROT_TOL, _measured
+from tests.blender.limber_rigs import add_limb, evaluate, metarig
+from tests.blender.test_evaluated_pose import ARM, POS_TOL, _measured
 from tests.blender.test_stretched_goals import (
     FRAMES,
     GOALS,
     _count_corrections,
-    _target_matrix,
+    bake_on_target,
+    live_on_target,
     moving_target,
 )
 
@@ -66,17 +67,7 @@ def _rotations(obj: Any) -> dict[str, np.ndarray]:
 def test_live_solve_lands_on_target(limber: Any, monkeypatch: pytest.MonkeyPatch, goal: str,
                                     case: str) -> None:
     obj = _rig(case)
-    t = add_empty("T", _target_matrix(obj, goal, 4))
-    add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
-    corrections = _count_corrections(limber, monkeypatch)
-    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
-    settings = obj.limber.limbs["arm.L"]
-    pos, ori = _measured(obj, settings)
-    st = settings.status
-    assert pos <= POS_TOL and ori <= ROT_TOL, (pos, ori, st.message)
-    assert st.reached and st.measured, st.message
-    assert abs(st.position_error - pos) <= 1e-6 and abs(st.orientation_error - ori) <= 1e-5
-    assert not corrections
+    assert live_on_target(limber, monkeypatch, obj, goal).measured
     # solving the same frame again keeps the pose (the held wrist is the one shown)
     first = _rotations(obj)
     assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
@@ -90,25 +81,7 @@ def test_bake_lands_on_target(limber: Any, monkeypatch: pytest.MonkeyPatch, goal
                               case: str) -> None:
     """A moving target baked: every frame measured on target, the keys play back on
     target, no corrective re-solve, and the live solve of a baked frame keeps its keys."""
-    obj = _rig(case)
-    t = moving_target(obj, goal, 5)
-    add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
-    corrections = _count_corrections(limber, monkeypatch)
-    scene = bpy.context.scene
-    res = limber.sub("addon.run.bake").bake_object(obj, scene, FRAMES[0], FRAMES[-1])
-    for row in res.statuses:
-        for st in row:
-            assert st.reached, (st.frame, st.message)
-    assert not corrections
-    settings = obj.limber.limbs["arm.L"]
-    for f in FRAMES:
-        scene.frame_set(f)
-        pos, ori = _measured(obj, settings)
-        assert pos <= POS_TOL and ori <= ROT_TOL, (f, pos, ori)
-    baked = _rotations(obj)
-    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
-    for b, m in _rotations(obj).items():
-        assert np.abs(m - baked[b]).max() <= 1e-5, b
+    bake_on_target(limber, monkeypatch, _rig(case), goal)
 
 
 @pytest.mark.parametrize("inherit_rotation", [True, False])
@@ -158,13 +131,4 @@ def test_partial_inherit_scale_under_a_scaled_shoulder(
     obj.pose.bones["shoulder.L"].scale = (1.3, 1.3, 1.3)
     obj.data.bones[bone].inherit_scale = mode
     evaluate()
-    t = add_empty("T", _target_matrix(obj, goal, 4))
-    add_limb(obj, "arm.L", ARM, target=t, goal_type=goal)
-    corrections = _count_corrections(limber, monkeypatch)
-    assert bpy.ops.limber.solve(armature=obj.name) == {"FINISHED"}
-    settings = obj.limber.limbs["arm.L"]
-    pos, ori = _measured(obj, settings)
-    st = settings.status
-    assert pos <= POS_TOL and ori <= ROT_TOL, (pos, ori, st.message)
-    assert st.reached and st.measured, st.message
-    assert not corrections
+    assert live_on_target(limber, monkeypatch, obj, goal).measured
