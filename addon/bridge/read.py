@@ -68,6 +68,11 @@ class LimbRead:
             no constraints of its own): its frame is then composed from the parent and
             does not depend, even by float32 rounding, on the limb's current pose; else
             None (the frame is taken from the upper bone's own evaluated pose).
+        end_pose: (N, 3, 4, 4) when the end bone does not inherit rotation (and the goal
+            is not a position goal): the lower bone's and the end bone's evaluated pose
+            matrices and the end bone's rest matrix (armature space); else None.
+        lower_rest: (N, 4, 4) when the lower bone does not inherit rotation: its rest
+            matrix (armature space); else None.
     """
 
     world: FloatArray
@@ -79,6 +84,8 @@ class LimbRead:
     pole: FloatArray | None
     swivel: FloatArray
     parent: FloatArray | None = None
+    end_pose: FloatArray | None = None
+    lower_rest: FloatArray | None = None
 
     def __len__(self) -> int:
         return len(self.swivel)
@@ -144,13 +151,14 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
     """
     pbs = obj_eval.pose.bones
     up, lo, en = pbs[bones[0]], pbs[bones[1]], pbs[bones[2]]
+    lb, eb = lo.bone, en.bone
     parent = None
     b = up.bone
     if b.use_inherit_rotation and b.inherit_scale == "FULL" and not constrained(up):
         parent = np.eye(4)[None] if up.parent is None else mat4(up.parent.matrix)[None]
     pose = basis = None
     if parent is None or helpers or not (tuple(up.scale) == tuple(lo.scale) == tuple(en.scale)
-                                         == _UNIT):
+                                         == _UNIT) or _partial_scale(lb, eb):
         pose = np.empty((1, 3, 4, 4))
         basis = np.empty((1, 3, 4, 4))
         for i, pb in enumerate((up, lo, en)):
@@ -175,7 +183,21 @@ def read_limb(obj_eval: Any, settings: Any, bones: tuple[str, str, str], depsgra
         pole=pole,
         swivel=np.array([animated_setting(settings, "swivel", depsgraph)]),
         parent=parent,
+        end_pose=(None if eb.use_inherit_rotation or settings.goal_type == "POSITION"
+                  else np.array([[lo.matrix, en.matrix, eb.matrix_local]],
+                                dtype=np.float64)),
+        lower_rest=(None if lb.use_inherit_rotation
+                    else mat4(lb.matrix_local)[None]),
     )
+
+
+def _partial_scale(lower: Any, end: Any) -> bool:
+    """Whether the lower bone follows the upper bone's rotation but the lower or the end
+    bone not its full scale: the links then differ from the rest links by the scale
+    they drop (read from the evaluated pose: :func:`core.limb_links`)."""
+    return bool(lower.use_inherit_rotation) and (
+        lower.inherit_scale != "FULL"
+        or (end.use_inherit_rotation and end.inherit_scale != "FULL"))
 
 
 def stack(reads: list[LimbRead]) -> LimbRead:
@@ -198,6 +220,8 @@ def stack(reads: list[LimbRead]) -> LimbRead:
         pole=cat(poles),
         swivel=np.concatenate([r.swivel for r in reads]),
         parent=cat(parents),
+        end_pose=cat([r.end_pose for r in reads]),
+        lower_rest=cat([r.lower_rest for r in reads]),
     )
 
 
@@ -208,6 +232,6 @@ def broadcast(read: LimbRead, n: int, **over: Any) -> LimbRead:
 
     fields: dict[str, Any] = {k: rep(getattr(read, k)) for k in (
         "world", "pose", "basis", "location", "end_basis", "target", "pole", "swivel",
-        "parent")}
+        "parent", "end_pose", "lower_rest")}
     fields.update(over)
     return LimbRead(**fields)

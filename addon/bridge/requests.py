@@ -29,6 +29,8 @@ from ...core import (
     affine_inverse,
     basis_rotation,
     goal_in_frame,
+    hinged_end,
+    hinged_frame,
     limb_links,
     orthonormalize_yz,
     pose_goal_rows,
@@ -112,6 +114,13 @@ class LimbRequest:
         wrist: the held end-bone rotation (POSITION / AIM goals) or None.
         frame_inverse: ``frame``'s inverse (verifications map evaluated end bones back
             into the frame with it).
+        end_frame: (N, 3, 3) when the end bone does not inherit rotation: the rotation its
+            local rotation acts in (``frame`` coordinates), which does not turn with the
+            limb; the solved end orientation is then written through it
+            (:func:`end_rotation`), and an aim goal holds the wrist the end bone shows
+            relative to the lower bone (:func:`core.hinged_end`). Else None.
+        lower_frame: (N, 3, 3) likewise for a lower bone that does not inherit rotation
+            (:func:`lower_rotation`), else None.
     """
 
     kind: str
@@ -128,6 +137,8 @@ class LimbRequest:
     single: bool = True
     #: (N, 4, 4) ``affine_inverse(frame)`` (world → frame coordinates).
     frame_inverse: FloatArray | None = None
+    end_frame: FloatArray | None = None
+    lower_frame: FloatArray | None = None
 
     @cached_property
     def goal(self) -> Any:
@@ -216,6 +227,14 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     kind = settings.goal_type
     wrist = (basis_rotation(read.end_basis)
              if kind not in WRIST_GOALS and read.end_basis is not None else None)
+    end_frame = None
+    if read.end_pose is not None:  # an end bone that does not inherit rotation
+        held, end_frame = hinged_end(inverse @ read.world, read.end_pose,
+                                     np.asarray(limb.b)[:3, :3])
+        wrist = held if kind == "AIM" else wrist
+    lower_frame = None
+    if read.lower_rest is not None:  # a lower bone that does not inherit rotation
+        lower_frame = hinged_frame(inverse @ read.world, read.lower_rest)
     elbow = None
     if read.pole is not None:
         elbow = transform_points(inverse, read.pole)
@@ -229,7 +248,35 @@ def limb_request(settings: Any, rig: Any, read: LimbRead,
     return made(  # type: ignore[no-any-return]
         LimbRequest, kind=kind, axis=settings.axis, limb=limb, kwargs=kwargs, frame=frame,
         goal_frame=g, target_goal=target_goal, target=target, linked=linked, wrist=wrist,
-        frame_scale=scale, single=single, frame_inverse=inverse)
+        frame_scale=scale, single=single, frame_inverse=inverse, end_frame=end_frame,
+        lower_frame=lower_frame)
+
+
+def lower_rotation(req: LimbRequest, sol: Any) -> FloatArray | None:
+    """The lower bone's local rotation(s) to write where it does not inherit rotation:
+    the rotation that shows the model's lower-bone orientation (:func:`core.hinged_frame`);
+    None where the hinge angle is written as it is."""
+    if req.lower_frame is None:
+        return None
+    eye = np.eye(3)
+    lower = req.limb.frames(sol.shoulder, sol.elbow, eye)[..., 1, :3, :3]
+    acts = req.lower_frame[0] if req.single else req.lower_frame
+    return np.swapaxes(acts, -1, -2) @ lower  # type: ignore[no-any-return]
+
+
+def end_rotation(req: LimbRequest, sol: Any) -> FloatArray | None:
+    """The end bone's local rotation(s) to write for a solution of the request, or None
+    (the goal holds it): the solved wrist, or where the end bone does not inherit rotation
+    the rotation that shows the model's end orientation (:func:`core.hinged_end`; also
+    for aim goals, whose wrist is held relative to the lower bone)."""
+    if req.end_frame is None:
+        return sol.wrist if req.kind in WRIST_GOALS else None
+    if req.kind not in WRIST_GOALS and req.kind != "AIM":
+        return None
+    wrist = sol.wrist if req.wrist is None else (req.wrist[0] if req.single else req.wrist)
+    end = req.limb.forward(sol.shoulder, sol.elbow, wrist)[..., :3, :3]
+    acts = req.end_frame[0] if req.single else req.end_frame
+    return np.swapaxes(acts, -1, -2) @ end  # type: ignore[no-any-return]
 
 
 def plain_request(settings: Any, rig: Any, read: LimbRead
@@ -327,7 +374,8 @@ def row(req: LimbRequest, i: int) -> LimbRequest:
                     target_goal=req.target_goal[i:i + 1], target=req.target[i:i + 1],
                     linked=req.linked[i:i + 1], wrist=one(req.wrist),
                     frame_scale=one(req.frame_scale), single=True,
-                    frame_inverse=one(req.frame_inverse))
+                    frame_inverse=one(req.frame_inverse), end_frame=one(req.end_frame),
+                    lower_frame=one(req.lower_frame))
 
 
 def with_goal(req: LimbRequest, settings: Any, goal_frame: FloatArray) -> LimbRequest:

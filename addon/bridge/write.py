@@ -122,9 +122,12 @@ def write_limb(
     theta: float,
     r2: Rotation | None,
     bones: tuple[Any, Any, Any] | None = None,
+    lower: FloatArray | None = None,
 ) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Write a solution as local rotations; ``r2=None`` leaves the end bone untouched.
-    ``bones``: the rig's (upper, lower, end) pose bones of ``obj`` if looked up already.
+    ``bones``: the rig's (upper, lower, end) pose bones of ``obj`` if looked up already;
+    ``lower``: the lower bone's local rotation when it is not the hinge rotation by
+    ``theta`` (a lower bone that does not inherit rotation).
 
     Returns ``{bone name: (rotation property, values)}`` of what was written. No
     depsgraph evaluation happens here; evaluate once after all limbs are written.
@@ -132,7 +135,8 @@ def write_limb(
     if bones is None:
         pbs = obj.pose.bones
         bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
-    rl = rodrigues_rows(np.asarray(rig.hinge_axis, dtype=np.float64).tolist(), theta)
+    rl = (rodrigues_rows(np.asarray(rig.hinge_axis, dtype=np.float64).tolist(), theta)
+          if lower is None else lower)
     items: list[tuple[str, Any, Rotation, EulerLimits | None]] = [
         (rig.upper, bones[0], r1, rig.family_limits[0]),
         (rig.lower, bones[1], rl, rig.family_limits[1]),

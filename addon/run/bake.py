@@ -471,7 +471,7 @@ def _row(r: LimbRead, i: int) -> LimbRead:
 
     return LimbRead(**{k: one(getattr(r, k)) for k in (
         "world", "pose", "basis", "location", "end_basis", "target", "pole", "swivel",
-        "parent")})
+        "parent", "end_pose", "lower_rest")})
 
 
 def _fast_reads(
@@ -584,9 +584,10 @@ def _bake_batched(
     for lb, rig, req, rd in zip(items, rigs, reqs, reads, strict=True):
         notes, proven = solve.analytic_notes(obj, rig, lb, req)
         if not proven:
-            # stretched links alone (nothing overrides the bones): Blender's evaluation
-            # of the chain is its affine composition, a prediction for the checked bake
-            links = (stretched.chain_links(rd) if solve.analytic_notes(obj, rig, lb)[1]
+            # stretched links alone (nothing overrides what the goal measures:
+            # solve.chain_models): Blender's evaluation of the chain is its affine
+            # composition, a prediction for the checked bake
+            links = (stretched.chain_links(rd) if solve.chain_models(obj, rig, lb)
                      else None)
             rest[lb.name] = Unproven(req, links)
             continue

@@ -49,7 +49,7 @@ from ..bridge import read, requests, verify
 from ..bridge import rig as mapping
 from ..bridge.body import BodyRig
 from ..bridge.read import ReadError
-from ..bridge.requests import AXES, WRIST_GOALS
+from ..bridge.requests import AXES
 from ..bridge.rig import ChainRig, LimbRig, MappingError
 from ..bridge.write import write_chain, write_limb
 from .solve import LimbStatus, bone_signature, effector_goal
@@ -171,7 +171,8 @@ def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, elbow_world: A
         req = requests.with_goal(reads, view, goal_frame)
     sol = solve_limb(req.limb, req.goal, **req.kwargs)
     written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
-                         sol.wrist if pin.goal_type in WRIST_GOALS else None)
+                         requests.end_rotation(req, sol), None,
+                         requests.lower_rotation(req, sol))
     return req, written
 
 

@@ -63,7 +63,7 @@ from ...core import (
 from ..bridge import read, requests, rigify, verify
 from ..bridge import rig as mapping
 from ..bridge.read import ReadError
-from ..bridge.requests import AXES, SUPPORTED_GOALS, WRIST_GOALS, LimbRequest
+from ..bridge.requests import AXES, SUPPORTED_GOALS, LimbRequest
 from ..bridge.rig import ChainRig, LimbRig, MappingError
 from ..bridge.write import write_chain, write_limb
 from . import stretched
@@ -411,14 +411,33 @@ def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
         return hit[1]
     msgs = [] if rig.limits_exact else [
         "the lower bone's IK limits are not about the hinge axis; ignored"]
-    pbs = obj.pose.bones
-    loose = [b for b in (*rig.helpers, rig.lower, rig.end) if not pbs[b].bone.use_inherit_rotation
-             or pbs[b].bone.inherit_scale != "FULL"]
+    loose = loose_bones(obj, rig)
     over = [f"{', '.join(loose)}: Inherit Rotation off or partial Inherit Scale"] if loose else []
     notes = (msgs + hinge_notes(rig), over)
     if not rig.helpers:
         _RIG_NOTES[key] = (rig, notes)
     return notes
+
+
+def loose_bones(obj: Any, rig: LimbRig) -> list[str]:
+    """The limb's bones below the upper one (helpers, lower, end) that do not inherit
+    rotation or full scale."""
+    pbs = obj.pose.bones
+    return [b for b in (*rig.helpers, rig.lower, rig.end) if not pbs[b].bone.use_inherit_rotation
+            or pbs[b].bone.inherit_scale != "FULL"]
+
+
+def chain_models(obj: Any, rig: LimbRig, settings: Any,
+                 bones: tuple[Any, Any, Any] | None = None) -> bool:
+    """Whether the limb's affine chain (:mod:`.stretched`) is Blender's evaluation of what
+    its goal measures: nothing overrides its bones, or a position goal whose only
+    override is the end bone's inherit modes (its head follows the lower bone's pose
+    whatever they are)."""
+    if analytic_notes(obj, rig, settings, None, bones)[1]:
+        return True
+    return (settings.goal_type == "POSITION" and rigify.ik_chain(obj, settings) is None
+            and loose_bones(obj, rig) == [rig.end]
+            and overrides(obj, rig, bones) == rig_notes(obj, rig)[1])
 
 
 #: (object name, object pointer, driver count) → bones with drivers (drivers rarely
@@ -696,9 +715,6 @@ def analytic_notes(obj: Any, rig: LimbRig, settings: Any, req: LimbRequest | Non
         if settings.swivel_mode == "POLE" and settings.pole is None:
             msgs.append("no pole object; using the swivel angle")
         msgs += rig_notes(obj, rig)[0]
-        if settings.goal_type == "AIM" and not obj.pose.bones[rig.end].bone.use_inherit_rotation:
-            msgs.append(f"Aim goal: {rig.end} does not inherit rotation, so its axis does not "
-                        f"turn with the arm as the aim solve assumes (measured, may miss)")
         # Rigify's IK (IK mode) places the limb: always measured, on the DEF- end bone
         ik = rigify.ik_chain(obj, settings)
         held = (msgs, overrides(obj, rig, bones) if ik is None else [], ik is None)
@@ -719,7 +735,8 @@ def _write_analytic(obj: Any, settings: Any, rig: LimbRig, req: LimbRequest, sol
     if ik is None:
         rigify.set_switch(obj, settings)
         return write_limb(obj, rig, sol.shoulder, float(sol.elbow),
-                          sol.wrist if settings.goal_type in WRIST_GOALS else None, bones)
+                          requests.end_rotation(req, sol), bones,
+                          requests.lower_rotation(req, sol))
     poses, pole, reach = rigify.solved_poses(req, sol)
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
     return rigify.write_ik(obj, settings, ik, poses, pole, dg, reach)
@@ -770,7 +787,7 @@ def solve_limb_settings(
             notes, proven = analytic_notes(obj, rig, settings, req, bones)
             # stretched links alone: solved against the affine chain (see .stretched)
             links = (stretched.chain_links(rd) if not proven and goal_frame is None
-                     and analytic_notes(obj, rig, settings, None, bones)[1] else None)
+                     and chain_models(obj, rig, settings, bones) else None)
             guess = (start_offset(obj, settings, frame) if goal_frame is None and not proven
                      and links is None else None)
             if guess is not None:  # the corrections the last verifications needed

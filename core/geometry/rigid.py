@@ -42,6 +42,8 @@ __all__ = [
     "refine_goal",
     "refine_axis_goal",
     "basis_frame",
+    "hinged_end",
+    "hinged_frame",
     "basis_rotation",
     "goal_offset",
     "apply_goal_offset",
@@ -605,6 +607,41 @@ def basis_rotation(basis: ArrayLike) -> FloatArray:
     b = np.asarray(basis, dtype=np.float64)[..., :3, :3]
     out: FloatArray = b / np.linalg.norm(b, axis=-2, keepdims=True)
     return out
+
+
+def hinged_end(to_frame: ArrayLike, poses: ArrayLike, link: ArrayLike
+               ) -> tuple[FloatArray, FloatArray]:
+    """A limb's end bone that does not inherit its parent's rotation, for a rigid limb
+    model whose end frame is ``lower · link · R2``.
+
+    ``poses`` ``(..., 3, 4, 4)``: the evaluated lower and end bones' pose matrices and
+    the end bone's rest matrix, in one space (armature space); ``to_frame`` ``(..., 4,
+    4)``: from that space into the model's frame (its 3×3 part a rotation times a uniform
+    scale); ``link``: the model's rigid lower → end rotation ``(..., 3, 3)``. Returns
+    ``(wrist, acts_in)`` in the model's frame, ``(..., 3, 3)`` each: the wrist R2 that
+    gives the end bone's evaluated orientation (held goals keep it relative to the lower
+    bone; Y-first orthonormalised) and :func:`hinged_frame` of its rest."""
+    p = np.asarray(poses, dtype=np.float64)
+    m = np.asarray(to_frame, dtype=np.float64)[..., :3, :3]
+    lower = orthonormalize_yz(m @ p[..., 0, :3, :3])
+    end = orthonormalize_yz(m @ p[..., 1, :3, :3])
+    wrist: FloatArray = np.swapaxes(lower @ np.asarray(link, dtype=np.float64), -1, -2) @ end
+    return wrist, hinged_frame(to_frame, p[..., 2, :, :])
+
+
+def hinged_frame(to_frame: ArrayLike, rest: ArrayLike) -> FloatArray:
+    """The rotation ``(..., 3, 3)``, in a model's frame, that the local rotation of a bone
+    that does not inherit its parent's rotation acts in.
+
+    Blender evaluates such a bone's orientation as its rest orientation (``rest``, the
+    bone's ``matrix_local``, armature space) scaled by what it inherits of its parent's
+    scale, times its local rotation ``R``: the parent's rotation does not enter. With
+    ``to_frame`` ``(..., 4, 4)`` from armature space into the model's frame, the frame
+    is ``F = orth(to_frame · rest)`` (Y-first) and the local rotation that shows a model
+    orientation ``M`` is ``Fᵀ · M``: exact where the inherited scale is uniform (else the
+    pose is off by the shear it adds, and verified)."""
+    m = np.asarray(to_frame, dtype=np.float64)[..., :3, :3]
+    return orthonormalize_yz(m @ np.asarray(rest, dtype=np.float64)[..., :3, :3])
 
 
 def limb_links(

@@ -189,7 +189,7 @@ def solve_aim(
     """Solve an aim goal (see the module docstring and :func:`core.limb.solve_limb`)."""
 
     if elbow_target is not None:
-        raise InvalidGoalError("elbow_target does not apply to an AimGoal; give swivel")
+        return _toward_elbow(limb, goal, elbow, wrist, elbow_target, strategy)
     n = batch_size(goal)
     single = n is None
     sizes: dict[str, int | None] = {"goal": n}
@@ -237,6 +237,33 @@ def solve_aim(
     if single and not batched:
         return out[0]
     return out
+
+
+def _toward_elbow(limb: Limb, goal: AimGoal, elbow: ArrayLike | None, wrist: ArrayLike | None,
+                  elbow_target: ArrayLike, strategy: Any) -> LimbSolution:
+    """An aim goal whose swivel comes from an elbow target (as §3.2.2 gives a position
+    goal's): solved once at φ = 0, which fixes θ4 and the hand circle; every pose of that
+    circle is the φ = 0 one turned about the shoulder → target axis (R1 carries t' onto
+    t and the circle turns about t), so the elbow nearest the target is the one turned by
+    the angle between the two, about that axis, in the plane normal to it. Solved again
+    with θ4 fixed at that φ (with limits: the feasible φ nearest it)."""
+    p = finite_array(elbow_target, "elbow_target", InvalidGoalError)
+    if p.shape[-1:] != (3,) or p.ndim > 2:
+        raise InvalidGoalError(f"elbow_target must be (3,) or (N, 3), got {p.shape}")
+    first = solve_aim(limb, goal, elbow=elbow, wrist=wrist, swivel=None, elbow_target=None,
+                      strategy=strategy)
+    n = V.unit_rows(np.asarray(goal.target, dtype=np.float64))
+    e0 = limb.elbow_position(first.shoulder)
+
+    def across(v: FloatArray) -> FloatArray:
+        out: FloatArray = v - np.sum(v * n, axis=-1, keepdims=True) * n
+        return out
+
+    a, b = across(e0), across(np.broadcast_to(p, e0.shape))
+    turn = np.arctan2(np.sum(n * np.cross(a, b), axis=-1), np.sum(a * b, axis=-1))
+    return solve_aim(limb, goal, elbow=first.elbow, wrist=wrist,
+                     swivel=np.asarray(first.swivel) + turn, elbow_target=None,
+                     strategy=strategy)
 
 
 def _solve_fixed_elbow(

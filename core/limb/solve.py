@@ -40,7 +40,8 @@ def solve_limb(
             goals (leading axis N) give a batched solution.
         swivel: desired φ (rad, any real; scalar or (N,)). Default 0.
         elbow_target: a point (m, shoulder frame; (3,) or (N, 3)); φ_d then minimises the
-            elbow's distance to it (§3.2.2). Mutually exclusive with ``swivel``.
+            elbow's distance to it (§3.2.2; for an aim goal, over the hand circle the
+            solve settles on). Mutually exclusive with ``swivel``.
         strategy: with limits, how φ is chosen from the feasible set:
             ``SwivelStrategy.CLOSEST`` (nearest φ_d), ``SwivelStrategy.MIDPOINT`` (middle
             of the largest interval) or a callable objective (see :data:`Objective`)

@@ -638,7 +638,7 @@ def test_invalid_aim_solve_arguments_raise() -> None:
         ({"elbow": np.zeros(2), "swivel": np.zeros(3)}, ShapeMismatchError, one),
         ({"wrist": np.stack([np.eye(3)] * 2)}, ShapeMismatchError, many),
         ({"wrist": bad_rot}, InvalidGoalError, one),
-        ({"elbow_target": (0.0, 0.1, 0.0)}, InvalidGoalError, one),
+        ({"elbow_target": (0.0, 0.1)}, InvalidGoalError, one),
     ]
     for kw, error, goal in cases:
         with pytest.raises(error):
