@@ -117,7 +117,10 @@ def bpy_numpy_spec(version: str, python: str) -> str:
                  if Requirement(r).name == "numpy"]
         cache[version] = specs[0] if specs else ""
         CACHE.parent.mkdir(parents=True, exist_ok=True)
-        CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True))
+        # Written beside and moved into place, so a concurrent build never reads half a file.
+        part = CACHE.with_name(f"{CACHE.name}.{os.getpid()}")
+        part.write_text(json.dumps(cache, indent=1, sort_keys=True))
+        os.replace(part, CACHE)
     return str(cache[version])
 
 
