@@ -21,6 +21,14 @@ tracking: 100 ``step_once`` updates along the moving targets, as
 :func:`benchmarks.chains.tracking`; ``Y`` and ``double-Y`` only). Fixtures: ``Y``,
 ``double-Y`` (Buss), ``arm`` (the 7-DOF arm with a pose goal). AFTER_TREE defaults to this
 repository.
+
+One process still has one memory layout, and the layout alone moves a small case's ratio:
+``it:CCD:Y`` measured 0.81–1.07 against the same before-tree in twelve processes that
+differed only in the size of one unused environment variable (which shifts the stack and
+the allocator's addresses; Mytkowicz et al., "Producing wrong data without doing anything
+obviously wrong!", ASPLOS 2009). ``--layouts K`` runs the comparison in K processes with
+environment padding 0, 517, 2·517, … bytes and reports, per case, the median over the
+layouts of each ratio, with their range.
 """
 
 from __future__ import annotations
@@ -28,8 +36,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -136,17 +146,64 @@ def case(core: ModuleType, fixtures: ModuleType, spec: str) -> Callable[[], floa
     raise SystemExit(f"unknown case kind {kind!r} in {spec!r}: it, sb, ss or tr")
 
 
+#: Bytes of environment padding added per layout by ``--layouts``.
+PAD_STEP = 517
+
+
+def _ratios(lines: list[str]) -> dict[str, tuple[float, float]]:
+    """Per case, (ratio of least, ratio of medians) from one run's table rows."""
+    out: dict[str, tuple[float, float]] = {}
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and ":" in cells[0]:
+            out[cells[0]] = (float(cells[3]), float(cells[4]))
+    return out
+
+
+def over_layouts(argv: list[str], trees: list[Path], cases: list[str], layouts: int) -> None:
+    """Run this comparison in ``layouts`` processes (environment padding k·PAD_STEP bytes)
+    and print, per case, the median and range over the layouts of both ratios."""
+    runs: list[dict[str, tuple[float, float]]] = []
+    for k in range(layouts):
+        env = {**os.environ, "LIMBER_AB_PAD": "x" * (k * PAD_STEP)}
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchmarks.ab_inprocess", *argv, "--layouts", "1"],
+            capture_output=True, text=True, check=True, env=env,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+        runs.append(_ratios(proc.stdout.splitlines()))
+        print(f"layout {k + 1}/{layouts} done", file=sys.stderr, flush=True)
+    print(f"Ratios {trees[1]} / {trees[0]} over {layouts} memory layouts: median [min–max].\n")
+    print("| case | ratio of least | ratio of medians |")
+    print("|---|---|---|")
+    for spec in cases:
+        least = [r[spec][0] for r in runs]
+        med = [r[spec][1] for r in runs]
+        print(
+            f"| {spec} | {statistics.median(least):.3f} [{min(least):.3f}–{max(least):.3f}] "
+            f"| {statistics.median(med):.3f} [{min(med):.3f}–{max(med):.3f}] |",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trees", nargs="+", type=Path, help="BEFORE_TREE [AFTER_TREE]")
     ap.add_argument("--cases", nargs="+", required=True)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--layouts", type=int, default=1,
+                    help="repeat in this many processes with different memory layouts")
     args = ap.parse_args(argv)
     trees = list(args.trees)
     if len(trees) == 1:
         trees.append(Path(__file__).resolve().parent.parent)
     if len(trees) != 2:
         raise SystemExit("give one or two trees")
+    if args.layouts > 1:
+        child = [str(t.resolve()) for t in trees] + ["--rounds", str(args.rounds), "--cases",
+                                                      *args.cases]
+        over_layouts(child, trees, list(args.cases), args.layouts)
+        return
     with tempfile.TemporaryDirectory(prefix="limber-ab-") as tmp:
         loaded = [load_core(t.resolve(), f"core_ab{i}", Path(tmp)) for i, t in enumerate(trees)]
         print("Least round per call: ms (it: µs per problem-iteration).\n")

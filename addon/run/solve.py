@@ -440,20 +440,28 @@ def chain_models(obj: Any, rig: LimbRig, settings: Any,
             and overrides(obj, rig, bones) == rig_notes(obj, rig)[1])
 
 
-#: (object name, object pointer, driver count) → bones with drivers (drivers rarely
-#: change; a new object of the same name is another key).
-_DRIVEN: dict[tuple[str, int, int], set[str]] = {}
+#: (object name, object pointer, driver count, first and last driver's data path) → bones
+#: with drivers. Reading every driver's path costs about a microsecond each per frame (a
+#: generated Rigify rig has hundreds); the key's paths tell a new object apart even when it
+#: reuses a removed one's name, address and driver count (freed memory is reused: seen in
+#: the tests). A driver re-pointed in the middle of the list, count and ends unchanged, is
+#: seen at the next change of the key.
+_DRIVEN: dict[tuple[str, int, int, str, str], set[str]] = {}
 
 
 def driven_bones(obj: Any) -> set[str]:
     """The bones of ``obj`` with a driver on one of their properties."""
     ad = obj.animation_data
-    if ad is None or not len(ad.drivers):
+    if ad is None:
         return set()
-    key = (obj.name, obj.as_pointer(), len(ad.drivers))
+    drivers = ad.drivers
+    n = len(drivers)
+    if not n:
+        return set()
+    key = (obj.name, obj.as_pointer(), n, drivers[0].data_path, drivers[n - 1].data_path)
     hit = _DRIVEN.get(key)
     if hit is None:
-        hit = {d.data_path[len('pose.bones["'):].split('"]')[0] for d in ad.drivers
+        hit = {d.data_path[len('pose.bones["'):].split('"]')[0] for d in drivers
                if d.data_path.startswith('pose.bones["')}
         _DRIVEN.clear()
         _DRIVEN[key] = hit
