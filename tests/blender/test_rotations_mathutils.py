@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import tempfile
 
-# tests/blender/conftest.py normally sets this before anything imports bpy.
-os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp())
+# tests/blender/conftest.py normally sets this before anything imports bpy (and removes
+# its folder at exit); run alone, this module makes its own.
+if "BLENDER_USER_RESOURCES" not in os.environ:
+    os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="limber-mathutils-user-")
 
 import bpy  # noqa: E402, F401  (must be imported before mathutils)
 import mathutils  # noqa: E402
