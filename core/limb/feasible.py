@@ -17,13 +17,13 @@ from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from .kernel import Circle, Problem, elbow_matrix
 from .model import (
-    LIMIT_TOLERANCE,
     BoolArray,
     EulerLimits,
     FloatArray,
     LimbConstants,
     LimbLimits,
     Objective,
+    in_ranges,
 )
 
 
@@ -336,9 +336,7 @@ def feasible_intervals(
             lo, width, active = _joint_bounds(
                 [p[0].shoulder if i == 0 else p[0].wrist for p in parts], sizes
             )
-            d = np.mod(fam_i - lo[:, None, None], V.TAU)
-            width_t = width[:, None, None] + LIMIT_TOLERANCE
-            inside = ((d <= width_t) | (d >= V.TAU - LIMIT_TOLERANCE)).all(axis=-1)
+            inside = in_ranges(fam_i, lo[:, None, None], width[:, None, None])
             ok.append(inside.any(axis=-1) | ~active[:, None])
     else:
         ok = [np.ones(mid.shape, dtype=bool)] * 2

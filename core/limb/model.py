@@ -234,9 +234,18 @@ class EulerLimits:
     def contains_unchecked(self, angles: FloatArray, tol: float = LIMIT_TOLERANCE) -> BoolArray:
         """:meth:`contains` without validation, for the solvers' float64 (..., 3) arrays,
         which may hold NaN-padded Euler families (NaN is never inside: False)."""
-        d = np.mod(angles - self._lo, V.TAU)
-        ok: BoolArray = ((d <= self._width + tol) | (d >= V.TAU - tol)).all(axis=-1)
-        return ok
+        return in_ranges(angles, self._lo, self._width, tol)
+
+
+def in_ranges(angles: FloatArray, start: FloatArray, width: FloatArray,
+              tol: float = LIMIT_TOLERANCE) -> BoolArray:
+    """Whether Euler angles (..., 3) lie in the ranges ``[start, start + width]`` (mod 2π,
+    with slack ``tol``), all three at once: :meth:`EulerLimits.contains_unchecked` with
+    the ranges given (``start``/``width`` broadcast against ``angles``, e.g. per row of
+    several limbs; width inf: unlimited). NaN is never inside."""
+    d = np.mod(angles - start, V.TAU)
+    ok: BoolArray = ((d <= width + tol) | (d >= V.TAU - tol)).all(axis=-1)
+    return ok
 
 
 def family_violations(fam: FloatArray, lim: EulerLimits) -> FloatArray:
