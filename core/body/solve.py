@@ -1131,7 +1131,9 @@ def _numeric(
         """Δx: the goal levels by TaskPriorityStep's cascade, then the rest pose by the
         exact projection onto their null space (its rows are √w·I: the least-squares step
         of that last level is P (x_rest − x − Δx))"""
-        dq, _, inverses = step.cascade(state, j_all, np.zeros_like(xa), None, kappa_all[state.rows])
+        dq, _, inverses = step.cascade(
+            state, j_all, np.zeros_like(xa), None, kappa_all[state.rows], exact=True
+        )
         if not n_rest:
             return dq
         r = x_rest_all[state.rows] - xa - dq
