@@ -94,7 +94,7 @@ def thin_svd(a: FloatArray, cutoff: float) -> tuple[FloatArray, FloatArray, Floa
     b, m, n = a.shape
     k = min(m, n)
     if not k:
-        return np.linalg.svd(a, full_matrices=False)  # type: ignore[no-any-return]
+        return np.linalg.svd(a, full_matrices=False)
     at = np.swapaxes(a, -1, -2)
     wide = m <= n
     lam, w = np.linalg.eigh(a @ at if wide else at @ a)
