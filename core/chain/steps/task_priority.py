@@ -20,7 +20,7 @@ from ..loop import (
     matvec,
 )
 from ..registry import register
-from ..residuals import Evaluation, RowBlock
+from ..residuals import BlockKind, Evaluation, RowBlock
 from ..settings import Method, SolveSettings, StopReason
 from ..skeleton import Skeleton
 
@@ -35,18 +35,34 @@ def _levels(blocks: tuple[RowBlock, ...]) -> list[NDArray[np.intp]]:
     return out
 
 
-def _level_slices(blocks: tuple[RowBlock, ...]) -> list[slice | NDArray[np.intp]]:
+def _level_slices(
+    blocks: tuple[RowBlock, ...],
+) -> list[tuple[slice | NDArray[np.intp], bool]]:
     """:func:`_levels` with each level whose rows are one ascending run as a slice (its
-    rows of e and J are then views, not copies)."""
+    rows of e and J are then views, not copies), and whether the level is factorised by
+    LAPACK's SVD rather than :func:`thin_svd`: levels with an aim block, whose Jacobian
+    has a singular value ∝ the aim's error (the ray's direction, Eq. of
+    :func:`~core.chain.residuals.aim_residual`) that crosses thin_svd's SVD band as the
+    aim converges (most rows, measured on the humanoid's whole-body solves)."""
     prios = sorted({blk.priority for blk in blocks})
-    out: list[slice | NDArray[np.intp]] = []
+    out: list[tuple[slice | NDArray[np.intp], bool]] = []
     for p in prios:
-        spans = [blk.rows for blk in blocks if blk.priority == p]
+        level = [blk for blk in blocks if blk.priority == p]
+        spans = [blk.rows for blk in level]
+        aim = any(blk.kind is BlockKind.AIM for blk in level)
         if all(a.stop == b.start for a, b in zip(spans, spans[1:], strict=False)):
-            out.append(slice(spans[0].start, spans[-1].stop))
+            out.append((slice(spans[0].start, spans[-1].stop), aim))
         else:
-            out.append(np.concatenate([np.arange(r.start, r.stop) for r in spans]))
+            out.append((np.concatenate([np.arange(r.start, r.stop) for r in spans]), aim))
     return out
+
+
+def _factor(a: FloatArray, cutoff: float, exact: bool) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(u, s, vᵀ) of stacked a: LAPACK's thin SVD if ``exact``, else :func:`thin_svd`."""
+    if exact:
+        out: tuple[FloatArray, FloatArray, FloatArray] = np.linalg.svd(a, full_matrices=False)
+        return out
+    return thin_svd(a, cutoff)
 
 
 def budget(dq: FloatArray, delta: FloatArray, max_step: float) -> FloatArray:
@@ -279,7 +295,8 @@ class TaskPriorityStep(IKSolver):
         (J_k, u, g, vᵀ).
         ``frozen`` (b, n): DOFs the levels below priority 0 may not move (their
         directions are removed from the projector after the first level). ``exact``:
-        every level by LAPACK's SVD (else :func:`thin_svd`, equal up to rounding)."""
+        every level by LAPACK's SVD (else :func:`thin_svd` where :func:`_level_slices`
+        allows it, equal within 1e-10 relative)."""
         st = state.settings
         b, _, n = j_all.shape
         levels = _level_slices(state.blocks)
@@ -290,13 +307,10 @@ class TaskPriorityStep(IKSolver):
         c2 = st.priority_damping**2
         first = dq
         inverses: list[_Inverse] = []
-        for k, rows in enumerate(levels):
+        for k, (rows, aim) in enumerate(levels):
             jk = j_all[:, rows, :]
             jh = jk if proj is None else jk @ proj
-            if exact:
-                u, s, vt = np.linalg.svd(jh, full_matrices=False)
-            else:
-                u, s, vt = thin_svd(jh, st.svd_cutoff)
+            u, s, vt = _factor(jh, st.svd_cutoff, exact or aim)
             if proj is None:  # Ĵ_k = J_k: its SVD gives σ_max(J_k) too
                 smax_k = s[:, 0] if s.shape[1] else np.zeros(b)
             elif exact:
@@ -461,6 +475,7 @@ class TaskPriorityStep(IKSolver):
                 i = pos[blk.rows.start]
                 w_up[i : i + 3] = blk.weight
         bound = (self.RESTORE_FRACTION * st.tolerance) ** 2 * w_up
+        aims = [aim for _, aim in _level_slices(state.blocks)]
         prev = np.full(b, np.inf)
         for p in range(self.RESTORE_PASSES + 1):
             qn = state.q + dq
@@ -481,7 +496,7 @@ class TaskPriorityStep(IKSolver):
             proj: FloatArray | None = None  # None: the identity
             for i, rows in enumerate(upper):
                 jk = j_use[:, rows, :]
-                u, sv, vt = thin_svd(jk if proj is None else jk @ proj, st.svd_cutoff)
+                u, sv, vt = _factor(jk if proj is None else jk @ proj, st.svd_cutoff, aims[i])
                 smax = sv[:, :1] if sv.shape[1] else np.zeros((b, 1))
                 keep = (sv > st.svd_cutoff * smax) & (sv > 0.0)
                 gain = np.where(keep, 1.0 / np.where(keep, sv, 1.0), 0.0)
