@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core import Method, SolveSettings, step_once
 from core.chain.steps.task_priority import budget, thin_svd
+from tests.fixtures import arm_chain
 
 CUTOFF = 1e-6
 
@@ -81,3 +83,22 @@ def test_budget_is_the_largest_fraction_within_max_step(
     assert np.all(alpha[fits] == 1.0)
     for i in np.flatnonzero(~fits):  # α < 1 only where some component reaches max_step
         assert alpha[i] == 1.0 or np.isclose(step[i].max(), max_step, rtol=1e-12)
+
+
+def test_clamping_loop_rows_do_not_depend_on_the_batch() -> None:
+    """The limits' clamping loop re-solves only the rows that clamp a new DOF: each row's
+    TASK_PRIORITY update in a batch equals that row's update alone (to rounding), with
+    rows that clamp several DOFs beside rows that clamp none."""
+    fx = arm_chain(limits=True)
+    sk = fx.skeleton
+    rng = np.random.default_rng(4)
+    span = sk.upper - sk.lower
+    q = sk.lower + span * rng.choice([0.002, 0.5, 0.998], size=(12, sk.n_dofs))
+    st = SolveSettings(use_limits=True, max_step=0.5)
+    batch = step_once(sk, fx.goals, q, Method.TASK_PRIORITY, st)
+    alone = np.stack([step_once(sk, fx.goals, row, Method.TASK_PRIORITY, st) for row in q])
+    np.testing.assert_allclose(batch, alone, rtol=0.0, atol=1e-12)
+    at_limit = (np.abs(batch - sk.lower) < 1e-12) | (np.abs(batch - sk.upper) < 1e-12)
+    moved = np.abs(batch - q) > 1e-9
+    assert np.any(np.sum(at_limit & moved, axis=1) >= 2)  # rows that clamp several DOFs
+    assert np.any(~np.any(at_limit & moved, axis=1))  # and rows that clamp none

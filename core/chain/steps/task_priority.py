@@ -13,6 +13,7 @@ from ...goals import Goal
 from ..loop import (
     FloatArray,
     IKSolver,
+    IntArray,
     LoopOutput,
     StepState,
     clamp_max_abs,
@@ -288,6 +289,7 @@ class TaskPriorityStep(IKSolver):
         frozen: NDArray[np.bool_] | None,
         kappa: FloatArray,
         exact: bool = False,
+        subset: IntArray | None = None,
     ) -> tuple[FloatArray, FloatArray, list[_Inverse]]:
         """Δq of the levels in priority order, starting from ``dq`` (the clamped DOFs'
         fixed part; their columns of ``j_all`` are zero), Δq after priority 0 alone, and
@@ -296,8 +298,10 @@ class TaskPriorityStep(IKSolver):
         ``frozen`` (b, n): DOFs the levels below priority 0 may not move (their
         directions are removed from the projector after the first level). ``exact``:
         every level by LAPACK's SVD (else :func:`thin_svd` where :func:`_level_slices`
-        allows it, equal within 1e-10 relative)."""
+        allows it, equal within 1e-10 relative). ``subset``: the batch rows of ``state``
+        that ``j_all``, ``dq``, ``frozen`` and ``kappa`` hold (default all)."""
         st = state.settings
+        e_all = state.e if subset is None else state.e[subset]
         b, _, n = j_all.shape
         levels = _level_slices(state.blocks)
         last = len(levels) - 1
@@ -318,7 +322,7 @@ class TaskPriorityStep(IKSolver):
             else:
                 smax_k = _norm2(jk)
             keep = (s > st.svd_cutoff * smax_k[:, None]) & (s > 0.0)
-            r = state.e[:, rows] - matvec(jk, dq)
+            r = e_all[:, rows] - matvec(jk, dq)
             ck2 = c2
             if k > 0:  # residual-scaled Levenberg–Marquardt damping of the lower levels
                 ck2 = c2 + (kappa * np.linalg.norm(r, axis=1) * smax_k)[:, None]
@@ -364,20 +368,43 @@ class TaskPriorityStep(IKSolver):
         if st.use_limits and sk.has_limits:
             # clamping loop (module docstring): a DOF past a limit is clamped to it for
             # every level when priority 0's own increment takes it there, else frozen
-            # for the lower levels only (strict priority: they never restrict level 0)
+            # for the lower levels only (strict priority: they never restrict level 0).
+            # Each pass re-solves only the rows that clamp or freeze a new DOF (the
+            # others keep their step: a row's step does not depend on the other rows)
             lo, hi = sk.lower - state.q, sk.upper - state.q
             locked = np.zeros((b, n), dtype=bool)
             frozen = np.zeros((b, n), dtype=bool)
+            todo = np.arange(b)
+            copied = False
             for _ in range(2 * n):
-                out = ~locked & ((dq < lo - 1e-12) | (dq > hi + 1e-12))
-                if not out.any():
+                lo_t, hi_t, dq_t = lo[todo], hi[todo], dq[todo]
+                out = ~locked[todo] & ((dq_t < lo_t - 1e-12) | (dq_t > hi_t + 1e-12))
+                new = out.any(axis=1)
+                if not new.any():
                     break
-                own = (first < lo - 1e-12) | (first > hi + 1e-12)
-                locked |= out & (own | frozen)
-                frozen = (frozen | out) & ~locked
-                fixed = np.where(locked, np.clip(dq, lo, hi), 0.0)
-                j_all = state.J * ~locked[:, None, :]
-                dq, first, inverses = self._cascade(state, j_all, fixed, frozen, kappa)
+                if not new.all():
+                    todo, out = todo[new], out[new]
+                    lo_t, hi_t, dq_t = lo_t[new], hi_t[new], dq_t[new]
+                first_t = first[todo]
+                own = (first_t < lo_t - 1e-12) | (first_t > hi_t + 1e-12)
+                lk = locked[todo] | (out & (own | frozen[todo]))
+                fz = (frozen[todo] | out) & ~lk
+                locked[todo], frozen[todo] = lk, fz
+                fixed = np.where(lk, np.clip(dq_t, lo_t, hi_t), 0.0)
+                j_t = state.J[todo] * ~lk[:, None, :]
+                dq_t, first_t, inv_t = self._cascade(
+                    state, j_t, fixed, fz, kappa[todo], subset=todo
+                )
+                if todo.size == b:  # every row re-solved: take the results as they are
+                    dq, first, inverses = dq_t, first_t, inv_t
+                    continue
+                if not copied:  # the first pass's arrays may be views of state.J
+                    inverses = [tuple(np.array(x) for x in lvl) for lvl in inverses]  # type: ignore[misc]
+                    copied = True
+                dq[todo], first[todo] = dq_t, first_t
+                for lvl, lvl_t in zip(inverses, inv_t, strict=True):
+                    for x, x_t in zip(lvl, lvl_t, strict=True):
+                        x[todo] = x_t
         return dq, inverses
 
     def step(self, state: StepState) -> FloatArray:
