@@ -42,9 +42,10 @@ def _level_slices(
     """:func:`_levels` with each level whose rows are one ascending run as a slice (its
     rows of e and J are then views, not copies), and whether the level is factorised by
     LAPACK's SVD rather than :func:`thin_svd`: levels with an aim block, whose Jacobian
-    has a singular value ∝ the aim's error (the ray's direction, Eq. of
-    :func:`~core.chain.residuals.aim_residual`) that crosses thin_svd's SVD band as the
-    aim converges (most rows, measured on the humanoid's whole-body solves)."""
+    has a singular value ∝ the aim's error (:func:`~core.chain.residuals.aim_residual`
+    along the ray) that crosses thin_svd's SVD band as the aim converges, so that the
+    Gram path would be paid on top of the SVD in most rows (measured on the humanoid's
+    whole-body solves: docs/decisions.md)."""
     prios = sorted({blk.priority for blk in blocks})
     out: list[tuple[slice | NDArray[np.intp], bool]] = []
     for p in prios:
