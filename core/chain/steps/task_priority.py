@@ -375,31 +375,32 @@ class TaskPriorityStep(IKSolver):
             lo, hi = sk.lower - state.q, sk.upper - state.q
             locked = np.zeros((b, n), dtype=bool)
             frozen = np.zeros((b, n), dtype=bool)
-            todo = np.arange(b)
             copied = False
+            todo: IntArray | None = None  # the rows still clamping (None: all)
             for _ in range(2 * n):
-                lo_t, hi_t, dq_t = lo[todo], hi[todo], dq[todo]
-                out = ~locked[todo] & ((dq_t < lo_t - 1e-12) | (dq_t > hi_t + 1e-12))
+                sel = slice(None) if todo is None else todo
+                lo_t, hi_t, dq_t = lo[sel], hi[sel], dq[sel]
+                out = ~locked[sel] & ((dq_t < lo_t - 1e-12) | (dq_t > hi_t + 1e-12))
                 new = out.any(axis=1)
                 if not new.any():
                     break
                 if not new.all():
-                    todo, out = todo[new], out[new]
+                    todo = np.flatnonzero(new) if todo is None else todo[new]
+                    sel, out = todo, out[new]
                     lo_t, hi_t, dq_t = lo_t[new], hi_t[new], dq_t[new]
-                first_t = first[todo]
+                first_t = first[sel]
                 own = (first_t < lo_t - 1e-12) | (first_t > hi_t + 1e-12)
-                lk = locked[todo] | (out & (own | frozen[todo]))
-                fz = (frozen[todo] | out) & ~lk
-                locked[todo], frozen[todo] = lk, fz
+                lk = locked[sel] | (out & (own | frozen[sel]))
+                fz = (frozen[sel] | out) & ~lk
+                locked[sel], frozen[sel] = lk, fz
                 fixed = np.where(lk, np.clip(dq_t, lo_t, hi_t), 0.0)
-                j_t = state.J[todo] * ~lk[:, None, :]
-                dq_t, first_t, inv_t = self._cascade(
-                    state, j_t, fixed, fz, kappa[todo], subset=todo
-                )
-                if todo.size == b:  # every row re-solved: take the results as they are
+                j_t = state.J[sel] * ~lk[:, None, :]
+                dq_t, first_t, inv_t = self._cascade(state, j_t, fixed, fz, kappa[sel], subset=todo)
+                if todo is None:  # every row re-solved: its results as they are
                     dq, first, inverses = dq_t, first_t, inv_t
                     continue
-                if not copied:  # the first pass's arrays may be views of state.J
+                if not copied:  # the arrays may be views of state.J or of one another
+                    dq, first = dq.copy(), first.copy()
                     inverses = [tuple(np.array(x) for x in lvl) for lvl in inverses]  # type: ignore[misc]
                     copied = True
                 dq[todo], first[todo] = dq_t, first_t
