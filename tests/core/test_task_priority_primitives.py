@@ -61,6 +61,21 @@ def test_thin_svd_matches_lapack(shape: tuple[int, int, int]) -> None:
         np.testing.assert_allclose(gram, eye, atol=1e-9, err_msg=name)
 
 
+def test_thin_svd_near_a_large_cutoff_keeps_what_lapack_keeps() -> None:
+    """A singular value at a (user-set) cutoff of 0.3: the row goes to LAPACK, so the
+    kept components are the SVD's exactly."""
+    rng = np.random.default_rng(7)
+    b, m, n = 30, 4, 9
+    u = np.linalg.qr(rng.standard_normal((b, m, m)))[0]
+    v = np.linalg.qr(rng.standard_normal((b, n, m)))[0]
+    sig = np.array([1.0, 0.3, 0.2, 0.05]) * np.ones((b, 1))
+    sig[:, 1] *= 1.0 + rng.uniform(-1e-13, 1e-13, b)
+    a = (u * sig[:, None, :]) @ np.swapaxes(v, -1, -2)
+    ref_s = np.linalg.svd(a, compute_uv=False)
+    s = thin_svd(a, 0.3)[1]
+    np.testing.assert_array_equal(s > 0.3 * s[:, :1], ref_s > 0.3 * ref_s[:, :1])
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.integers(0, 2**32 - 1),

@@ -95,9 +95,9 @@ def budget(dq: FloatArray, delta: FloatArray, max_step: float) -> FloatArray:
 _Inverse = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
 
 #: :func:`thin_svd`: a row's Gram eigenvalues must lie below CLEAN_ZERO · cutoff² · λ_max
-#: (zero to working precision, dropped by the cutoff) or above CLEAN_CONDITION⁻² · λ_max
-#: (the kept part's condition ≤ 1e3) for the Gram factorisation; other rows get LAPACK's
-#: SVD.
+#: (zero to working precision, dropped by the cutoff) or above both CLEAN_CONDITION⁻² ·
+#: λ_max (the kept part's condition ≤ 1e3) and cutoff² · λ_max / CLEAN_ZERO (clear of
+#: the cutoff) for the Gram factorisation; other rows get LAPACK's SVD.
 CLEAN_ZERO = 0.1
 CLEAN_CONDITION = 1e3
 
@@ -113,12 +113,12 @@ def thin_svd(a: FloatArray, cutoff: float) -> tuple[FloatArray, FloatArray, Floa
     absolute error of a few ε·λ_max, so a row whose eigenvalues are each either ≤
     :data:`CLEAN_ZERO` · cutoff² · λ_max (σ below the cutoff by a wide margin: a zero
     singular value to working precision) or ≥ λ_max / :data:`CLEAN_CONDITION`² (the kept
-    part's condition κ ≤ 1e3) keeps the same components, its singular values and
-    pseudo-inverse equal to the SVD's within ~ε·κ² relative (≤ 1e-10; measured ≤ 1e-14
-    for κ ≈ 5, 1e-9 for κ ≈ 5e3). Every other row (a singular value near the cutoff or
-    a worse-conditioned kept part) is factorised by ``np.linalg.svd`` itself. Results
-    of the methods that use it differ from an SVD's by that much per step, not in what
-    they converge to."""
+    part's condition κ ≤ 1e3) and ≥ cutoff² · λ_max / CLEAN_ZERO (clear of the cutoff)
+    keeps the same components, its singular values and pseudo-inverse equal to the
+    SVD's within ~ε·κ² relative (≤ 1e-10; measured ≤ 1e-14 for κ ≈ 5, 1e-9 for κ ≈
+    5e3). Every other row (a singular value near the cutoff or a worse-conditioned kept
+    part) is factorised by ``np.linalg.svd`` itself. Results of the methods that use it
+    differ from an SVD's by that much per step, not in what they converge to."""
     b, m, n = a.shape
     k = min(m, n)
     if not k:
@@ -130,7 +130,9 @@ def thin_svd(a: FloatArray, cutoff: float) -> tuple[FloatArray, FloatArray, Floa
     w = w[:, :, ::-1]
     top = lam[:, :1]
     zero = lam <= (CLEAN_ZERO * cutoff * cutoff) * top
-    clean = np.all(zero | (lam >= top * (1.0 / CLEAN_CONDITION**2)), axis=1)
+    # kept: well conditioned, and clear of the cutoff (a large user cutoff)
+    kept = lam >= top * max(1.0 / CLEAN_CONDITION**2, cutoff * cutoff / CLEAN_ZERO)
+    clean = np.all(zero | kept, axis=1)
     s = np.sqrt(np.maximum(lam, 0.0))
     inv = np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, s))
     if wide:  # w = U (m, m); V = Aᵀ U Σ⁻¹
