@@ -1172,17 +1172,25 @@ def _numeric(
             evaluate=functools.partial(evaluate, rows=act),  # type: ignore[arg-type]
         )
         held = np.zeros(xa.shape, dtype=bool)
-        for _ in range(3):
-            dx = cascade(state, jac * ~held[:, None, :] if held.any() else jac, xa, held)
-            if not (reduced.has_limits and settings.use_limits):
-                break
+        dx = cascade(state, jac, xa, held)
+        if reduced.has_limits and settings.use_limits:
             # a DOF at a limit that the step pushes outward is held, the rest re-solved
-            out = ((xa + dx < lower - 1e-12) & (xa <= lower + 1e-12)) | (
-                (xa + dx > upper + 1e-12) & (xa >= upper - 1e-12)
-            )
-            if not (out & ~held).any():
-                break
-            held |= out
+            # (only the rows that hold a new DOF: the others' steps stay as they are)
+            todo = np.arange(xa.shape[0])
+            for _ in range(2):
+                xt, dt = xa[todo], dx[todo]
+                out = ((xt + dt < lower - 1e-12) & (xt <= lower + 1e-12)) | (
+                    (xt + dt > upper + 1e-12) & (xt >= upper - 1e-12)
+                )
+                new = (out & ~held[todo]).any(axis=1)
+                if not new.any():
+                    break
+                todo = todo[new]
+                held[todo] |= out[new]
+                ht = held[todo]
+                dx[todo] = cascade(
+                    _rows_state(state, todo), jac[todo] * ~ht[:, None, :], xa[todo], ht
+                )
         xn = reduced.clip_unchecked(xa + dx) if settings.use_limits else xa + dx
         fin = polish[act] if measured else None
         if fin is not None and fin.any():
@@ -1214,6 +1222,22 @@ def _numeric(
         now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
+
+
+def _rows_state(state: StepState, rows: IntArray) -> StepState:
+    """``state`` cut to its rows ``rows`` (positions in its batch)."""
+    ev = state.evaluate
+    sub = state.rows[rows]
+    return dataclasses.replace(
+        state,
+        q=state.q[rows],
+        e=state.e[rows],
+        J=state.J[rows],
+        goal_error=state.goal_error[rows],
+        previous_e=state.previous_e[rows],
+        rows=sub,
+        evaluate=functools.partial(ev.func, rows=sub),  # type: ignore[attr-defined]
+    )
 
 
 def _in_shell(an: _Analytic, local: Local) -> NDArray[np.bool_]:
