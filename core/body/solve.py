@@ -114,7 +114,7 @@ from .closed import (
     into_range_one,
     solve_all,
 )
-from .model import Body, BodySettings, BodySolution
+from .model import Body, BodySettings, BodySolution, shell
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -208,40 +208,6 @@ class _Analytic:
         return self.model.with_limits(None)
 
 
-def shell(model: Limb, wrist: FloatArray | None = None) -> tuple[float, float]:
-    """(d_min, d_max): the distances from the shoulder at which the limb can put its
-    wrist centre (``wrist`` None) or, with R2 = ``wrist``, its effector point, over the
-    elbow angles within the elbow limits (Tolani Eq. 5: |tA + RA Rθ t|² = C + 2 r cos(θ − δ))."""
-    a = np.asarray(model.a)
-    b = np.asarray(model.b)
-    e = np.asarray(model.effector)
-    k = np.asarray(model.elbow_axis)
-    t = b[:3, 3] if wrist is None else b[:3, 3] + b[:3, :3] @ wrist @ e[:3, 3]
-    ta = a[:3, 3]
-    ta_l = a[:3, :3].T @ ta
-    kta, ktb = float(k @ ta_l), float(k @ t)
-    ca = float(ta_l @ t) - kta * ktb
-    cb = float(ta_l @ np.cross(k, t))
-    r = math.hypot(ca, cb)
-    delta = math.atan2(cb, ca)
-    const = float(ta @ ta + t @ t) + 2.0 * kta * ktb
-    limits = model.limits
-    hi_c, lo_c = 1.0, -1.0
-    if limits is not None and limits.elbow is not None:
-        lo, hi = limits.elbow
-        ends = [math.cos(lo - delta), math.cos(hi - delta)]
-
-        def inside(angle: float) -> bool:
-            return (angle - lo) % TAU <= hi - lo
-
-        hi_c = 1.0 if inside(delta) else max(ends)
-        lo_c = -1.0 if inside(delta + math.pi) else min(ends)
-    return (
-        math.sqrt(max(const + 2.0 * r * lo_c, 0.0)),
-        math.sqrt(max(const + 2.0 * r * hi_c, 0.0)),
-    )
-
-
 def _into_range(a: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
     """Angles ``a`` shifted by a multiple of 2π into [lo, hi] where one fits (else the
     shift leaving them nearest the range; unlimited entries stay)."""
@@ -315,7 +281,7 @@ def _plan(
                     model.limits,
                     model.swivel_reference,
                 )
-        d_min, d_max = shell(model, wrist)
+        d_min, d_max = body.shells[k] if wrist is None else shell(model, wrist)
         margin = settings.shell_margin * model.length
         if d_max - d_min > 2.0 * margin:
             d_min, d_max = d_min + margin, d_max - margin
