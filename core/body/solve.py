@@ -1282,9 +1282,10 @@ def _limbs(
             sol = solve_all(an.model, local, wrist, swivel=swivels[:, k])
             use = sol.solved
         if use.any():
-            angles = _limb_angles(body, an, sol.shoulder[use], sol.elbow[use], sol.wrist[use])
+            pick = slice(None) if use.all() else use
+            angles = _limb_angles(body, an, sol.shoulder[pick], sol.elbow[pick], sol.wrist[pick])
             for j, a in zip((u, lo, e), angles, strict=True):
-                q[use, sk.dof_slices[j]] = a
+                q[pick, sk.dof_slices[j]] = a
         swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
         ok[:, an.limb] = sol.reachable & sol.solved
         feasible[an.limb] = sol.intervals
