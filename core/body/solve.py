@@ -1025,12 +1025,18 @@ def _numeric(
         b = xs.shape[0]
         qf = q[rows]
         qf[:, free] = xs[:, :nf]
-        ev = sk.evaluate(qf, eval_goals, rows=row_ids[rows] if batched_goals else None, memo=memo)
+        ev = sk.evaluate(
+            qf,
+            eval_goals,
+            rows=row_ids[rows] if batched_goals else None,
+            memo=memo,
+            columns=free,  # the other DOFs are the goaled limbs'
+        )
         assert ev.J is not None
         e = np.zeros((b, m_goal))
         jac = np.zeros((b, m_goal, nx))
         e[:, :m_num] = ev.e[:, :m_num]
-        jac[:, :m_num, :nf] = ev.J[:, :m_num, free]
+        jac[:, :m_num, :nf] = ev.J[:, :m_num]
         gerr = np.zeros((b, n_num + na))
         gerr[:, :n_num] = ev.goal_error[:, :n_num]
         if na:
@@ -1052,7 +1058,7 @@ def _numeric(
                 # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
                 # boundary); inside, within ``band`` of it, u uᵀ too: the distance is
                 # held (an active inequality); deeper inside it is inactive (0)
-                js = ev.J[:, m_num:m_aux, free].reshape(b, na, 3, nf)
+                js = ev.J[:, m_num:m_aux].reshape(b, na, 3, nf)
                 tang = eye3 - u[..., :, None] * u[..., None, :]
                 dd = eye3 - (c / safe)[..., None, None] * tang
                 dd = np.where(near[..., None, None], dd, 0.0)
@@ -1097,7 +1103,9 @@ def _numeric(
         """Δx: the goal levels by TaskPriorityStep's cascade, then the rest pose by the
         exact projection onto their null space (its rows are √w·I: the least-squares step
         of that last level is P (x_rest − x − Δx))"""
-        dq, _, inverses = step.cascade(state, j_all, np.zeros_like(xa), None, kappa_all[state.rows])
+        dq, _, inverses = step.cascade(
+            state, j_all, np.zeros_like(xa), None, kappa_all[state.rows], exact=True
+        )
         if not n_rest:
             return dq
         r = x_rest_all[state.rows] - xa - dq

@@ -526,6 +526,7 @@ class Skeleton:
         jacobian: bool = True,
         target_based: bool = False,
         memo: dict[str, Any] | None = None,
+        columns: IntArray | None = None,
     ) -> Evaluation:
         """Residual, Jacobian and per-goal errors for batched ``q`` (b, n_dofs).
 
@@ -535,8 +536,12 @@ class Skeleton:
         unchanged) to reuse the gathered targets and the forward-kinematics buffers
         (:meth:`KinematicPlan.workspace`; ``Evaluation.frames`` is then overwritten by
         the next call with the same memo — e, J and goal_error are always new arrays);
-        it is refilled whenever ``rows`` is a different object. Used by the solvers;
-        most callers want :meth:`errors` / :meth:`jacobian` / :meth:`goal_errors`.
+        it is refilled whenever ``rows`` is a different object. ``columns``: the DOFs
+        whose Jacobian columns are wanted, in that order (J is then (b, m, len(columns));
+        default all); each column by the full Jacobian's formula (equal to it up to
+        rounding: small matrix products of another width may round differently). Used by
+        the solvers; most callers want :meth:`errors` / :meth:`jacobian` /
+        :meth:`goal_errors`.
         """
         blocks, per = self.goal_plan(goals)
         if memo is not None and memo.get("rows", memo) is not rows:
@@ -552,9 +557,19 @@ class Skeleton:
                 memo["frames"] = ws
         pos, grouped, starts, skip, all_skip, need_mt = per[-1]
         if ws[1] and all_skip:
-            return self._evaluate_last(
+            ev = self._evaluate_last(
                 q, goals, blocks, pos, ws[2], rows, jacobian, target_based, memo
             )
+            if columns is None or ev.J is None:
+                return ev
+            return Evaluation(ev.e, ev.J[:, :, columns], ev.goal_error, blocks, ev.source, ev.last)
+        dof_cyc, prismatic, masks, gmask = (
+            (kin.dof_cyc, kin.prismatic, None, None if pos is None else pos[4])
+            if columns is None
+            else self._column_plan(per, columns)
+        )
+        if columns is not None:
+            n = len(columns)
         g = kin.frames(q, ws)
         m = 3 * len(blocks)
         e = np.empty((b, m))
@@ -563,24 +578,24 @@ class Skeleton:
         mt: FloatArray | None = None
         if jacobian:
             # (b, n, 5, 2): DOF origins p and axes w, components x y z x y (CYC)
-            pw = g[:, kin.dof_cyc, CYC, 3:]
+            pw = g[:, dof_cyc, CYC, 3:]
             if not all_skip:
                 w = pw[..., :3, 1]  # (b, n, 3) DOF world axes
                 wt = np.swapaxes(w, -1, -2)  # (b, 3, n)
                 if need_mt:
                     # (b, 3, n): p_d × w_d, so that w_d × (x − p_d) = mt − [x]× wt.
                     mt = np.swapaxes((skew(pw[..., :3, 0]) @ w[..., None])[..., 0], -1, -2)
-                if kin.prismatic.size:
+                if prismatic.size:
                     # translation DOFs: no turning (wt = 0), the axis in position terms
                     if mt is not None:
-                        mt[..., kin.prismatic] = wt[..., kin.prismatic]
+                        mt[..., prismatic] = wt[..., prismatic]
                     wt = wt.copy()
-                    wt[..., kin.prismatic] = 0.0
+                    wt[..., prismatic] = 0.0
 
         nb = len(blocks)
         bn = np.empty((b, nb))  # per-block error norms
         if pos is not None:
-            sel, gg, gnodes, gsw, gmask, _ = pos
+            sel, gg, gnodes, gsw, _, _ = pos
             s5 = g[:, gnodes, CYC, 3]  # (b, Gp, 5) joint origins, x y z x y
             s_all = s5[..., :3]
             tgt_all = None if memo is None else memo.get("position")
@@ -604,7 +619,7 @@ class Skeleton:
                 d = ref5[:, :, None] - pw[:, None, :, :, 0]  # (b, Gp, n, 5)
                 w4 = pw[:, None, :, :, 1]
                 jac4 = jac.reshape(b, nb, 3, n)
-                if gmask is None and isinstance(sel, slice) and not kin.prismatic.size:
+                if gmask is None and isinstance(sel, slice) and not prismatic.size:
                     # unmasked columns straight into J's rows (b, Gp, n, 3 view)
                     cols_all = np.multiply(w4[..., 1:4], d[..., 2:5])
                     np.subtract(
@@ -612,8 +627,8 @@ class Skeleton:
                     )
                 else:
                     cols_all = w4[..., 1:4] * d[..., 2:5] - w4[..., 2:5] * d[..., 1:4]
-                    if kin.prismatic.size:  # translation DOFs: the axis itself
-                        cols_all[:, :, kin.prismatic] = w4[:, :, kin.prismatic, :3]
+                    if prismatic.size:  # translation DOFs: the axis itself
+                        cols_all[:, :, prismatic] = w4[:, :, prismatic, :3]
                     cols_all = cols_all.swapaxes(-1, -2)  # (b, Gp, 3, n)
                     if gmask is None:
                         jac4[:, sel] = cols_all
@@ -625,6 +640,8 @@ class Skeleton:
         frame = GoalFrame(rows, b, wt, mt, target_based)
         for gi, goal in enumerate(() if all_skip else goals):
             _, node, kinds, sw, maskw, zero_point = per[gi]
+            if masks is not None:
+                maskw = masks[gi]
             if skip[gi]:
                 bi += len(kinds)
                 continue
@@ -653,6 +670,31 @@ class Skeleton:
         else:
             gerr = np.maximum.reduceat(bn, starts, axis=1)
         return Evaluation(e, jac, gerr, blocks, g)
+
+    def _column_plan(
+        self, per: list[Any], columns: IntArray
+    ) -> tuple[IntArray, IntArray, list[FloatArray | None], FloatArray | None]:
+        """:meth:`evaluate`'s per-DOF constants restricted to ``columns``: the DOF nodes
+        (n', 1), the translation DOFs' positions among the columns, each goal's mask and
+        the grouped goals' masks (None where all ones); cached for the last goal plan
+        and columns seen."""
+        key = columns.tobytes()
+        hit = self._goal_cache.get("columns")
+        if hit is not None and hit[0] is per and hit[1] == key:
+            return hit[2]  # type: ignore[no-any-return]
+        kin = self._kin
+        prismatic = np.flatnonzero(np.isin(columns, kin.prismatic))
+        masks: list[FloatArray | None] = []
+        for item in per[:-1]:
+            maskw = item[4]
+            masks.append(None if maskw is None or np.all(maskw[columns] == 1.0) else maskw[columns])
+        pos = per[-1][0]
+        gmask = None if pos is None or pos[4] is None else pos[4][..., columns]
+        if gmask is not None and np.all(gmask == 1.0):
+            gmask = None
+        out = (kin.dof_cyc[columns], prismatic, masks, gmask)
+        self._goal_cache["columns"] = (per, key, out)
+        return out
 
     def sum_squared_error(
         self,

@@ -13,6 +13,7 @@ from ...goals import Goal
 from ..loop import (
     FloatArray,
     IKSolver,
+    IntArray,
     LoopOutput,
     StepState,
     clamp_max_abs,
@@ -20,7 +21,7 @@ from ..loop import (
     matvec,
 )
 from ..registry import register
-from ..residuals import Evaluation, RowBlock
+from ..residuals import BlockKind, Evaluation, RowBlock
 from ..settings import Method, SolveSettings, StopReason
 from ..skeleton import Skeleton
 
@@ -35,6 +36,37 @@ def _levels(blocks: tuple[RowBlock, ...]) -> list[NDArray[np.intp]]:
     return out
 
 
+def _level_slices(
+    blocks: tuple[RowBlock, ...],
+) -> list[tuple[slice | NDArray[np.intp], bool]]:
+    """:func:`_levels` with each level whose rows are one ascending run as a slice (its
+    rows of e and J are then views, not copies), and whether the level is factorised by
+    LAPACK's SVD rather than :func:`thin_svd`: levels with an aim block, whose Jacobian
+    has a singular value ∝ the aim's error (:func:`~core.chain.residuals.aim_residual`
+    along the ray) that crosses thin_svd's SVD band as the aim converges, so that the
+    Gram path would be paid on top of the SVD in most rows (measured on the humanoid's
+    whole-body solves: docs/decisions.md)."""
+    prios = sorted({blk.priority for blk in blocks})
+    out: list[tuple[slice | NDArray[np.intp], bool]] = []
+    for p in prios:
+        level = [blk for blk in blocks if blk.priority == p]
+        spans = [blk.rows for blk in level]
+        aim = any(blk.kind is BlockKind.AIM for blk in level)
+        if all(a.stop == b.start for a, b in zip(spans, spans[1:], strict=False)):
+            out.append((slice(spans[0].start, spans[-1].stop), aim))
+        else:
+            out.append((np.concatenate([np.arange(r.start, r.stop) for r in spans]), aim))
+    return out
+
+
+def _factor(a: FloatArray, cutoff: float, exact: bool) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(u, s, vᵀ) of stacked a: LAPACK's thin SVD if ``exact``, else :func:`thin_svd`."""
+    if exact:
+        out: tuple[FloatArray, FloatArray, FloatArray] = np.linalg.svd(a, full_matrices=False)
+        return out
+    return thin_svd(a, cutoff)
+
+
 def budget(dq: FloatArray, delta: FloatArray, max_step: float) -> FloatArray:
     """(b,) largest α ∈ [0, 1] with max |dq + α·delta| ≤ max_step (given
     max |dq| ≤ max_step): the step budget left to a lower priority level. Components of
@@ -42,6 +74,13 @@ def budget(dq: FloatArray, delta: FloatArray, max_step: float) -> FloatArray:
     move) and do not limit α: their sign is arbitrary, and a DOF already at the bound
     would otherwise stop the whole level."""
     if not math.isfinite(max_step):
+        return np.ones(dq.shape[0])
+    # the whole step fits (with a margin far above rounding): α = 1 in every row, as the
+    # general formula below gives (every component's room ≥ its |delta|)
+    full = dq + delta
+    if not full.size or np.fmax.reduce(np.abs(full, out=full), axis=None) <= max_step * (
+        1.0 - 1e-9
+    ):
         return np.ones(dq.shape[0])
     ad = np.abs(delta)
     if ad.shape[1]:
@@ -54,6 +93,68 @@ def budget(dq: FloatArray, delta: FloatArray, max_step: float) -> FloatArray:
 
 #: One level's rows of J and its damped pseudo-inverse Σ g v uᵀ as (J_k, u, g, vᵀ).
 _Inverse = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
+
+#: :func:`thin_svd`: a row's Gram eigenvalues must lie below CLEAN_ZERO · cutoff² · λ_max
+#: (zero to working precision, dropped by the cutoff) or above CLEAN_CONDITION⁻² · λ_max
+#: (the kept part's condition ≤ 1e3) for the Gram factorisation; other rows get LAPACK's
+#: SVD.
+CLEAN_ZERO = 0.1
+CLEAN_CONDITION = 1e3
+
+
+def thin_svd(a: FloatArray, cutoff: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``np.linalg.svd(a, full_matrices=False)`` of stacked a (b, m, n) for the cascade's
+    use: (u, s, vᵀ), s descending, where only the components with σ > ``cutoff`` · σ_max
+    are read (the others may have zero vectors).
+
+    A row is factorised through the eigen-decomposition of its Gram matrix (A Aᵀ for
+    m ≤ n, AᵀA otherwise; A Aᵀ = U Σ² Uᵀ, V = Aᵀ U Σ⁻¹), about 2.5× cheaper than LAPACK's
+    SVD of a small wide matrix, when that is accurate: eigh's eigenvalues carry an
+    absolute error of a few ε·λ_max, so a row whose eigenvalues are each either ≤
+    :data:`CLEAN_ZERO` · cutoff² · λ_max (σ below the cutoff by a wide margin: a zero
+    singular value to working precision) or ≥ λ_max / :data:`CLEAN_CONDITION`² (the kept
+    part's condition κ ≤ 1e3) keeps the same components, its singular values and
+    pseudo-inverse equal to the SVD's within ~ε·κ² relative (≤ 1e-10; measured ≤ 1e-14
+    for κ ≈ 5, 1e-9 for κ ≈ 5e3). Every other row (a singular value near the cutoff or
+    a worse-conditioned kept part) is factorised by ``np.linalg.svd`` itself. Results
+    of the methods that use it differ from an SVD's by that much per step, not in what
+    they converge to."""
+    b, m, n = a.shape
+    k = min(m, n)
+    if not k:
+        return np.linalg.svd(a, full_matrices=False)
+    at = np.swapaxes(a, -1, -2)
+    wide = m <= n
+    lam, w = np.linalg.eigh(a @ at if wide else at @ a)
+    lam = lam[:, ::-1]  # descending, like the SVD
+    w = w[:, :, ::-1]
+    top = lam[:, :1]
+    zero = lam <= (CLEAN_ZERO * cutoff * cutoff) * top
+    clean = np.all(zero | (lam >= top * (1.0 / CLEAN_CONDITION**2)), axis=1)
+    s = np.sqrt(np.maximum(lam, 0.0))
+    inv = np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, s))
+    if wide:  # w = U (m, m); V = Aᵀ U Σ⁻¹
+        u = w
+        vt = (np.swapaxes(w, -1, -2) @ a) * inv[:, :, None]
+    else:  # w = V (n, n); U = A V Σ⁻¹
+        vt = np.swapaxes(w, -1, -2)
+        u = (a @ w) * inv[:, None, :]
+    if not clean.all():
+        dirty = np.flatnonzero(~clean)
+        u[dirty], s[dirty], vt[dirty] = np.linalg.svd(a[dirty], full_matrices=False)
+    return u, s, vt
+
+
+def _norm2(a: FloatArray) -> FloatArray:
+    """(b,) spectral norms σ_max of stacked a (b, m, n), from the largest eigenvalue of
+    the smaller Gram matrix."""
+    b, m, n = a.shape
+    if not a.size:
+        return np.zeros(b)
+    at = np.swapaxes(a, -1, -2)
+    lam = np.linalg.eigvalsh(a @ at if m <= n else at @ a)
+    out: FloatArray = np.sqrt(np.maximum(lam[:, -1], 0.0))
+    return out
 
 
 def _damped_apply(u: FloatArray, gain: FloatArray, vt: FloatArray, r: FloatArray) -> FloatArray:
@@ -188,30 +289,41 @@ class TaskPriorityStep(IKSolver):
         dq: FloatArray,
         frozen: NDArray[np.bool_] | None,
         kappa: FloatArray,
+        exact: bool = False,
+        subset: IntArray | None = None,
     ) -> tuple[FloatArray, FloatArray, list[_Inverse]]:
         """Δq of the levels in priority order, starting from ``dq`` (the clamped DOFs'
         fixed part; their columns of ``j_all`` are zero), Δq after priority 0 alone, and
         per level the rows' Jacobian and the damped pseudo-inverse Σ g v uᵀ of Ĵ_k as
         (J_k, u, g, vᵀ).
         ``frozen`` (b, n): DOFs the levels below priority 0 may not move (their
-        directions are removed from the projector after the first level)."""
+        directions are removed from the projector after the first level). ``exact``:
+        every level by LAPACK's SVD (else :func:`thin_svd` where :func:`_level_slices`
+        allows it, equal within 1e-10 relative). ``subset``: the batch rows of ``state``
+        that ``j_all``, ``dq``, ``frozen`` and ``kappa`` hold (default all)."""
         st = state.settings
+        e_all = state.e if subset is None else state.e[subset]
         b, _, n = j_all.shape
-        proj = np.broadcast_to(np.eye(n), (b, n, n)).copy()
+        levels = _level_slices(state.blocks)
+        last = len(levels) - 1
+        # the projector onto the levels' common null space, needed by the levels below
+        # the first only (None: the identity)
+        proj: FloatArray | None = None
         c2 = st.priority_damping**2
         first = dq
         inverses: list[_Inverse] = []
-        for k, rows in enumerate(_levels(state.blocks)):
+        for k, (rows, aim) in enumerate(levels):
             jk = j_all[:, rows, :]
-            # the first level's projector is the identity: its SVD gives σ_max(J_k) too
-            jh = jk @ proj if k else jk
-            u, s, vt = np.linalg.svd(jh, full_matrices=False)
-            if k == 0:
+            jh = jk if proj is None else jk @ proj
+            u, s, vt = _factor(jh, st.svd_cutoff, exact or aim)
+            if proj is None:  # Ĵ_k = J_k: its SVD gives σ_max(J_k) too
                 smax_k = s[:, 0] if s.shape[1] else np.zeros(b)
-            else:
+            elif exact:
                 smax_k = np.linalg.norm(jk, ord=2, axis=(1, 2)) if jk.size else np.zeros(b)
+            else:
+                smax_k = _norm2(jk)
             keep = (s > st.svd_cutoff * smax_k[:, None]) & (s > 0.0)
-            r = state.e[:, rows] - matvec(jk, dq)
+            r = e_all[:, rows] - matvec(jk, dq)
             ck2 = c2
             if k > 0:  # residual-scaled Levenberg–Marquardt damping of the lower levels
                 ck2 = c2 + (kappa * np.linalg.norm(r, axis=1) * smax_k)[:, None]
@@ -220,10 +332,13 @@ class TaskPriorityStep(IKSolver):
             inverses.append((jk, u, gain, vt))
             delta = _damped_apply(u, gain, vt, r)
             dq = dq + budget(dq, delta, st.max_step)[:, None] * delta
-            vk = vt * keep[:, :, None]
-            proj = proj - np.swapaxes(vk, -1, -2) @ vk
             if k == 0:
                 first = dq
+            if k == last:
+                break
+            vk = vt * keep[:, :, None]
+            vv = np.swapaxes(vk, -1, -2) @ vk
+            proj = np.eye(n) - vv if proj is None else proj - vv
             if k == 0 and frozen is not None and frozen.any():
                 _, sf, vf = np.linalg.svd(proj * frozen[:, :, None], full_matrices=False)
                 vf = vf * (sf > 1e-9)[:, :, None]
@@ -254,20 +369,44 @@ class TaskPriorityStep(IKSolver):
         if st.use_limits and sk.has_limits:
             # clamping loop (module docstring): a DOF past a limit is clamped to it for
             # every level when priority 0's own increment takes it there, else frozen
-            # for the lower levels only (strict priority: they never restrict level 0)
+            # for the lower levels only (strict priority: they never restrict level 0).
+            # Each pass re-solves only the rows that clamp or freeze a new DOF (the
+            # others keep their step: a row's step does not depend on the other rows)
             lo, hi = sk.lower - state.q, sk.upper - state.q
             locked = np.zeros((b, n), dtype=bool)
             frozen = np.zeros((b, n), dtype=bool)
+            copied = False
+            todo: IntArray | None = None  # the rows still clamping (None: all)
             for _ in range(2 * n):
-                out = ~locked & ((dq < lo - 1e-12) | (dq > hi + 1e-12))
-                if not out.any():
+                sel = slice(None) if todo is None else todo
+                lo_t, hi_t, dq_t = lo[sel], hi[sel], dq[sel]
+                out = ~locked[sel] & ((dq_t < lo_t - 1e-12) | (dq_t > hi_t + 1e-12))
+                new = out.any(axis=1)
+                if not new.any():
                     break
-                own = (first < lo - 1e-12) | (first > hi + 1e-12)
-                locked |= out & (own | frozen)
-                frozen = (frozen | out) & ~locked
-                fixed = np.where(locked, np.clip(dq, lo, hi), 0.0)
-                j_all = state.J * ~locked[:, None, :]
-                dq, first, inverses = self._cascade(state, j_all, fixed, frozen, kappa)
+                if not new.all():
+                    todo = np.flatnonzero(new) if todo is None else todo[new]
+                    sel, out = todo, out[new]
+                    lo_t, hi_t, dq_t = lo_t[new], hi_t[new], dq_t[new]
+                first_t = first[sel]
+                own = (first_t < lo_t - 1e-12) | (first_t > hi_t + 1e-12)
+                lk = locked[sel] | (out & (own | frozen[sel]))
+                fz = (frozen[sel] | out) & ~lk
+                locked[sel], frozen[sel] = lk, fz
+                fixed = np.where(lk, np.clip(dq_t, lo_t, hi_t), 0.0)
+                j_t = state.J[sel] * ~lk[:, None, :]
+                dq_t, first_t, inv_t = self._cascade(state, j_t, fixed, fz, kappa[sel], subset=todo)
+                if todo is None:  # every row re-solved: its results as they are
+                    dq, first, inverses = dq_t, first_t, inv_t
+                    continue
+                if not copied:  # the arrays may be views of state.J or of one another
+                    dq, first = dq.copy(), first.copy()
+                    inverses = [tuple(np.array(x) for x in lvl) for lvl in inverses]  # type: ignore[misc]
+                    copied = True
+                dq[todo], first[todo] = dq_t, first_t
+                for lvl, lvl_t in zip(inverses, inv_t, strict=True):
+                    for x, x_t in zip(lvl, lvl_t, strict=True):
+                        x[todo] = x_t
         return dq, inverses
 
     def step(self, state: StepState) -> FloatArray:
@@ -365,6 +504,7 @@ class TaskPriorityStep(IKSolver):
                 i = pos[blk.rows.start]
                 w_up[i : i + 3] = blk.weight
         bound = (self.RESTORE_FRACTION * st.tolerance) ** 2 * w_up
+        aims = [aim for _, aim in _level_slices(state.blocks)]
         prev = np.full(b, np.inf)
         for p in range(self.RESTORE_PASSES + 1):
             qn = state.q + dq
@@ -382,16 +522,18 @@ class TaskPriorityStep(IKSolver):
                 # a DOF at a limit takes no correction that would push it outside
                 j_use = j_n * ~((qn <= sk.lower + 1e-12) | (qn >= sk.upper - 1e-12))[:, None, :]
             corr = np.zeros((b, n))
-            proj = np.broadcast_to(np.eye(n), (b, n, n)).copy()
-            for rows in upper:
+            proj: FloatArray | None = None  # None: the identity
+            for i, rows in enumerate(upper):
                 jk = j_use[:, rows, :]
-                u, sv, vt = np.linalg.svd(jk @ proj, full_matrices=False)
+                u, sv, vt = _factor(jk if proj is None else jk @ proj, st.svd_cutoff, aims[i])
                 smax = sv[:, :1] if sv.shape[1] else np.zeros((b, 1))
                 keep = (sv > st.svd_cutoff * smax) & (sv > 0.0)
                 gain = np.where(keep, 1.0 / np.where(keep, sv, 1.0), 0.0)
                 corr = corr + _damped_apply(u, gain, vt, e_n[:, rows] - matvec(jk, corr))
-                vk = vt * keep[:, :, None]
-                proj = proj - np.swapaxes(vk, -1, -2) @ vk
+                if i < len(upper) - 1:
+                    vk = vt * keep[:, :, None]
+                    vv = np.swapaxes(vk, -1, -2) @ vk
+                    proj = np.eye(n) - vv if proj is None else proj - vv
             dq = dq + np.where(todo[:, None], corr, 0.0)
         return dq, e_n
 
