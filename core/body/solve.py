@@ -74,9 +74,9 @@ are still never read.
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
 call (the feasible swivel sets of all goaled limbs one call), the whole-body pass is one
-batched TASK_PRIORITY solve per pattern of infeasible limbs. Python loops run over
-iterations, priority levels, goals, limbs and those patterns, and over rows only in the
-SLSQP finish.
+batched TASK_PRIORITY solve for the rows with an infeasible limb (each row's limbs placed
+by its own pattern) and one for the rows with a conflict only. Python loops run over
+iterations, priority levels, goals and limbs, and over rows only in the SLSQP finish.
 """
 
 from __future__ import annotations
@@ -510,17 +510,25 @@ def _solve_rows(
     x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
     q[:, free] = x[:, : free.size]
     # each goaled limb in closed form where the body put its shoulder; limbs without a
-    # feasible φ there are solved numerically from a witness for those rows (grouped by
-    # which limbs; module docstring)
+    # feasible φ there are solved numerically from a witness for those rows (module
+    # docstring)
     swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], every)
     # ... and rows where the numeric level did not converge (a conflict it could not
     # settle; strict priority is then TASK_PRIORITY's over every joint)
     rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
     if rows_any.size:
-        for pat in np.unique(bad[rows_any], axis=0):
-            rows = rows_any[np.all(bad[rows_any] == pat, axis=1)]
+        # one batched pass for the rows with an infeasible limb, one for the rows with a
+        # conflict only (their budgets differ); each row's limbs placed by its own pattern
+        with_bad = bad[rows_any].any(axis=1)
+        for group, budget in (
+            (with_bad, _WHOLE_BODY_ITERATIONS),
+            (~with_bad, _CONFLICT_ITERATIONS),
+        ):
+            rows = rows_any[group]
+            if not rows.size:
+                continue
+            pat = bad[rows]
             swiv = x[rows, free.size :]
-            budget = _WHOLE_BODY_ITERATIONS if pat.any() else _CONFLICT_ITERATIONS
             # from where the numeric level left the body, then (rows not reached) from
             # the start's body; the limbs placed as _whole_body says
             res = _whole_body(
@@ -530,7 +538,7 @@ def _solve_rows(
             if again.any():
                 sub = rows[again]
                 alt = _whole_body(
-                    body, goals, plan, q_start[sub], swiv[again], pat, sub, settings, budget
+                    body, goals, plan, q_start[sub], swiv[again], pat[again], sub, settings, budget
                 )
                 take = np.flatnonzero(again)[
                     _level_better(alt.level_error, res.level_error[again], settings.tolerance)
@@ -871,16 +879,20 @@ def _whole_body(
 ) -> Any:
     """TASK_PRIORITY over every joint (:func:`~core.chain.solve`) for the rows ``rows``,
     from ``q`` with each goaled limb placed at its shoulder frame there: in closed form
-    (swivel ``swivel``) where it has a feasible φ, as a witness where not (``bad``, per
-    limb), so that the start does not depend on the limbs' own joints (``placed``: ``q``
-    holds the closed forms already); at most ``budget`` × ``settings.max_iterations``
-    iterations."""
+    (swivel ``swivel``) where it has a feasible φ, as a witness where not (``bad`` (R, A):
+    per row and analytic limb), so that the start does not depend on the limbs' own
+    joints (``placed``: ``q`` holds the closed forms already); at most ``budget`` ×
+    ``settings.max_iterations`` iterations."""
     qr = q.copy()
     for k, an in enumerate(plan["analytic"]):
-        if bad[k]:
-            qr = _witness(body, goals, an, qr, rows)
-        elif not placed:
-            _place(body, goals, an, qr, swivel[:, k], rows)
+        wit = bad[:, k]
+        if wit.any():
+            qr[wit] = _witness(body, goals, an, qr[wit], rows[wit])
+        if not placed and not wit.all():
+            keep = ~wit
+            sub = qr[keep]
+            _place(body, goals, an, sub, swivel[keep, k], rows[keep])
+            qr[keep] = sub
     return solve(
         body.skeleton,
         [_goal_rows(g, rows) for g in goals],
