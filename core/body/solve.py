@@ -1175,7 +1175,7 @@ def _numeric(
                 held[todo] |= out[new]
                 ht = held[todo]
                 dx[todo] = cascade(
-                    _rows_state(state, todo), jac[todo] * ~ht[:, None, :], xa[todo], ht
+                    _rows_state(state, todo, evaluate), jac[todo] * ~ht[:, None, :], xa[todo], ht
                 )
         xn = reduced.clip_unchecked(xa + dx) if settings.use_limits else xa + dx
         fin = polish[act] if measured else None
@@ -1210,9 +1210,9 @@ def _numeric(
     return x, iterations, reasons
 
 
-def _rows_state(state: StepState, rows: IntArray) -> StepState:
-    """``state`` cut to its rows ``rows`` (positions in its batch)."""
-    ev = state.evaluate
+def _rows_state(state: StepState, rows: IntArray, evaluate: Any) -> StepState:
+    """``state`` cut to its rows ``rows`` (positions in its batch). ``evaluate(x, rows=)``:
+    the evaluation that ``state.evaluate`` binds to ``state.rows``."""
     sub = state.rows[rows]
     return dataclasses.replace(
         state,
@@ -1222,7 +1222,7 @@ def _rows_state(state: StepState, rows: IntArray) -> StepState:
         goal_error=state.goal_error[rows],
         previous_e=state.previous_e[rows],
         rows=sub,
-        evaluate=functools.partial(ev.func, rows=sub),  # type: ignore[attr-defined]
+        evaluate=functools.partial(evaluate, rows=sub),
     )
 
 
