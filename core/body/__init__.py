@@ -2,7 +2,7 @@
 strict task priority (:mod:`core.chain`). Read :mod:`.model` (the body, settings,
 result), then :mod:`.solve` (the hybrid solver)."""
 
-from .model import Body, BodyLimb, BodySettings, BodySolution
-from .solve import shell, solve_body
+from .model import Body, BodyLimb, BodySettings, BodySolution, shell
+from .solve import solve_body
 
 __all__ = ["Body", "BodyLimb", "BodySettings", "BodySolution", "solve_body", "shell"]

@@ -184,6 +184,18 @@ def closed_pose(
     c = limb.constants
     phi, has = closest_swivel(intervals, np.atleast_1d(np.asarray(k.phi_d, dtype=np.float64)))
     r1, r2, pe, oe = pose_at(ops, c, pr, ci, float(phi[0]) if single else phi)
+    if single and has[0] and abs(ci.rw0 - ci.rg) <= REACH_TOLERANCE * c.length:
+        # one row in reach with a feasible φ (a warm frame's limb): posed here, on floats
+        one = LimbRows(
+            np.array(r1)[None],
+            theta.copy(),
+            np.array(r2)[None],
+            np.array([V.wrap(float(phi[0]))]),
+            np.array([pe <= REACH_TOLERANCE * c.length and oe <= REACH_TOLERANCE]),
+            intervals,
+            np.ones(1, dtype=bool),
+        )
+        return one, np.zeros(1, dtype=bool)
     gap = np.abs(np.asarray(ci.rw0, dtype=np.float64) - np.asarray(ci.rg, dtype=np.float64))
     in_reach = np.atleast_1d(gap <= REACH_TOLERANCE * c.length)
     tol = REACH_TOLERANCE

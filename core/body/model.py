@@ -32,6 +32,8 @@ from ..limb import EulerLimits, Limb, LimbLimits
 
 FloatArray = NDArray[np.float64]
 
+TAU = 2.0 * math.pi
+
 
 @dataclass(frozen=True)
 class BodyLimb:
@@ -58,6 +60,40 @@ def _euler_limits(ball: Ball) -> EulerLimits | None:
     return EulerLimits(ball.order, lo, hi)
 
 
+def shell(model: Limb, wrist: FloatArray | None = None) -> tuple[float, float]:
+    """(d_min, d_max): the distances from the shoulder at which the limb can put its
+    wrist centre (``wrist`` None) or, with R2 = ``wrist``, its effector point, over the
+    elbow angles within the elbow limits (Tolani Eq. 5: |tA + RA Rθ t|² = C + 2 r cos(θ − δ))."""
+    a = np.asarray(model.a)
+    b = np.asarray(model.b)
+    e = np.asarray(model.effector)
+    k = np.asarray(model.elbow_axis)
+    t = b[:3, 3] if wrist is None else b[:3, 3] + b[:3, :3] @ wrist @ e[:3, 3]
+    ta = a[:3, 3]
+    ta_l = a[:3, :3].T @ ta
+    kta, ktb = float(k @ ta_l), float(k @ t)
+    ca = float(ta_l @ t) - kta * ktb
+    cb = float(ta_l @ np.cross(k, t))
+    r = math.hypot(ca, cb)
+    delta = math.atan2(cb, ca)
+    const = float(ta @ ta + t @ t) + 2.0 * kta * ktb
+    limits = model.limits
+    hi_c, lo_c = 1.0, -1.0
+    if limits is not None and limits.elbow is not None:
+        lo, hi = limits.elbow
+        ends = [math.cos(lo - delta), math.cos(hi - delta)]
+
+        def inside(angle: float) -> bool:
+            return (angle - lo) % TAU <= hi - lo
+
+        hi_c = 1.0 if inside(delta) else max(ends)
+        lo_c = -1.0 if inside(delta + math.pi) else min(ends)
+    return (
+        math.sqrt(max(const + 2.0 * r * lo_c, 0.0)),
+        math.sqrt(max(const + 2.0 * r * hi_c, 0.0)),
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class Body:
     """A skeleton with analytic limbs (Tolani et al. 2000, §4.2: the limb as a building
@@ -72,6 +108,8 @@ class Body:
             axis = the Hinge axis, effector identity (the end joint's frame), limits from
             the joints' limits (Ball Euler limits, Hinge range).
         joints (derived): per limb, the (upper, lower, end) joint indices.
+        shells (derived): per limb, :func:`shell` of its model: the (d_min, d_max)
+            distances (m) from the shoulder at which it can put its wrist centre.
 
     Raises:
         InvalidSkeletonError: ``skeleton`` not a Skeleton, unknown joints, a limb whose
@@ -85,6 +123,7 @@ class Body:
     limbs: Sequence[BodyLimb]
     models: tuple[Limb, ...] = field(init=False, repr=False)
     joints: tuple[tuple[int, int, int], ...] = field(init=False, repr=False)
+    shells: tuple[tuple[float, float], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         sk = self.skeleton
@@ -151,6 +190,7 @@ class Body:
         object.__setattr__(self, "limbs", tuple(self.limbs))
         object.__setattr__(self, "models", tuple(models))
         object.__setattr__(self, "joints", tuple(idx))
+        object.__setattr__(self, "shells", tuple(shell(m) for m in models))
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -74,9 +74,9 @@ are still never read.
 Batching: every array carries the rows (frames); the numeric level iterates all rows
 together (rows that have finished are dropped), each limb's closed form is one batched
 call (the feasible swivel sets of all goaled limbs one call), the whole-body pass is one
-batched TASK_PRIORITY solve per pattern of infeasible limbs. Python loops run over
-iterations, priority levels, goals, limbs and those patterns, and over rows only in the
-SLSQP finish.
+batched TASK_PRIORITY solve for the rows with an infeasible limb (each row's limbs placed
+by its own pattern) and one for the rows with a conflict only. Python loops run over
+iterations, priority levels, goals and limbs, and over rows only in the SLSQP finish.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ from .closed import (
     into_range_one,
     solve_all,
 )
-from .model import Body, BodySettings, BodySolution
+from .model import Body, BodySettings, BodySolution, shell
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -208,40 +208,6 @@ class _Analytic:
         return self.model.with_limits(None)
 
 
-def shell(model: Limb, wrist: FloatArray | None = None) -> tuple[float, float]:
-    """(d_min, d_max): the distances from the shoulder at which the limb can put its
-    wrist centre (``wrist`` None) or, with R2 = ``wrist``, its effector point, over the
-    elbow angles within the elbow limits (Tolani Eq. 5: |tA + RA Rθ t|² = C + 2 r cos(θ − δ))."""
-    a = np.asarray(model.a)
-    b = np.asarray(model.b)
-    e = np.asarray(model.effector)
-    k = np.asarray(model.elbow_axis)
-    t = b[:3, 3] if wrist is None else b[:3, 3] + b[:3, :3] @ wrist @ e[:3, 3]
-    ta = a[:3, 3]
-    ta_l = a[:3, :3].T @ ta
-    kta, ktb = float(k @ ta_l), float(k @ t)
-    ca = float(ta_l @ t) - kta * ktb
-    cb = float(ta_l @ np.cross(k, t))
-    r = math.hypot(ca, cb)
-    delta = math.atan2(cb, ca)
-    const = float(ta @ ta + t @ t) + 2.0 * kta * ktb
-    limits = model.limits
-    hi_c, lo_c = 1.0, -1.0
-    if limits is not None and limits.elbow is not None:
-        lo, hi = limits.elbow
-        ends = [math.cos(lo - delta), math.cos(hi - delta)]
-
-        def inside(angle: float) -> bool:
-            return (angle - lo) % TAU <= hi - lo
-
-        hi_c = 1.0 if inside(delta) else max(ends)
-        lo_c = -1.0 if inside(delta + math.pi) else min(ends)
-    return (
-        math.sqrt(max(const + 2.0 * r * lo_c, 0.0)),
-        math.sqrt(max(const + 2.0 * r * hi_c, 0.0)),
-    )
-
-
 def _into_range(a: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
     """Angles ``a`` shifted by a multiple of 2π into [lo, hi] where one fits (else the
     shift leaving them nearest the range; unlimited entries stay)."""
@@ -315,7 +281,7 @@ def _plan(
                     model.limits,
                     model.swivel_reference,
                 )
-        d_min, d_max = shell(model, wrist)
+        d_min, d_max = body.shells[k] if wrist is None else shell(model, wrist)
         margin = settings.shell_margin * model.length
         if d_max - d_min > 2.0 * margin:
             d_min, d_max = d_min + margin, d_max - margin
@@ -544,17 +510,25 @@ def _solve_rows(
     x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
     q[:, free] = x[:, : free.size]
     # each goaled limb in closed form where the body put its shoulder; limbs without a
-    # feasible φ there are solved numerically from a witness for those rows (grouped by
-    # which limbs; module docstring)
+    # feasible φ there are solved numerically from a witness for those rows (module
+    # docstring)
     swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], every)
     # ... and rows where the numeric level did not converge (a conflict it could not
     # settle; strict priority is then TASK_PRIORITY's over every joint)
     rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
     if rows_any.size:
-        for pat in np.unique(bad[rows_any], axis=0):
-            rows = rows_any[np.all(bad[rows_any] == pat, axis=1)]
+        # one batched pass for the rows with an infeasible limb, one for the rows with a
+        # conflict only (their budgets differ); each row's limbs placed by its own pattern
+        with_bad = bad[rows_any].any(axis=1)
+        for group, budget in (
+            (with_bad, _WHOLE_BODY_ITERATIONS),
+            (~with_bad, _CONFLICT_ITERATIONS),
+        ):
+            rows = rows_any[group]
+            if not rows.size:
+                continue
+            pat = bad[rows]
             swiv = x[rows, free.size :]
-            budget = _WHOLE_BODY_ITERATIONS if pat.any() else _CONFLICT_ITERATIONS
             # from where the numeric level left the body, then (rows not reached) from
             # the start's body; the limbs placed as _whole_body says
             res = _whole_body(
@@ -564,7 +538,7 @@ def _solve_rows(
             if again.any():
                 sub = rows[again]
                 alt = _whole_body(
-                    body, goals, plan, q_start[sub], swiv[again], pat, sub, settings, budget
+                    body, goals, plan, q_start[sub], swiv[again], pat[again], sub, settings, budget
                 )
                 take = np.flatnonzero(again)[
                     _level_better(alt.level_error, res.level_error[again], settings.tolerance)
@@ -905,16 +879,20 @@ def _whole_body(
 ) -> Any:
     """TASK_PRIORITY over every joint (:func:`~core.chain.solve`) for the rows ``rows``,
     from ``q`` with each goaled limb placed at its shoulder frame there: in closed form
-    (swivel ``swivel``) where it has a feasible φ, as a witness where not (``bad``, per
-    limb), so that the start does not depend on the limbs' own joints (``placed``: ``q``
-    holds the closed forms already); at most ``budget`` × ``settings.max_iterations``
-    iterations."""
+    (swivel ``swivel``) where it has a feasible φ, as a witness where not (``bad`` (R, A):
+    per row and analytic limb), so that the start does not depend on the limbs' own
+    joints (``placed``: ``q`` holds the closed forms already); at most ``budget`` ×
+    ``settings.max_iterations`` iterations."""
     qr = q.copy()
     for k, an in enumerate(plan["analytic"]):
-        if bad[k]:
-            qr = _witness(body, goals, an, qr, rows)
-        elif not placed:
-            _place(body, goals, an, qr, swivel[:, k], rows)
+        wit = bad[:, k]
+        if wit.any():
+            qr[wit] = _witness(body, goals, an, qr[wit], rows[wit])
+        if not placed and not wit.all():
+            keep = ~wit
+            sub = qr[keep]
+            _place(body, goals, an, sub, swivel[keep, k], rows[keep])
+            qr[keep] = sub
     return solve(
         body.skeleton,
         [_goal_rows(g, rows) for g in goals],
@@ -1180,17 +1158,25 @@ def _numeric(
             evaluate=functools.partial(evaluate, rows=act),  # type: ignore[arg-type]
         )
         held = np.zeros(xa.shape, dtype=bool)
-        for _ in range(3):
-            dx = cascade(state, jac * ~held[:, None, :] if held.any() else jac, xa, held)
-            if not (reduced.has_limits and settings.use_limits):
-                break
+        dx = cascade(state, jac, xa, held)
+        if reduced.has_limits and settings.use_limits:
             # a DOF at a limit that the step pushes outward is held, the rest re-solved
-            out = ((xa + dx < lower - 1e-12) & (xa <= lower + 1e-12)) | (
-                (xa + dx > upper + 1e-12) & (xa >= upper - 1e-12)
-            )
-            if not (out & ~held).any():
-                break
-            held |= out
+            # (only the rows that hold a new DOF: the others' steps stay as they are)
+            todo = np.arange(xa.shape[0])
+            for _ in range(2):
+                xt, dt = xa[todo], dx[todo]
+                out = ((xt + dt < lower - 1e-12) & (xt <= lower + 1e-12)) | (
+                    (xt + dt > upper + 1e-12) & (xt >= upper - 1e-12)
+                )
+                new = (out & ~held[todo]).any(axis=1)
+                if not new.any():
+                    break
+                todo = todo[new]
+                held[todo] |= out[new]
+                ht = held[todo]
+                dx[todo] = cascade(
+                    _rows_state(state, todo, evaluate), jac[todo] * ~ht[:, None, :], xa[todo], ht
+                )
         xn = reduced.clip_unchecked(xa + dx) if settings.use_limits else xa + dx
         fin = polish[act] if measured else None
         if fin is not None and fin.any():
@@ -1222,6 +1208,22 @@ def _numeric(
         now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
+
+
+def _rows_state(state: StepState, rows: IntArray, evaluate: Any) -> StepState:
+    """``state`` cut to its rows ``rows`` (positions in its batch). ``evaluate(x, rows=)``:
+    the evaluation that ``state.evaluate`` binds to ``state.rows``."""
+    sub = state.rows[rows]
+    return dataclasses.replace(
+        state,
+        q=state.q[rows],
+        e=state.e[rows],
+        J=state.J[rows],
+        goal_error=state.goal_error[rows],
+        previous_e=state.previous_e[rows],
+        rows=sub,
+        evaluate=functools.partial(evaluate, rows=sub),
+    )
 
 
 def _in_shell(an: _Analytic, local: Local) -> NDArray[np.bool_]:
@@ -1300,9 +1302,10 @@ def _limbs(
             sol = solve_all(an.model, local, wrist, swivel=swivels[:, k])
             use = sol.solved
         if use.any():
-            angles = _limb_angles(body, an, sol.shoulder[use], sol.elbow[use], sol.wrist[use])
+            pick = slice(None) if use.all() else use
+            angles = _limb_angles(body, an, sol.shoulder[pick], sol.elbow[pick], sol.wrist[pick])
             for j, a in zip((u, lo, e), angles, strict=True):
-                q[use, sk.dof_slices[j]] = a
+                q[pick, sk.dof_slices[j]] = a
         swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
         ok[:, an.limb] = sol.reachable & sol.solved
         feasible[an.limb] = sol.intervals
