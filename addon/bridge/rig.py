@@ -275,6 +275,8 @@ class LimbRig:
     posed_limbs: dict[Any, Limb] = field(default_factory=dict)
     #: Where the hinge axis came from (a key of :data:`HINGE_SOURCES`).
     hinge_source: str = "CHOSEN"
+    #: The rotation modes of (upper, lower, end) when the rig was built (None: not read).
+    modes: tuple[str, str, str] | None = None
     #: One-frame request parts by what they depend on (see
     #: :func:`addon.bridge.requests.limb_request`).
     frames: dict[bytes, Any] = field(default_factory=dict)
@@ -379,6 +381,7 @@ def build_rig(
         orders=(rotation_order(up), rotation_order(lo), rotation_order(en)),
         helpers=helper_bones(up, lo, en),
         hinge_source=source,
+        modes=(str(up.rotation_mode), str(lo.rotation_mode), str(en.rotation_mode)),
     )
 
 
