@@ -175,12 +175,21 @@ _IK_RANGES = attrgetter("ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x", "ik_max_
 _BONE_SETTINGS = attrgetter("use_connect", "use_inherit_rotation", "inherit_scale")
 
 
-def bone_signature(pb: Any, keep: bool = True) -> tuple[Any, ...]:
+#: ``bone_signature``'s ``parent`` when the caller has not read it.
+_UNREAD: Any = object()
+
+
+def bone_signature(pb: Any, keep: bool = True, *, location: bool = True,
+                   parent: Any = _UNREAD) -> tuple[Any, ...]:
     """What of a pose bone a cached rig depends on (rest, hierarchy, inherit modes, rotation
-    mode, IK settings). ``keep``: to be stored (the rest matrix copied: the RNA one is
-    live); else only to be compared with a stored one (no copy)."""
+    mode, IK settings, the location of an unconnected bone). ``keep``: to be stored (the
+    rest matrix copied: the RNA one is live); else only to be compared with a stored one
+    (no copy). ``location``: False for a bone whose location the rig does not use (a
+    limb's upper bone: its location is read every frame); ``parent``: ``pb.parent`` if
+    the caller has read it."""
     b = pb.bone
-    parent = pb.parent
+    if parent is _UNREAD:
+        parent = pb.parent
     flags = _BONE_SETTINGS(b)
     rest = b.matrix_local
     ik = _POSE_SETTINGS(pb)
@@ -188,7 +197,7 @@ def bone_signature(pb: Any, keep: bool = True) -> tuple[Any, ...]:
         rest.copy() if keep else rest,  # a mathutils Matrix
         flags,
         None if parent is None else parent.name,
-        None if flags[0] else tuple(pb.location),
+        None if flags[0] or not location else tuple(pb.location),
         ik + _IK_RANGES(pb) if ik[4] or ik[5] or ik[6] else ik,
     )
 
@@ -263,15 +272,17 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
         if bones is None:
             raise KeyError(names)
         up = bones[0]
+        parent = up.parent
+        hinge = _LIMB_SETTINGS(settings)
         sig: tuple[Any, ...] = (
             names,
-            _LIMB_SETTINGS(settings),
-            tuple(settings.hinge_custom),
-            bone_signature(up, keep),
+            hinge,
+            # the rig reads the custom axis only for a custom hinge
+            tuple(settings.hinge_custom) if hinge[0] == "CUSTOM" else None,
+            bone_signature(up, keep, location=False, parent=parent),
             bone_signature(bones[1], keep),
             bone_signature(bones[2], keep),
         )
-        parent = up.parent
         if parent is not None:
             rest = parent.bone.matrix_local
             sig += (rest.copy() if keep else rest,)
