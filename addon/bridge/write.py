@@ -64,7 +64,7 @@ def path_values(pose_bone: Any, r: Rotation, lim: EulerLimits | None,
     if mode == "QUATERNION":
         w, x, y, z = (quaternion_rows(r) if type(r) is tuple
                       else quaternion_floats(np.asarray(r, dtype=np.float64)))
-        c0, c1, c2, c3 = pose_bone.rotation_quaternion
+        c0, c1, c2, c3 = pose_bone.rotation_quaternion[:]  # one read of the four values
         if w * c0 + x * c1 + y * c2 + z * c3 < 0.0:
             return "rotation_quaternion", (-w, -x, -y, -z)
         return "rotation_quaternion", (w, x, y, z)

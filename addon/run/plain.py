@@ -57,20 +57,21 @@ _NO_POLE = "no pole object; using the swivel angle"
 
 class PlainFrame:
     """What a call of :func:`solve_object` reads once for all its plain limbs: the
-    evaluated world matrix ((1, 4, 4)), the bones with drivers, whether the armature
-    shows its rest position, the object's name, its original and evaluated pose bones,
-    the F-curves that may animate its settings (:func:`~.bridge.read.setting_fcurves`)."""
+    evaluated world matrix ((1, 4, 4), and its float32 bytes), the bones with drivers,
+    whether the armature shows its rest position, the object's name, its original
+    (``pbs``: if read) and evaluated pose bones, the F-curves that may animate its
+    settings (:func:`~.bridge.read.setting_fcurves`)."""
 
     __slots__ = ("driven", "fcurves", "name", "pbs", "pbs_eval", "rest", "world", "world_key")
 
-    def __init__(self, obj: Any, obj_eval: Any) -> None:
+    def __init__(self, obj: Any, obj_eval: Any, pbs: Any = None) -> None:
         self.driven = solve.driven_bones(obj)
         self.rest = obj.data.pose_position == "REST"
         world = obj_eval.matrix_world
         self.world = mat4(world)[None]
         self.world_key = _key(world)
         self.name = obj.name
-        self.pbs = obj.pose.bones
+        self.pbs = obj.pose.bones if pbs is None else pbs
         self.pbs_eval = obj_eval.pose.bones
         self.fcurves = setting_fcurves(obj)
 

@@ -1026,8 +1026,9 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     written: set[str] = set()
     check: list[tuple[LimbStatus, Any]] = []
     pf = None
+    pbs = obj.pose.bones
     for fn, settings, base in todo:
-        if written and write and hangs_below(obj, base, written):
+        if written and write and hangs_below(obj, base, written, pbs):
             dg.update()  # the base frame depends on bones written in this call
             obj_eval = obj.evaluated_get(dg)
             written.clear()
@@ -1035,7 +1036,7 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
         st = None
         if fn is solve_limb_settings and write:
             if pf is None:
-                pf = plain.PlainFrame(obj, obj_eval)
+                pf = plain.PlainFrame(obj, obj_eval, pbs)
             st = plain.solve_plain(obj, obj_eval, settings, dg, pf, frame)
         if st is None:
             st = fn(obj, obj_eval, settings, dg, write=write)
@@ -1064,9 +1065,10 @@ def pick_items(items: Any, names: Iterable[str] | None) -> list[Any]:
     return [it for it in items if it.name in wanted]
 
 
-def hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
-    """Whether a proper ancestor of ``bone`` is in ``written``."""
-    pb = obj.pose.bones.get(bone)
+def hangs_below(obj: Any, bone: str, written: set[str], pbs: Any = None) -> bool:
+    """Whether a proper ancestor of ``bone`` is in ``written`` (``pbs``: ``obj.pose.bones``
+    if read)."""
+    pb = (obj.pose.bones if pbs is None else pbs).get(bone)
     pb = None if pb is None else pb.parent
     while pb is not None:
         if pb.name in written:
