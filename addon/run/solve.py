@@ -1003,7 +1003,7 @@ def solve_object(
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
-    with verify.held_tolerances():
+    with verify.tolerance_when_needed():
         return _solve_items(obj, dg, limbs, write, chains, verify_pose, bodies)
 
 

@@ -5,13 +5,22 @@ cache cleared writes from the same pose, and reports the same status."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import bpy
 import pytest
 
 from tests.blender.test_plain_limbs import FIELDS, _Counting, _rig
+
+
+@pytest.fixture
+def prefs(limber: Any) -> Iterator[Any]:
+    """Limber's preferences; the tolerances restored afterwards."""
+    p = bpy.context.preferences.addons[limber.module].preferences
+    saved = p.position_tolerance, p.orientation_tolerance
+    yield p
+    p.position_tolerance, p.orientation_tolerance = saved
 
 
 @pytest.fixture
@@ -125,3 +134,32 @@ def test_hinge_custom_is_read_only_for_a_custom_hinge(limber: Any, counting: _Co
 
     _cached_then_fresh(limber, obj, turn)
     assert solve.rig_for(obj, lb).hinge_axis[0] == pytest.approx(1.0 / (1.04 ** 0.5))
+
+
+def test_tolerance_bounds_are_the_preferences_range(limber: Any, prefs: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """reached() decides errors below the lowest or above the highest tolerance without
+    reading the preferences: those bounds are the properties' range as Blender stores it,
+    and a stored value outside it (e.g. from a preferences file of another range) acts as
+    the bound."""
+    verify = limber.sub("addon.bridge.verify")
+    props = type(prefs).bl_rna.properties
+    lo, hi = verify.TOLERANCE_LOWEST, verify.TOLERANCE_HIGHEST
+    for name, field in (("position_tolerance", "position"),
+                        ("orientation_tolerance", "orientation")):
+        assert props[name].hard_min == getattr(lo, field)
+        assert props[name].hard_max == getattr(hi, field)
+    prefs.position_tolerance = 0.0  # clamped by Blender to the lowest
+    assert prefs.position_tolerance == lo.position
+    tol = limber.sub("addon.ui.preferences").Tolerance
+    with monkeypatch.context() as m:
+        m.setattr(verify, "tolerances", lambda: tol(0.0, 0.0))  # acts as the lowest
+        assert verify.reached(lo.position, 0.0) and not verify.reached(1.01 * lo.position, 0.0)
+        m.setattr(verify, "tolerances", lambda: tol(1.0, 1.0))  # acts as the highest
+        assert verify.reached(hi.position, 0.0) and not verify.reached(1.01 * hi.position, 0.0)
+    prefs.position_tolerance = 5e-3
+    with verify.tolerance_when_needed():
+        assert verify.reached(4.9e-3, 0.0) and not verify.reached(5.1e-3, 0.0)
+        prefs.position_tolerance = 1e-3  # read once, at the first decision that needed it
+        assert verify.reached(4.9e-3, 0.0)
+    assert not verify.reached(4.9e-3, 0.0)
