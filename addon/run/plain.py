@@ -174,7 +174,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     up, lo, en = pbs[upper], pbs[lower], pbs[end]
     inherit_rotation, inherit_scale = _INHERIT(up.bone)
     if (not inherit_rotation or inherit_scale != "FULL" or constrained(up)
-            or not tuple(up.scale) == tuple(lo.scale) == tuple(en.scale) == _UNIT):
+            or not up.scale[:] == lo.scale[:] == en.scale[:] == _UNIT):
         return None
     try:
         tw = read_target(target.evaluated_get(depsgraph), target_bone)

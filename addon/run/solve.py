@@ -197,7 +197,7 @@ def bone_signature(pb: Any, keep: bool = True, *, location: bool = True,
         rest.copy() if keep else rest,  # a mathutils Matrix
         flags,
         None if parent is None else parent.name,
-        None if flags[0] or not location else tuple(pb.location),
+        None if flags[0] or not location else pb.location[:],
         ik + _IK_RANGES(pb) if ik[4] or ik[5] or ik[6] else ik,
     )
 
@@ -278,7 +278,7 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
             names,
             hinge,
             # the rig reads the custom axis only for a custom hinge
-            tuple(settings.hinge_custom) if hinge[0] == "CUSTOM" else None,
+            settings.hinge_custom[:] if hinge[0] == "CUSTOM" else None,
             bone_signature(up, keep, location=False, parent=parent),
             bone_signature(bones[1], keep),
             bone_signature(bones[2], keep),
@@ -286,7 +286,7 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
         if parent is not None:
             rest = parent.bone.matrix_local
             sig += (rest.copy() if keep else rest,)
-        sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
+        sig += (obj.as_pointer(), settings.hinge_found[:], settings.hinge_found_source)
     except KeyError:
         sig = ()  # let build_rig name the missing bone
     return sig
@@ -313,7 +313,7 @@ def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
         try:
             settings.hinge_found = tuple(rig.hinge_axis)
             settings.hinge_found_source = f"{rig.hinge_source}:{names[1]}"
-            sig = sig[:-2] + (tuple(settings.hinge_found), settings.hinge_found_source)
+            sig = sig[:-2] + (settings.hinge_found[:], settings.hinge_found_source)
         except (AttributeError, RuntimeError):
             pass  # a panel's draw may not write data: kept at the next solve
     _RIGS[key] = (sig, rig)
