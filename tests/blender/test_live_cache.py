@@ -11,6 +11,7 @@ from typing import Any
 import bpy
 import pytest
 
+from tests.blender import test_plain_limbs
 from tests.blender.test_plain_limbs import FIELDS, _Counting, _rig
 
 
@@ -23,13 +24,8 @@ def prefs(limber: Any) -> Iterator[Any]:
     p.position_tolerance, p.orientation_tolerance = saved
 
 
-@pytest.fixture
-def counting(limber: Any, monkeypatch: pytest.MonkeyPatch) -> _Counting:
-    """Counts the limbs the plain road solved (see test_plain_limbs)."""
-    plain = limber.sub("addon.run.plain")
-    c = _Counting(plain)
-    monkeypatch.setattr(plain, "solve_plain", c)
-    return c
+#: The plain-road counter of test_plain_limbs (the same fixture).
+counting = test_plain_limbs.counting
 
 
 def _cached_then_fresh(limber: Any, obj: Any, edit: Callable[[Any], None]) -> list[Any]:
