@@ -58,8 +58,8 @@ _HELD: list[Tolerance | None] = []
 
 def _preferred() -> Tolerance:
     """The preferences' tolerance within :data:`TOLERANCE_LOWEST` … :data:`TOLERANCE_HIGHEST`
-    (only a value written around the properties, e.g. as a raw ID property, lies outside:
-    it acts as the nearest bound)."""
+    (Blender clamps what is set through the properties; a value stored outside the range,
+    e.g. by a preferences file of another range, acts as the nearest bound)."""
     t = tolerances()
     lo, hi = TOLERANCE_LOWEST, TOLERANCE_HIGHEST
     return Tolerance(min(max(t.position, lo.position), hi.position),
