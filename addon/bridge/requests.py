@@ -317,28 +317,30 @@ def plain_pose_goal(settings: Any, rig: Any, read: LimbRead) -> tuple[
 
 
 def pose_goal_floats(settings: Any, inverse: FloatArray, scale: float,
+                     inverse_rows: Sequence[Sequence[float]],
                      target: Sequence[Sequence[float]], pole: FloatArray | None,
                      swivel: float) -> tuple[
         tuple[float, float, float], Any, dict[str, Any], float]:
-    """:func:`plain_pose_goal` from its parts: the frame's inverse and uniform scale (of
-    :func:`plain_frame_parts`), the target's world frame as rows of floats, the pole's
-    world position ((1, 3) or None) and the swivel angle."""
-    position, rotation = pose_goal_rows(inverse, target)
+    """:func:`plain_pose_goal` from its parts: the frame's inverse, uniform scale and
+    inverse as rows of floats (of :func:`plain_frame_parts`), the target's world frame as
+    rows of floats, the pole's world position ((1, 3) or None) and the swivel angle."""
+    position, rotation = pose_goal_rows(inverse_rows, target)
     elbow = None if pole is None else transform_points(inverse, pole)[0]
     return position, rotation, limb_kwargs(settings, None, elbow, swivel), scale
 
 
 def plain_frame_parts(rig: Any, read: LimbRead, key: Any = None
-                      ) -> tuple[FloatArray, float] | None:
-    """The (inverse, uniform scale) of a one-frame read's frame as
-    :func:`plain_pose_goal` uses them, None where it gives None. ``key``: what else
+                      ) -> tuple[FloatArray, float, list[list[float]]] | None:
+    """The (inverse, uniform scale, inverse as rows of floats) of a one-frame read's frame
+    as :func:`plain_pose_goal` uses them, None where it gives None. ``key``: what else
     identifies the read's world matrix, parent pose and upper-bone location (e.g. their
     float32 bytes as Blender stores them): the parts are kept on the rig under it too, for
     :func:`kept_frame_parts`."""
     parts = _plain_parts(rig, read)
     if parts is None:
         return None
-    out = (parts[1], float(parts[2][0]))
+    inverse = parts[1]
+    out = (inverse, float(parts[2][0]), inverse[0].tolist())
     if key is not None:
         if len(rig.frames) >= _KEPT_FRAMES:
             rig.frames.clear()
@@ -346,7 +348,7 @@ def plain_frame_parts(rig: Any, read: LimbRead, key: Any = None
     return out
 
 
-def kept_frame_parts(rig: Any, key: Any) -> tuple[FloatArray, float] | None:
+def kept_frame_parts(rig: Any, key: Any) -> tuple[FloatArray, float, list[list[float]]] | None:
     """The parts :func:`plain_frame_parts` kept under ``key``, or None."""
     return rig.frames.get(key)  # type: ignore[no-any-return]
 

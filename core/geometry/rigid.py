@@ -94,11 +94,13 @@ def orthonormalize_yz_rows(rows: Sequence[Sequence[float]]) -> Mat:
     )
 
 
-def pose_goal_rows(inverse: FloatArray, target: Sequence[Sequence[float]]
+def pose_goal_rows(inverse: FloatArray | Sequence[Sequence[float]],
+                   target: Sequence[Sequence[float]]
                    ) -> tuple[tuple[float, float, float], Mat]:
     """:func:`goal_in_frame` of one target frame, on Python floats where it can be:
     ``target`` is the target's 4×4 world frame as rows of floats (its scale is ignored),
-    ``inverse`` the frame's :func:`affine_inverse` ((4, 4) or a batch of one). Returns the
+    ``inverse`` the frame's :func:`affine_inverse` ((4, 4) or a batch of one, or its rows
+    as floats). Returns the
     goal's (position, rotation rows) — the values of ``goal_in_frame(frame, target,
     inverse=inverse)``, bit for bit: the target is orthonormalised as
     :func:`orthonormalize_yz` does, the product's first three rows taken as
@@ -111,7 +113,10 @@ def pose_goal_rows(inverse: FloatArray, target: Sequence[Sequence[float]]
         (x2, y2, z2, target[2][3]),
         (0.0, 0.0, 0.0, 1.0),
     )
-    g = _product_rows((inverse if inverse.ndim == 2 else inverse[0]).tolist(), t, 3)
+    rows: Sequence[Sequence[float]] = (
+        (inverse if inverse.ndim == 2 else inverse[0]).tolist()
+        if isinstance(inverse, np.ndarray) else inverse)
+    g = _product_rows(rows, t, 3)
     return (g[0][3], g[1][3], g[2][3]), orthonormalize_yz_rows(g)
 
 

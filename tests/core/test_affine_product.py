@@ -67,6 +67,7 @@ def test_a_batched_goal_is_each_frames_float_goal() -> None:
     goals = goal_in_frame(frames, targets, inverse=inv)
     for i in range(len(frames)):
         position, rotation = pose_goal_rows(inv[i], targets[i].tolist())
+        assert pose_goal_rows(inv[i].tolist(), targets[i].tolist()) == (position, rotation)
         assert tuple(goals[i, :3, 3].tolist()) == position
         assert tuple(map(tuple, goals[i, :3, :3].tolist())) == rotation
         one = goal_in_frame(frames[i:i + 1], targets[i:i + 1], inverse=inv[i:i + 1])
