@@ -57,23 +57,31 @@ _NO_POLE = "no pole object; using the swivel angle"
 
 class PlainFrame:
     """What a call of :func:`solve_object` reads once for all its plain limbs: the
-    evaluated world matrix ((1, 4, 4), and its float32 bytes), the bones with drivers,
+    evaluated world matrix (its float32 bytes; :meth:`world`), the bones with drivers,
     whether the armature shows its rest position, the object's name, its original
     (``pbs``: if read) and evaluated pose bones, the F-curves that may animate its
     settings (:func:`~.bridge.read.setting_fcurves`)."""
 
-    __slots__ = ("driven", "fcurves", "name", "pbs", "pbs_eval", "rest", "world", "world_key")
+    __slots__ = ("_world", "driven", "fcurves", "name", "pbs", "pbs_eval", "rest",
+                 "world_key", "world_matrix")
 
     def __init__(self, obj: Any, obj_eval: Any, pbs: Any = None) -> None:
         self.driven = solve.driven_bones(obj)
         self.rest = obj.data.pose_position == "REST"
-        world = obj_eval.matrix_world
-        self.world = mat4(world)[None]
-        self.world_key = _key(world)
+        self.world_matrix = obj_eval.matrix_world
+        self.world_key = _key(self.world_matrix)
+        self._world: Any = None
         self.name = obj.name
         self.pbs = obj.pose.bones if pbs is None else pbs
         self.pbs_eval = obj_eval.pose.bones
         self.fcurves = setting_fcurves(obj)
+
+    def world(self) -> Any:
+        """The evaluated world matrix as a (1, 4, 4) array (made when first needed: a
+        limb whose frame parts are kept needs only its bytes)."""
+        if self._world is None:
+            self._world = mat4(self.world_matrix)[None]
+        return self._world
 
 
 def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
@@ -92,20 +100,21 @@ def _key(m: Any) -> bytes:
 
 
 def _solve_pose(settings: Any, rig: LimbRig, key: tuple[Any, ...], read: Any,
-                target: Any, pole: Any, swivel: float) -> tuple[Any, float, float]:
+                target: list[list[float]], pole: Any, swivel: float
+                ) -> tuple[Any, float, float]:
     """:func:`_solve` of a POSE limb: its frame's parts looked up on the rig under ``key``
     (the float32 bytes of the world matrix, the parent's pose and the upper bone's
     location: the armature side of the frame), else from ``read()``
-    (:func:`~.bridge.requests.plain_frame_parts`), then the goal on floats
-    (:func:`~.bridge.requests.pose_goal_floats`: :func:`~.bridge.requests.plain_pose_goal`'s
-    values)."""
+    (:func:`~.bridge.requests.plain_frame_parts`), then the goal on floats from the
+    target's rows (:func:`~.bridge.requests.pose_goal_floats`:
+    :func:`~.bridge.requests.plain_pose_goal`'s values)."""
     parts = requests.kept_frame_parts(rig, key)
     if parts is None:
         parts = requests.plain_frame_parts(rig, read(), key)
         if parts is None:
             return None, 0.0, 0.0
     return _solve(settings, rig, None, "POSE", requests.pose_goal_floats(
-        settings, *parts, target.tolist(), pole, swivel))
+        settings, *parts, target, pole, swivel))
 
 
 def _solve(settings: Any, rig: LimbRig, rd: LimbRead | None, kind: str,
@@ -177,9 +186,17 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
             or not up.scale[:] == lo.scale[:] == en.scale[:] == _UNIT):
         return None
     try:
-        tw = read_target(target.evaluated_get(depsgraph), target_bone)
+        # the target's world frame: rows of floats, and an array when a read needs one
+        t_eval = target.evaluated_get(depsgraph)
+        tw = read_target(t_eval, target_bone) if target_bone else None
     except ReadError:
         return None
+    tm: Any = None
+    if tw is None:
+        tm = t_eval.matrix_world
+        target_rows: list[list[float]] = memoryview(tm).tolist()  # type: ignore[assignment]
+    else:
+        target_rows = tw.tolist()
     parent = up.parent
     pmat = None if parent is None else parent.matrix
     loc = up.location
@@ -190,12 +207,12 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     def read() -> LimbRead:
         rd: LimbRead = made(
             LimbRead,
-            world=pf.world,
+            world=pf.world(),
             pose=None,
             basis=None,
             location=np.array(loc, dtype=np.float64)[None],
             end_basis=mat4(en.matrix_basis)[None] if kind == "POSITION" else None,
-            target=tw[None],
+            target=(mat4(tm) if tw is None else tw)[None],
             pole=pole_at,
             swivel=np.array([swivel]),
             parent=np.eye(4)[None] if pmat is None else mat4(pmat)[None],
@@ -205,7 +222,8 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     try:
         if kind == "POSE":
             key = (pf.world_key, None if pmat is None else _key(pmat), _key(loc))
-            sol, scale, solve_us = _solve_pose(settings, rig, key, read, tw, pole_at, swivel)
+            sol, scale, solve_us = _solve_pose(settings, rig, key, read, target_rows,
+                                               pole_at, swivel)
         else:
             sol, scale, solve_us = _solve(settings, rig, read(), kind)
     except (LimberError, ValueError):

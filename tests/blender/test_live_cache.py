@@ -12,6 +12,7 @@ import bpy
 import pytest
 
 from tests.blender import test_plain_limbs
+from tests.blender.limber_rigs import metarig
 from tests.blender.test_plain_limbs import FIELDS, _Counting, _rig
 
 
@@ -159,3 +160,22 @@ def test_tolerance_bounds_are_the_preferences_range(limber: Any, prefs: Any,
         prefs.position_tolerance = 1e-3  # read once, at the first decision that needed it
         assert verify.reached(4.9e-3, 0.0)
     assert not verify.reached(4.9e-3, 0.0)
+
+
+@pytest.mark.parametrize("bone", ["", "hand.R"])
+def test_plain_targets_object_or_bone_match_the_general_road(limber: Any, counting: _Counting,
+                                                             bone: str) -> None:
+    """A plain limb reads its target's world frame as rows of floats (an object's straight
+    from Blender's matrix, a bone's through the armature): the general road's values."""
+    obj = _rig({"arm.L": "POSE"})
+    lb = obj.limber.limbs["arm.L"]
+    if bone:  # the other hand of a second meta-rig, posed near the first one's hand
+        other = metarig(location=(0.55, 0.1, 0.0))
+        other.pose.bones["upper_arm.R"].rotation_quaternion = (0.95, 0.1, -0.2, 0.1)
+        lb.target, lb.target_bone = other, bone
+    for fast, slow in test_plain_limbs._both_roads(limber, obj, counting, range(2, 5)):
+        for a, b in zip(fast, slow, strict=True):
+            for name in FIELDS:
+                assert getattr(a, name) == getattr(b, name), (a.limb, name)
+            assert a.solved and a.proven
+    assert counting.solved == 3
