@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -280,6 +281,12 @@ class LimbRig:
     #: One-frame request parts by what they depend on (see
     #: :func:`addon.bridge.requests.limb_request`).
     frames: dict[bytes, Any] = field(default_factory=dict)
+
+    @cached_property
+    def hinge_floats(self) -> list[float]:
+        """:attr:`hinge_axis` as Python floats (for the one-frame write)."""
+        out: list[float] = np.asarray(self.hinge_axis, dtype=np.float64).tolist()
+        return out
 
     @property
     def bones(self) -> tuple[str, str, str]:

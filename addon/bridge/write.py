@@ -139,7 +139,7 @@ def write_limb(
     if bones is None:
         pbs = obj.pose.bones
         bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
-    rl = (rodrigues_rows(np.asarray(rig.hinge_axis, dtype=np.float64).tolist(), theta)
+    rl = (rodrigues_rows(rig.hinge_floats, theta)
           if lower is None else lower)
     up, lo, en = (None, None, None) if modes is None else modes
     items: list[tuple[str, Any, Rotation, EulerLimits | None, str | None]] = [
