@@ -12,6 +12,7 @@ depsgraph (:mod:`.verify`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -308,14 +309,48 @@ def plain_pose_goal(settings: Any, rig: Any, read: LimbRead) -> tuple[
     scale), the goal from :func:`core.pose_goal_rows` (``goal_in_frame``'s values bit for
     bit), for :func:`core.solve_pose_floats`. None where :func:`plain_request` gives None.
     Raises ``ValueError`` for a degenerate target frame (as :func:`plain_request` does)."""
+    parts = plain_frame_parts(rig, read)
+    if parts is None:
+        return None
+    return pose_goal_floats(settings, *parts, read.target[0].tolist(), read.pole,
+                            float(read.swivel[0]))
+
+
+def pose_goal_floats(settings: Any, inverse: FloatArray, scale: float,
+                     inverse_rows: Sequence[Sequence[float]],
+                     target: Sequence[Sequence[float]], pole: FloatArray | None,
+                     swivel: float) -> tuple[
+        tuple[float, float, float], Any, dict[str, Any], float]:
+    """:func:`plain_pose_goal` from its parts: the frame's inverse, uniform scale and
+    inverse as rows of floats (of :func:`plain_frame_parts`), the target's world frame as
+    rows of floats, the pole's world position ((1, 3) or None) and the swivel angle."""
+    position, rotation = pose_goal_rows(inverse_rows, target)
+    elbow = None if pole is None else transform_points(inverse, pole)[0]
+    return position, rotation, limb_kwargs(settings, None, elbow, swivel), scale
+
+
+def plain_frame_parts(rig: Any, read: LimbRead, key: Any = None
+                      ) -> tuple[FloatArray, float, list[list[float]]] | None:
+    """The (inverse, uniform scale, inverse as rows of floats) of a one-frame read's frame
+    as :func:`plain_pose_goal` uses them, None where it gives None. ``key``: what else
+    identifies the read's world matrix, parent pose and upper-bone location (e.g. their
+    float32 bytes as Blender stores them): the parts are kept on the rig under it too, for
+    :func:`kept_frame_parts`."""
     parts = _plain_parts(rig, read)
     if parts is None:
         return None
-    _, inverse, scale = parts
-    position, rotation = pose_goal_rows(inverse, read.target[0].tolist())
-    elbow = None if read.pole is None else transform_points(inverse, read.pole)[0]
-    return (position, rotation, limb_kwargs(settings, None, elbow, float(read.swivel[0])),
-            float(scale[0]))
+    inverse = parts[1]
+    out = (inverse, float(parts[2][0]), inverse[0].tolist())
+    if key is not None:
+        if len(rig.frames) >= _KEPT_FRAMES:
+            rig.frames.clear()
+        rig.frames[key] = out
+    return out
+
+
+def kept_frame_parts(rig: Any, key: Any) -> tuple[FloatArray, float, list[list[float]]] | None:
+    """The parts :func:`plain_frame_parts` kept under ``key``, or None."""
+    return rig.frames.get(key)  # type: ignore[no-any-return]
 
 
 def _plain_parts(rig: Any, read: LimbRead) -> tuple[FloatArray, FloatArray, FloatArray] | None:

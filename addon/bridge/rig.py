@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -275,9 +276,17 @@ class LimbRig:
     posed_limbs: dict[Any, Limb] = field(default_factory=dict)
     #: Where the hinge axis came from (a key of :data:`HINGE_SOURCES`).
     hinge_source: str = "CHOSEN"
+    #: The rotation modes of (upper, lower, end) when the rig was built (None: not read).
+    modes: tuple[str, str, str] | None = None
     #: One-frame request parts by what they depend on (see
     #: :func:`addon.bridge.requests.limb_request`).
     frames: dict[bytes, Any] = field(default_factory=dict)
+
+    @cached_property
+    def hinge_floats(self) -> list[float]:
+        """:attr:`hinge_axis` as Python floats (for the one-frame write)."""
+        out: list[float] = np.asarray(self.hinge_axis, dtype=np.float64).tolist()
+        return out
 
     @property
     def bones(self) -> tuple[str, str, str]:
@@ -379,6 +388,7 @@ def build_rig(
         orders=(rotation_order(up), rotation_order(lo), rotation_order(en)),
         helpers=helper_bones(up, lo, en),
         hinge_source=source,
+        modes=(str(up.rotation_mode), str(lo.rotation_mode), str(en.rotation_mode)),
     )
 
 

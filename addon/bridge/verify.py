@@ -43,8 +43,27 @@ REACH_ORIENTATION = DEFAULT_TOLERANCE.orientation
 REFINE_ROUNDS = 6
 
 
-#: The tolerance read once for a whole solve or bake (see :func:`held_tolerances`).
-_HELD: list[Tolerance] = []
+#: The range the preferences' tolerances can take (their properties' ``hard_min`` and
+#: ``hard_max``, as the float32 values Blender stores): (position, orientation) lowest and
+#: highest. An error within the lowest is within every tolerance the preferences allow;
+#: one beyond the highest is within none (tests/blender/test_live_cache.py checks these
+#: against the registered properties).
+TOLERANCE_LOWEST = Tolerance(float(np.float32(1e-6)), float(np.float32(math.radians(0.001))))
+TOLERANCE_HIGHEST = Tolerance(float(np.float32(1e-2)), float(np.float32(math.radians(10.0))))
+
+#: The tolerance held for a whole solve or bake (see :func:`held_tolerances`); None: not
+#: read yet (:func:`tolerance_when_needed`).
+_HELD: list[Tolerance | None] = []
+
+
+def _preferred() -> Tolerance:
+    """The preferences' tolerance within :data:`TOLERANCE_LOWEST` … :data:`TOLERANCE_HIGHEST`
+    (Blender clamps what is set through the properties; a value stored outside the range,
+    e.g. by a preferences file of another range, acts as the nearest bound)."""
+    t = tolerances()
+    lo, hi = TOLERANCE_LOWEST, TOLERANCE_HIGHEST
+    return Tolerance(min(max(t.position, lo.position), hi.position),
+                     min(max(t.orientation, lo.orientation), hi.orientation))
 
 
 @contextmanager
@@ -52,20 +71,45 @@ def held_tolerances() -> Iterator[Tolerance]:
     """Read the preferences' status tolerance once for the statuses made inside (a solve
     of every limb of an armature, a bake): looking the preferences up costs more than a
     limb's whole status."""
-    _HELD.append(tolerances())
+    held = _preferred()
+    _HELD.append(held)
     try:
-        yield _HELD[-1]
+        yield held
+    finally:
+        _HELD.pop()
+
+
+@contextmanager
+def tolerance_when_needed() -> Iterator[None]:
+    """:func:`held_tolerances`, the preferences read only when a decision inside needs
+    them (:func:`reached` decides errors below every allowed tolerance or above all of
+    them without; a live solve of proven limbs usually needs no read)."""
+    _HELD.append(None)
+    try:
+        yield
     finally:
         _HELD.pop()
 
 
 def tolerance() -> Tolerance:
     """The status tolerance: the one held (:func:`held_tolerances`), else the preferences'."""
-    return _HELD[-1] if _HELD else tolerances()
+    if not _HELD:
+        return _preferred()
+    held = _HELD[-1]
+    if held is None:
+        held = _HELD[-1] = _preferred()
+    return held
 
 
 def reached(position_error: float, orientation_error: float) -> bool:
-    """Whether errors (m, rad) are within the preferences' status tolerance."""
+    """Whether errors (m, rad) are within the preferences' status tolerance (read only
+    when the errors lie between the lowest and the highest tolerance allowed)."""
+    lo = TOLERANCE_LOWEST
+    if position_error <= lo.position and orientation_error <= lo.orientation:
+        return True
+    hi = TOLERANCE_HIGHEST
+    if position_error > hi.position or orientation_error > hi.orientation:
+        return False
     tol = tolerance()
     return position_error <= tol.position and orientation_error <= tol.orientation
 

@@ -55,15 +55,16 @@ def rotation_values(pose_bone: Any, r: FloatArray, lim: EulerLimits | None) -> t
     return path_values(pose_bone, r, lim)[1]
 
 
-def path_values(pose_bone: Any, r: Rotation, lim: EulerLimits | None
-                ) -> tuple[str, tuple[float, ...]]:
+def path_values(pose_bone: Any, r: Rotation, lim: EulerLimits | None,
+                mode: str | None = None) -> tuple[str, tuple[float, ...]]:
     """:func:`rotation_path` and :func:`rotation_values` of a pose bone, its rotation mode
-    read once."""
-    mode = pose_bone.rotation_mode
+    read once (``mode``: the bone's rotation mode if the caller knows it)."""
+    if mode is None:
+        mode = pose_bone.rotation_mode
     if mode == "QUATERNION":
         w, x, y, z = (quaternion_rows(r) if type(r) is tuple
                       else quaternion_floats(np.asarray(r, dtype=np.float64)))
-        c0, c1, c2, c3 = pose_bone.rotation_quaternion
+        c0, c1, c2, c3 = pose_bone.rotation_quaternion[:]  # one read of the four values
         if w * c0 + x * c1 + y * c2 + z * c3 < 0.0:
             return "rotation_quaternion", (-w, -x, -y, -z)
         return "rotation_quaternion", (w, x, y, z)
@@ -123,11 +124,14 @@ def write_limb(
     r2: Rotation | None,
     bones: tuple[Any, Any, Any] | None = None,
     lower: FloatArray | None = None,
+    modes: tuple[str, str, str] | None = None,
 ) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Write a solution as local rotations; ``r2=None`` leaves the end bone untouched.
     ``bones``: the rig's (upper, lower, end) pose bones of ``obj`` if looked up already;
     ``lower``: the lower bone's local rotation when it is not the hinge rotation by
-    ``theta`` (a lower bone that does not inherit rotation).
+    ``theta`` (a lower bone that does not inherit rotation); ``modes``: the bones'
+    rotation modes when the caller has checked them on this frame (``rig.modes`` after
+    the rig check), else read here.
 
     Returns ``{bone name: (rotation property, values)}`` of what was written. No
     depsgraph evaluation happens here; evaluate once after all limbs are written.
@@ -135,17 +139,18 @@ def write_limb(
     if bones is None:
         pbs = obj.pose.bones
         bones = (pbs[rig.upper], pbs[rig.lower], pbs[rig.end])
-    rl = (rodrigues_rows(np.asarray(rig.hinge_axis, dtype=np.float64).tolist(), theta)
+    rl = (rodrigues_rows(rig.hinge_floats, theta)
           if lower is None else lower)
-    items: list[tuple[str, Any, Rotation, EulerLimits | None]] = [
-        (rig.upper, bones[0], r1, rig.family_limits[0]),
-        (rig.lower, bones[1], rl, rig.family_limits[1]),
+    up, lo, en = (None, None, None) if modes is None else modes
+    items: list[tuple[str, Any, Rotation, EulerLimits | None, str | None]] = [
+        (rig.upper, bones[0], r1, rig.family_limits[0], up),
+        (rig.lower, bones[1], rl, rig.family_limits[1], lo),
     ]
     if r2 is not None:
-        items.append((rig.end, bones[2], r2, rig.family_limits[2]))
+        items.append((rig.end, bones[2], r2, rig.family_limits[2], en))
     written: dict[str, tuple[str, tuple[float, ...]]] = {}
-    for name, pb, r, lim in items:
-        path, vals = path_values(pb, r, lim)
+    for name, pb, r, lim, mode in items:
+        path, vals = path_values(pb, r, lim, mode)
         setattr(pb, path, vals)
         written[name] = (path, vals)
     return written

@@ -57,20 +57,31 @@ _NO_POLE = "no pole object; using the swivel angle"
 
 class PlainFrame:
     """What a call of :func:`solve_object` reads once for all its plain limbs: the
-    evaluated world matrix ((1, 4, 4)), the bones with drivers, whether the armature
-    shows its rest position, the object's name, its original and evaluated pose bones,
-    the F-curves that may animate its settings (:func:`~.bridge.read.setting_fcurves`)."""
+    evaluated world matrix (its float32 bytes; :meth:`world`), the bones with drivers,
+    whether the armature shows its rest position, the object's name, its original
+    (``pbs``: if read) and evaluated pose bones, the F-curves that may animate its
+    settings (:func:`~.bridge.read.setting_fcurves`)."""
 
-    __slots__ = ("driven", "fcurves", "name", "pbs", "pbs_eval", "rest", "world")
+    __slots__ = ("_world", "driven", "fcurves", "name", "pbs", "pbs_eval", "rest",
+                 "world_key", "world_matrix")
 
-    def __init__(self, obj: Any, obj_eval: Any) -> None:
+    def __init__(self, obj: Any, obj_eval: Any, pbs: Any = None) -> None:
         self.driven = solve.driven_bones(obj)
         self.rest = obj.data.pose_position == "REST"
-        self.world = mat4(obj_eval.matrix_world)[None]
+        self.world_matrix = obj_eval.matrix_world
+        self.world_key = _key(self.world_matrix)
+        self._world: Any = None
         self.name = obj.name
-        self.pbs = obj.pose.bones
+        self.pbs = obj.pose.bones if pbs is None else pbs
         self.pbs_eval = obj_eval.pose.bones
         self.fcurves = setting_fcurves(obj)
+
+    def world(self) -> Any:
+        """The evaluated world matrix as a (1, 4, 4) array (made when first needed: a
+        limb whose frame parts are kept needs only its bytes)."""
+        if self._world is None:
+            self._world = mat4(self.world_matrix)[None]
+        return self._world
 
 
 def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
@@ -82,16 +93,42 @@ def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
     return [_NO_POLE, *remarks] if pole_missing else remarks
 
 
-def _solve(settings: Any, rig: LimbRig, rd: LimbRead, kind: str
-           ) -> tuple[Any, float, float]:
+def _key(m: Any) -> bytes:
+    """A mathutils matrix's or vector's float32 values as Blender stores them (the float64
+    arrays read from it are determined by them)."""
+    return memoryview(m).tobytes()
+
+
+def _solve_pose(settings: Any, rig: LimbRig, key: tuple[Any, ...], read: Any,
+                target: list[list[float]], pole: Any, swivel: float
+                ) -> tuple[Any, float, float]:
+    """:func:`_solve` of a POSE limb: its frame's parts looked up on the rig under ``key``
+    (the float32 bytes of the world matrix, the parent's pose and the upper bone's
+    location: the armature side of the frame), else from ``read()``
+    (:func:`~.bridge.requests.plain_frame_parts`), then the goal on floats from the
+    target's rows (:func:`~.bridge.requests.pose_goal_floats`:
+    :func:`~.bridge.requests.plain_pose_goal`'s values)."""
+    parts = requests.kept_frame_parts(rig, key)
+    if parts is None:
+        parts = requests.plain_frame_parts(rig, read(), key)
+        if parts is None:
+            return None, 0.0, 0.0
+    return _solve(settings, rig, None, "POSE", requests.pose_goal_floats(
+        settings, *parts, target, pole, swivel))
+
+
+def _solve(settings: Any, rig: LimbRig, rd: LimbRead | None, kind: str,
+           pose: Any = None) -> tuple[Any, float, float]:
     """The plain limb's solve: (solution, the frame's uniform scale, µs in the core), the
     solution None for a frame that is not a similarity. A POSE goal stays on Python
-    floats from the goal to the written rows (:func:`~.bridge.requests.plain_pose_goal`,
+    floats from the goal to the written rows (``pose``: what
+    :func:`~.bridge.requests.plain_pose_goal` gives, else computed from ``rd``;
     :func:`core.solve_pose_floats`: the values of :func:`core.solve_limb` bit for bit);
     where the float solve does not apply, and for POSITION goals, the request and
     :func:`core.solve_limb`."""
     if kind == "POSE":
-        pose = requests.plain_pose_goal(settings, rig, rd)
+        if pose is None and rd is not None:
+            pose = requests.plain_pose_goal(settings, rig, rd)
         if pose is None:
             return None, 0.0, 0.0
         position, rotation, kwargs, scale = pose
@@ -103,7 +140,7 @@ def _solve(settings: Any, rig: LimbRig, rd: LimbRead, kind: str
             m = np.array(((a, b, c, x), (d, e, f, y), (g, h, i, z), (0.0, 0.0, 0.0, 1.0)))
             sol = solve_limb(rig.limb, trusted_goal(m[:3, 3], m[:3, :3]), **kwargs)
         return sol, scale, (time.perf_counter() - t1) * 1e6
-    got = requests.plain_request(settings, rig, rd)
+    got = None if rd is None else requests.plain_request(settings, rig, rd)
     if got is None:
         return None, 0.0, 0.0
     goal, kwargs, scale = got
@@ -146,28 +183,49 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     up, lo, en = pbs[upper], pbs[lower], pbs[end]
     inherit_rotation, inherit_scale = _INHERIT(up.bone)
     if (not inherit_rotation or inherit_scale != "FULL" or constrained(up)
-            or not tuple(up.scale) == tuple(lo.scale) == tuple(en.scale) == _UNIT):
+            or not up.scale[:] == lo.scale[:] == en.scale[:] == _UNIT):
         return None
     try:
-        tw = read_target(target.evaluated_get(depsgraph), target_bone)
+        # the target's world frame: rows of floats, and an array when a read needs one
+        t_eval = target.evaluated_get(depsgraph)
+        tw = read_target(t_eval, target_bone) if target_bone else None
     except ReadError:
         return None
+    tm: Any = None
+    if tw is None:
+        tm = t_eval.matrix_world
+        target_rows: list[list[float]] = memoryview(tm).tolist()  # type: ignore[assignment]
+    else:
+        target_rows = tw.tolist()
     parent = up.parent
-    rd: LimbRead = made(
-        LimbRead,
-        world=pf.world,
-        pose=None,
-        basis=None,
-        location=np.array(up.location, dtype=np.float64)[None],
-        end_basis=mat4(en.matrix_basis)[None] if kind == "POSITION" else None,
-        target=tw[None],
-        pole=(None if pole is None else np.array(
-            [pole.evaluated_get(depsgraph).matrix_world.translation], dtype=np.float64)),
-        swivel=np.array([animated_setting(settings, "swivel", depsgraph, pf.fcurves)]),
-        parent=np.eye(4)[None] if parent is None else mat4(parent.matrix)[None],
-    )
+    pmat = None if parent is None else parent.matrix
+    loc = up.location
+    pole_at = (None if pole is None else np.array(
+        [pole.evaluated_get(depsgraph).matrix_world.translation], dtype=np.float64))
+    swivel = animated_setting(settings, "swivel", depsgraph, pf.fcurves)
+
+    def read() -> LimbRead:
+        rd: LimbRead = made(
+            LimbRead,
+            world=pf.world(),
+            pose=None,
+            basis=None,
+            location=np.array(loc, dtype=np.float64)[None],
+            end_basis=mat4(en.matrix_basis)[None] if kind == "POSITION" else None,
+            target=(mat4(tm) if tw is None else tw)[None],
+            pole=pole_at,
+            swivel=np.array([swivel]),
+            parent=np.eye(4)[None] if pmat is None else mat4(pmat)[None],
+        )
+        return rd
+
     try:
-        sol, scale, solve_us = _solve(settings, rig, rd, kind)
+        if kind == "POSE":
+            key = (pf.world_key, None if pmat is None else _key(pmat), _key(loc))
+            sol, scale, solve_us = _solve_pose(settings, rig, key, read, target_rows,
+                                               pole_at, swivel)
+        else:
+            sol, scale, solve_us = _solve(settings, rig, read(), kind)
     except (LimberError, ValueError):
         return None
     if sol is None:
@@ -175,7 +233,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     st = solve.LimbStatus(object=pf.name, limb=settings.name, solver=solver, frame=frame)
     st.solve_us = solve_us
     st.written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
-                            sol.wrist if kind == "POSE" else None, bones)
+                            sol.wrist if kind == "POSE" else None, bones, modes=rig.modes)
     pos, ori = solve.similarity_errors(kind, scale, sol)
     solve.fill_solution(st, sol, pos, ori, notes, True)
     st.total_us = (time.perf_counter() - t0) * 1e6

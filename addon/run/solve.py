@@ -175,12 +175,21 @@ _IK_RANGES = attrgetter("ik_min_x", "ik_min_y", "ik_min_z", "ik_max_x", "ik_max_
 _BONE_SETTINGS = attrgetter("use_connect", "use_inherit_rotation", "inherit_scale")
 
 
-def bone_signature(pb: Any, keep: bool = True) -> tuple[Any, ...]:
+#: ``bone_signature``'s ``parent`` when the caller has not read it.
+_UNREAD: Any = object()
+
+
+def bone_signature(pb: Any, keep: bool = True, *, location: bool = True,
+                   parent: Any = _UNREAD) -> tuple[Any, ...]:
     """What of a pose bone a cached rig depends on (rest, hierarchy, inherit modes, rotation
-    mode, IK settings). ``keep``: to be stored (the rest matrix copied: the RNA one is
-    live); else only to be compared with a stored one (no copy)."""
+    mode, IK settings, the location of an unconnected bone). ``keep``: to be stored (the
+    rest matrix copied: the RNA one is live); else only to be compared with a stored one
+    (no copy). ``location``: False for a bone whose location the rig does not use (a
+    limb's upper bone: its location is read every frame); ``parent``: ``pb.parent`` if
+    the caller has read it."""
     b = pb.bone
-    parent = pb.parent
+    if parent is _UNREAD:
+        parent = pb.parent
     flags = _BONE_SETTINGS(b)
     rest = b.matrix_local
     ik = _POSE_SETTINGS(pb)
@@ -188,7 +197,7 @@ def bone_signature(pb: Any, keep: bool = True) -> tuple[Any, ...]:
         rest.copy() if keep else rest,  # a mathutils Matrix
         flags,
         None if parent is None else parent.name,
-        None if flags[0] else tuple(pb.location),
+        None if flags[0] or not location else pb.location[:],
         ik + _IK_RANGES(pb) if ik[4] or ik[5] or ik[6] else ik,
     )
 
@@ -263,19 +272,21 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
         if bones is None:
             raise KeyError(names)
         up = bones[0]
+        parent = up.parent
+        hinge = _LIMB_SETTINGS(settings)
         sig: tuple[Any, ...] = (
             names,
-            _LIMB_SETTINGS(settings),
-            tuple(settings.hinge_custom),
-            bone_signature(up, keep),
+            hinge,
+            # the rig reads the custom axis only for a custom hinge
+            settings.hinge_custom[:] if hinge[0] == "CUSTOM" else None,
+            bone_signature(up, keep, location=False, parent=parent),
             bone_signature(bones[1], keep),
             bone_signature(bones[2], keep),
         )
-        parent = up.parent
         if parent is not None:
             rest = parent.bone.matrix_local
             sig += (rest.copy() if keep else rest,)
-        sig += (obj.as_pointer(), tuple(settings.hinge_found), settings.hinge_found_source)
+        sig += (obj.as_pointer(), settings.hinge_found[:], settings.hinge_found_source)
     except KeyError:
         sig = ()  # let build_rig name the missing bone
     return sig
@@ -302,7 +313,7 @@ def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
         try:
             settings.hinge_found = tuple(rig.hinge_axis)
             settings.hinge_found_source = f"{rig.hinge_source}:{names[1]}"
-            sig = sig[:-2] + (tuple(settings.hinge_found), settings.hinge_found_source)
+            sig = sig[:-2] + (settings.hinge_found[:], settings.hinge_found_source)
         except (AttributeError, RuntimeError):
             pass  # a panel's draw may not write data: kept at the next solve
     _RIGS[key] = (sig, rig)
@@ -992,7 +1003,7 @@ def solve_object(
     if obj is None or obj.type != "ARMATURE":
         raise MappingError(f"{getattr(obj, 'name', obj)!r} is not an armature object")
     dg = depsgraph if depsgraph is not None else bpy.context.evaluated_depsgraph_get()
-    with verify.held_tolerances():
+    with verify.tolerance_when_needed():
         return _solve_items(obj, dg, limbs, write, chains, verify_pose, bodies)
 
 
@@ -1015,8 +1026,9 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     written: set[str] = set()
     check: list[tuple[LimbStatus, Any]] = []
     pf = None
+    pbs = obj.pose.bones
     for fn, settings, base in todo:
-        if written and write and hangs_below(obj, base, written):
+        if written and write and hangs_below(obj, base, written, pbs):
             dg.update()  # the base frame depends on bones written in this call
             obj_eval = obj.evaluated_get(dg)
             written.clear()
@@ -1024,7 +1036,7 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
         st = None
         if fn is solve_limb_settings and write:
             if pf is None:
-                pf = plain.PlainFrame(obj, obj_eval)
+                pf = plain.PlainFrame(obj, obj_eval, pbs)
             st = plain.solve_plain(obj, obj_eval, settings, dg, pf, frame)
         if st is None:
             st = fn(obj, obj_eval, settings, dg, write=write)
@@ -1053,9 +1065,10 @@ def pick_items(items: Any, names: Iterable[str] | None) -> list[Any]:
     return [it for it in items if it.name in wanted]
 
 
-def hangs_below(obj: Any, bone: str, written: set[str]) -> bool:
-    """Whether a proper ancestor of ``bone`` is in ``written``."""
-    pb = obj.pose.bones.get(bone)
+def hangs_below(obj: Any, bone: str, written: set[str], pbs: Any = None) -> bool:
+    """Whether a proper ancestor of ``bone`` is in ``written`` (``pbs``: ``obj.pose.bones``
+    if read)."""
+    pb = (obj.pose.bones if pbs is None else pbs).get(bone)
     pb = None if pb is None else pb.parent
     while pb is not None:
         if pb.name in written:

@@ -94,25 +94,63 @@ def orthonormalize_yz_rows(rows: Sequence[Sequence[float]]) -> Mat:
     )
 
 
-def pose_goal_rows(inverse: FloatArray, target: Sequence[Sequence[float]]
+def pose_goal_rows(inverse: FloatArray | Sequence[Sequence[float]],
+                   target: Sequence[Sequence[float]]
                    ) -> tuple[tuple[float, float, float], Mat]:
     """:func:`goal_in_frame` of one target frame, on Python floats where it can be:
     ``target`` is the target's 4×4 world frame as rows of floats (its scale is ignored),
-    ``inverse`` the frame's :func:`affine_inverse` ((4, 4) or a batch of one). Returns the
+    ``inverse`` the frame's :func:`affine_inverse` ((4, 4) or a batch of one, or its rows
+    as floats). Returns the
     goal's (position, rotation rows) — the values of ``goal_in_frame(frame, target,
     inverse=inverse)``, bit for bit: the target is orthonormalised as
-    :func:`orthonormalize_yz` does, the product is numpy's (the same shapes as
-    :func:`goal_in_frame`'s), the result orthonormalised again. Raises ``ValueError`` for
-    a degenerate frame."""
+    :func:`orthonormalize_yz` does, the product's first three rows taken as
+    :func:`goal_in_frame` takes them (:func:`_product_rows`), the result orthonormalised
+    again; no array is made. Raises ``ValueError`` for a degenerate frame."""
     (x0, y0, z0), (x1, y1, z1), (x2, y2, z2) = orthonormalize_yz_rows(target)
-    t = np.array((
+    t = (
         (x0, y0, z0, target[0][3]),
         (x1, y1, z1, target[1][3]),
         (x2, y2, z2, target[2][3]),
         (0.0, 0.0, 0.0, 1.0),
-    ))
-    g = (inverse @ (t if inverse.ndim == 2 else t[None])).reshape(4, 4).tolist()
+    )
+    rows: Sequence[Sequence[float]] = (
+        (inverse if inverse.ndim == 2 else inverse[0]).tolist()
+        if isinstance(inverse, np.ndarray) else inverse)
+    g = _product_rows(rows, t, 3)
     return (g[0][3], g[1][3], g[2][3]), orthonormalize_yz_rows(g)
+
+
+def _product_rows(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
+                  rows: int = 4) -> list[tuple[float, float, float, float]]:
+    """The first ``rows`` rows of the 4×4 product ``a · b`` (rows of Python floats): entry
+    ``(i, j)`` is ``((a[i][0]·b[0][j] + a[i][1]·b[1][j]) + a[i][2]·b[2][j]) + a[i][3]·b[3][j]``,
+    every product and sum rounded on its own — what :func:`_affine_product` computes."""
+    (b00, b01, b02, b03), (b10, b11, b12, b13), (b20, b21, b22, b23), (b30, b31, b32, b33) = b
+    return [
+        ((((a0 * b00 + a1 * b10) + a2 * b20) + a3 * b30),
+         (((a0 * b01 + a1 * b11) + a2 * b21) + a3 * b31),
+         (((a0 * b02 + a1 * b12) + a2 * b22) + a3 * b32),
+         (((a0 * b03 + a1 * b13) + a2 * b23) + a3 * b33))
+        for a0, a1, a2, a3 in a[:rows]
+    ]
+
+
+def _affine_product(a: FloatArray, b: FloatArray) -> FloatArray:
+    """``a @ b`` of 4×4 transforms ``(..., 4, 4)`` (batch axes broadcast), each entry the
+    sum over k = 0…3 of ``a[..., i, k] · b[..., k, j]`` with every product and sum rounded
+    on its own, in that order: the floats of :func:`_product_rows`, so a one-frame goal on
+    Python floats (:func:`pose_goal_rows`) equals a batched one bit for bit. (numpy's
+    ``matmul`` goes through BLAS, whose kernels fuse the multiply-adds on machines with
+    FMA: its last bit differs, and Python has no fused multiply-add before 3.13.)"""
+    if _single(a) and _single(b):
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        rows = _product_rows((a if a.ndim == 2 else a[0]).tolist(),
+                             (b if b.ndim == 2 else b[0]).tolist())
+        return np.array(rows).reshape(shape)
+    out = a[..., :, 0, None] * b[..., None, 0, :]
+    for k in (1, 2, 3):
+        out = out + a[..., :, k, None] * b[..., None, k, :]
+    return out
 
 
 def orthonormalize_yz(m: ArrayLike) -> FloatArray:
@@ -243,7 +281,7 @@ def goal_in_frame(
     """
     t = np.asarray(target, dtype=np.float64) if rigid_target else orthonormalize_yz(target)
     inv = affine_inverse(frame) if inverse is None else np.asarray(inverse, dtype=np.float64)
-    return orthonormalize_yz(inv @ t)
+    return orthonormalize_yz(_affine_product(inv, t))
 
 
 def similarity_scale(m: ArrayLike, tol: float = 1e-6) -> tuple[FloatArray, NDArray[np.bool_]]:
