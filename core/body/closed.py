@@ -10,6 +10,7 @@ One row is solved on Python floats (the limb's scalar kernel), several rows vect
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +119,44 @@ def solve_rows(
 def solve_all(limb: Limb, local: Local, wrist: FloatArray | None, **options: Any) -> LimbRows:
     """:func:`solve_rows` for every row of ``local``."""
     return solve_rows(limb, local, np.arange(local.position.shape[0]), wrist, **options)
+
+
+#: A numeric elbow nearer than this (× the limb's length) to its shoulder–wrist line
+#: marks a straight limb (:func:`straight_targets`).
+STRAIGHT = 1e-6
+
+
+def straight_targets(
+    limb: Limb,
+    local: Local,
+    wrist: FloatArray | None,
+    target: FloatArray,
+    straight: BoolArray,
+    fallback: float,
+) -> FloatArray:
+    """``target`` (B, 3), elbow targets in the shoulder frame, with each row in
+    ``straight`` (B,) replaced by a point whose desired swivel (§3.2.2:
+    :func:`~core.limb.kernel.desired_swivel`) on that row's elbow circle is ``fallback``
+    (rad). A straight limb's elbow lies on the shoulder–wrist axis, where the swivel of
+    the nearest elbow is rounding noise: a straight (T-pose) arm would turn about itself
+    by up to π while its hand stays on target. The rows' circles are this goal's, as
+    :class:`Kernel` and :func:`~core.limb.solve_limb` compute them."""
+    rows = np.flatnonzero(straight)
+    if not rows.size:
+        return target
+    c = limb.constants
+    rot = None if local.rotation is None else local.rotation[rows]
+    goal = PositionGoal(local.position[rows]) if rot is None else PoseGoal(local.position[rows], rot)
+    w = None if rot is not None else (np.eye(3) if wrist is None else wrist)
+    pr = reduce_goal(limb, goal, w, rows.size)
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    elbow = None if limb.limits is None else limb.limits.elbow
+    ci = solve_circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, elbow)
+    cos, sin = math.cos(fallback) * c.length, math.sin(fallback) * c.length
+    point = V.axpy(ci.ep, ci.n, V.add(V.scale(ci.u, cos), V.scale(ci.v, sin)))
+    out = target.copy()
+    out[rows] = np.stack([np.broadcast_to(x, rows.shape) for x in point], axis=-1)
+    return out
 
 
 class Kernel:

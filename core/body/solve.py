@@ -101,18 +101,20 @@ from ..chain.solve import solve
 from ..chain.steps.task_priority import TaskPriorityStep, budget
 from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
-from ..geometry.vec3 import wrap
+from ..geometry.vec3 import unit_rows, wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb, solve_limb
 from ..limb.feasible import feasible_intervals
 from ..limb.model import family_violations
 from .closed import (
+    STRAIGHT,
     Kernel,
     Local,
     closed_pose,
     euler_in_limits_one,
     into_range_one,
     solve_all,
+    straight_targets,
 )
 from .model import Body, BodySettings, BodySolution, shell
 
@@ -295,7 +297,9 @@ def _plan(
             in_limb[sk.dof_slices[j]] = True
     free = np.flatnonzero(~in_limb)
     numeric = [i for i in range(len(goals)) if i not in limb_goal]
-    return {"analytic": analytic, "free": free, "numeric": numeric, "q_rest": q_rest}
+    # each goaled limb's preferred swivel (BodySettings.swivel, default 0)
+    pref = np.array([(settings.swivel or {}).get(body.limbs[an.limb].name, 0.0) for an in analytic])
+    return {"analytic": analytic, "free": free, "numeric": numeric, "q_rest": q_rest, "pref": pref}
 
 
 def _rest(body: Body, settings: BodySettings) -> FloatArray:
@@ -480,11 +484,8 @@ def _goals_at(goals: tuple[Goal, ...], rows: IntArray, big: int) -> tuple[Goal, 
 def _start_x(body: Body, plan: dict[str, Any], q: FloatArray, settings: BodySettings) -> FloatArray:
     """The numeric level's unknowns at the start ``q``: the free DOFs, then each goaled
     limb's preferred swivel (:attr:`BodySettings.swivel`, default 0)."""
-    analytic: list[_Analytic] = plan["analytic"]
-    pref = np.array([(settings.swivel or {}).get(body.limbs[an.limb].name, 0.0) for an in analytic])
-    return np.concatenate(
-        [q[:, plan["free"]], np.broadcast_to(pref, (q.shape[0], len(analytic)))], axis=1
-    )
+    pref: FloatArray = plan["pref"]
+    return np.concatenate([q[:, plan["free"]], np.broadcast_to(pref, (q.shape[0], pref.size))], axis=1)
 
 
 def _solve_rows(
@@ -1271,9 +1272,18 @@ def _limbs(
         if swivels is not None:
             options.append({"swivel": swivels[:, k]})
             continue
-        u, lo, _ = body.joints[an.limb]
+        u, lo, e = body.joints[an.limb]
         frt, org = _shoulder_frame(body, an, q, kin)
-        options.append({"elbow_target": (frt @ (org[:, lo] - org[:, u])[..., None])[..., 0]})
+        upper, whole = org[:, lo] - org[:, u], org[:, e] - org[:, u]
+        target = (frt @ upper[..., None])[..., 0]
+        # a straight limb's elbow gives no side: its preferred swivel is taken
+        off = np.linalg.norm(np.cross(upper, unit_rows(whole)), axis=-1)
+        straight = off <= STRAIGHT * an.model.length
+        if straight.any():
+            local = local_k[k]
+            wrist = an.wrist if local.rotation is None else None
+            target = straight_targets(an.model, local, wrist, target, straight, plan["pref"][k])
+        options.append({"elbow_target": target})
     # the limbs with limits: their kernel passes, and all their feasible sets in one call
     kernels = {
         k: Kernel(an.model, local, an.wrist if local.rotation is None else None, **options[k])
