@@ -47,11 +47,14 @@ def forward_axis(obj: Any, bone: str) -> tuple[str, Any]:
 
 
 def _aim_target(context: Any, obj: Any, name: str, bone: str, depsgraph: Any) -> tuple[Any, str]:
-    """An Empty straight ahead of the bone's head (:data:`AIM_DISTANCE`), and the axis."""
-    axis, ahead = forward_axis(obj, bone)
+    """An Empty straight ahead of the bone's head (:data:`AIM_DISTANCE`) along its
+    forward axis as posed (the aim holds at the current pose), and the axis."""
+    axis, _ = forward_axis(obj, bone)
     empty = target_empty(context, obj, name, bone, depsgraph)
     pb = obj.evaluated_get(depsgraph).pose.bones[bone]
-    head = np.array(pb.head, dtype=np.float64) + AIM_DISTANCE * ahead
+    _, col, sign = next(it for it in _AXIS_ITEMS if it[0] == axis)
+    posed = np.array(pb.matrix, dtype=np.float64)[:3, col]
+    head = np.array(pb.head, dtype=np.float64) + AIM_DISTANCE * sign * posed / np.linalg.norm(posed)
     m = empty.matrix_world.copy()
     m.translation = obj.matrix_world @ Vector(head.tolist())
     empty.matrix_world = m
