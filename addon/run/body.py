@@ -329,8 +329,8 @@ def start_swivels(core_body: Body, q0: Any) -> dict[str, float]:
     out: dict[str, float] = {}
     for bl, model, (u, lo, _) in zip(core_body.limbs, core_body.models, core_body.joints,
                                      strict=True):
-        ball = sk.joints[u].dofs
-        phi = pose_swivel(model, euler_to_matrix(q0[sk.dof_slices[u]], ball.order),
+        order = getattr(sk.joints[u].dofs, "order", "XYZ")  # a Ball (Body checks it)
+        phi = pose_swivel(model, euler_to_matrix(q0[sk.dof_slices[u]], order),
                           float(q0[sk.dof_slices[lo]][0]))
         if phi is not None:
             out[bl.name] = phi
