@@ -314,3 +314,25 @@ def test_bake_plays_back_on_target_and_keeps_keys_outside_its_range(
             assert pos <= POS_TOL and rot <= ROT_TOL, (kind, f, foot, pos, rot)
         err, _ = measured(obj, hand)
         assert err <= POS_TOL, (kind, f, err)
+
+
+def test_add_body_names_what_it_could_not_find(limber: Any) -> None:
+    """A game skeleton without legs and head: the body is found from the arms with the
+    root named ``pelvis``, and the report names the missing parts; with no limbs at all
+    add_body refuses and says so."""
+    layout = {k: v for k, v in GAME.items()
+              if not k.startswith(("thigh", "calf", "foot", "ball", "head", "neck"))}
+    obj = _build("NoLegs", layout)
+    found = limber.sub("addon.detect_body").detect_body(obj)
+    assert found.root == "pelvis" and [d.name for d in found.limbs] == ["arm.L", "arm.R"]
+    assert set(found.missing) == {"leg.L", "leg.R", "head"}
+    assert "not found: leg.L" in found.report() and "head (no bone named" in found.report()
+    body = _add_body(obj)
+    assert {p.name for p in body.pins} == {"hand.L", "hand.R", "hips"}
+    st = _solve(limber, obj)
+    assert st.solved and st.reached, st.message
+    spine = _build("SpineOnly", {k: v for k, v in GAME.items()
+                                 if k in ("root", "pelvis", "spine_01", "spine_02")})
+    with pytest.raises(RuntimeError, match="no body found.*no arms or legs recognised"):
+        bpy.ops.limber.add_body(armature=spine.name)
+    assert not len(spine.limber.bodies)
