@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from mathutils import Vector
 
-from tests.blender.limber_rigs import evaluate, rotation_angle, world_pose
+from tests.blender.limber_rigs import armature_from, evaluate, rotation_angle, world_pose
 
 CLIP = Path(__file__).resolve().parents[2] / "tools" / "data" / "mocap" / "cmu_131_01.bvh"
 #: 0.01 mm and 0.01° (the status tolerance).
@@ -91,21 +91,10 @@ GAME: dict[str, tuple[tuple[float, ...], tuple[float, ...], float, str | None]] 
 
 
 def _build(name: str, layout: dict[str, Any], prefix: str = "", scale: float = 1.0) -> Any:
-    """An armature built in edit mode from ``layout`` (rolls in degrees), its bones
-    renamed ``prefix + name``, the object scaled ``scale``."""
-    arm = bpy.data.armatures.new(name)
-    obj = bpy.data.objects.new(name, arm)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    ebs = arm.edit_bones
-    for bname, (head, tail, roll, parent) in layout.items():
-        eb = ebs.new(prefix + bname)
-        eb.head, eb.tail, eb.roll = head, tail, math.radians(roll)
-        if parent is not None:
-            eb.parent = ebs[prefix + parent]
-            eb.use_connect = tuple(eb.parent.tail) == tuple(eb.head)
-    bpy.ops.object.mode_set(mode="OBJECT")
+    """An armature built from ``layout`` (rolls in degrees), its bones renamed
+    ``prefix + name``, the object scaled ``scale``."""
+    obj = armature_from(name, {b: (h, t, p) for b, (h, t, _, p) in layout.items()},
+                        lambda n: prefix + n, {b: v[2] for b, v in layout.items()})
     obj.scale = (scale,) * 3
     evaluate()
     return obj
