@@ -327,3 +327,24 @@ def test_add_body_names_what_it_could_not_find(limber: Any) -> None:
     with pytest.raises(RuntimeError, match="no body found.*no arms or legs recognised"):
         bpy.ops.limber.add_body(armature=spine.name)
     assert not len(spine.limber.bodies)
+
+
+def test_live_playback_pins_the_feet_of_the_mocap_clip(limber: Any) -> None:
+    """Scrubbing the CMU clip with live playback: each frame the action poses the body
+    and the solve pins both feet where they were when the body was added; the hand pin
+    (its target left where it was) is reached or honestly reported."""
+    obj = cmu_rig()
+    body = _add_body(obj)
+    scene = bpy.context.scene
+    scene.limber.live_playback = True
+    try:
+        for f in (5, 40, 120):
+            scene.frame_set(f)
+            evaluate()
+            assert body.status.frame == f, body.status.message
+            for foot in ("foot.L", "foot.R"):
+                pos, rot = measured(obj, body.pins[foot])
+                assert pos <= POS_TOL and rot <= ROT_TOL, (f, foot, pos, rot)
+            assert_statuses_true(obj, body, f)
+    finally:
+        scene.limber.live_playback = False
