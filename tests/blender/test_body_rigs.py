@@ -57,7 +57,8 @@ MIXAMO: dict[str, tuple[tuple[float, ...], tuple[float, ...], float, str | None]
 }
 
 #: A game (UE-mannequin-like) skeleton, metres: a ``root`` at the feet, A-pose arms with
-#: a slight elbow bend, twist bones parented to the upper arm and forearm beside the chain.
+#: a slight elbow bend, twist bones parented to the upper arm and forearm beside the chain,
+#: the engine's IK helper bones (``ik_hand_l`` …) under the root.
 GAME: dict[str, tuple[tuple[float, ...], tuple[float, ...], float, str | None]] = {
     "root": ((0, 0, 0), (0, 0.2, 0), 0, None),
     "pelvis": ((0, 0, 0.96), (0, 0, 1.04), 90, "root"),
@@ -87,6 +88,14 @@ GAME: dict[str, tuple[tuple[float, ...], tuple[float, ...], float, str | None]] 
     "calf_r": ((-0.1, -0.01, 0.52), (-0.1, 0.02, 0.1), 90, "thigh_r"),
     "foot_r": ((-0.1, 0.02, 0.1), (-0.1, -0.1, 0.03), 90, "calf_r"),
     "ball_r": ((-0.1, -0.1, 0.03), (-0.1, -0.17, 0.03), 90, "foot_r"),
+    # the engine's IK helper bones under the root (copies of the hands and feet)
+    "ik_foot_root": ((0, 0, 0), (0, 0, 0.1), 0, "root"),
+    "ik_foot_l": ((0.1, 0.02, 0.1), (0.1, -0.1, 0.03), -90, "ik_foot_root"),
+    "ik_foot_r": ((-0.1, 0.02, 0.1), (-0.1, -0.1, 0.03), 90, "ik_foot_root"),
+    "ik_hand_root": ((0, 0, 0), (0, 0, 0.1), 0, "root"),
+    "ik_hand_gun": ((-0.53, -0.02, 1.03), (-0.58, -0.03, 0.97), -40, "ik_hand_root"),
+    "ik_hand_l": ((0.53, -0.02, 1.03), (0.58, -0.03, 0.97), 40, "ik_hand_gun"),
+    "ik_hand_r": ((-0.53, -0.02, 1.03), (-0.58, -0.03, 0.97), -40, "ik_hand_gun"),
 }
 
 
