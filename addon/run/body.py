@@ -322,9 +322,9 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
 
 def start_swivels(core_body: Body, q0: Any) -> dict[str, float]:
     """Each limb's swivel φ in the start pose ``q0`` (:func:`core.pose_swivel`), as the
-    body's preferred swivels: where the body cannot keep the start's trunk it pulls each
-    elbow / knee toward the side it is on, not toward the limb's zero-pose side (which
-    would flip a mocap knee or twist a T-pose arm about itself)."""
+    body's preferred swivels: each goaled limb's swivel starts there (and the rest term
+    pulls it there), not at the limb's zero-pose side, which flipped a mocap knee. A
+    preference: a position goal's φ is measured about the wrist centre here."""
     sk = core_body.skeleton
     out: dict[str, float] = {}
     for bl, model, (u, lo, _) in zip(core_body.limbs, core_body.models, core_body.joints,
