@@ -39,7 +39,9 @@ from ...core import (
     LimberError,
     Method,
     SolveSettings,
+    euler_to_matrix,
     goal_in_frame,
+    pose_swivel,
     solve,
     solve_body,
     solve_limb,
@@ -272,7 +274,7 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
     goals = _goals(obj, rig, pins, frame, depsgraph)
     q0 = mapping.read_chain_q(obj, rig.chain)
     settings = BodySettings(tolerance=BODY_TOLERANCE, max_iterations=int(body.max_iterations),
-                            use_limits=bool(body.use_limits))
+                            use_limits=bool(body.use_limits), swivel=start_swivels(core_body, q0))
     t1 = time.perf_counter()
     sol = solve_body(core_body, goals, q0, settings)
     st.solve_us = (time.perf_counter() - t1) * 1e6
@@ -316,6 +318,23 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
             notes.append(f"{', '.join(yielding)} yield to higher-priority pins")
     st.notes = notes
     st.message = verify.status_message(st)
+
+
+def start_swivels(core_body: Body, q0: Any) -> dict[str, float]:
+    """Each limb's swivel φ in the start pose ``q0`` (:func:`core.pose_swivel`), as the
+    body's preferred swivels: each goaled limb's swivel starts there (and the rest term
+    pulls it there), not at the limb's zero-pose side, which flipped a mocap knee. A
+    preference: a position goal's φ is measured about the wrist centre here."""
+    sk = core_body.skeleton
+    out: dict[str, float] = {}
+    for bl, model, (u, lo, _) in zip(core_body.limbs, core_body.models, core_body.joints,
+                                     strict=True):
+        order = getattr(sk.joints[u].dofs, "order", "XYZ")  # a Ball (Body checks it)
+        phi = pose_swivel(model, euler_to_matrix(q0[sk.dof_slices[u]], order),
+                          float(q0[sk.dof_slices[lo]][0]))
+        if phi is not None:
+            out[bl.name] = phi
+    return out
 
 
 def yields(pin: Any, pins: list[Any]) -> bool:

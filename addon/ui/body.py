@@ -31,7 +31,9 @@ from .translations import iface_, rpt_
 PIN_PRIORITY = {"FOOT": 0, "HAND": 1, "HEAD": 2, "HIPS": 3}
 #: Pin kind and name stem per detected limb kind.
 LIMB_PINS = {"leg": ("FOOT", "foot"), "arm": ("HAND", "hand")}
-#: The head's aim target sits this far ahead of the head (armature units).
+#: The head's aim target sits this far ahead of the head (world units: 1 m also on an
+#: armature in centimetres under a 0.01 object scale, so float32 positions do not blur
+#: the aim's error).
 AIM_DISTANCE = 1.0
 #: Bone axis items → unit vectors in the bone's frame (the head's forward axis).
 _AXIS_ITEMS = (("X", 0, 1.0), ("Y", 1, 1.0), ("Z", 2, 1.0), ("NEG_X", 0, -1.0),
@@ -47,11 +49,16 @@ def forward_axis(obj: Any, bone: str) -> tuple[str, Any]:
 
 
 def _aim_target(context: Any, obj: Any, name: str, bone: str, depsgraph: Any) -> tuple[Any, str]:
-    """An Empty straight ahead of the bone's head (:data:`AIM_DISTANCE`), and the axis."""
-    axis, ahead = forward_axis(obj, bone)
+    """An Empty straight ahead of the bone's head (:data:`AIM_DISTANCE`) along its
+    forward axis as posed (the aim holds at the current pose), and the axis."""
+    axis, _ = forward_axis(obj, bone)
     empty = target_empty(context, obj, name, bone, depsgraph)
     pb = obj.evaluated_get(depsgraph).pose.bones[bone]
-    head = np.array(pb.head, dtype=np.float64) + AIM_DISTANCE * ahead
+    _, col, sign = next(it for it in _AXIS_ITEMS if it[0] == axis)
+    posed = np.array(pb.matrix, dtype=np.float64)[:3, col]
+    scale = float(np.mean(obj.matrix_world.to_scale()))
+    head = np.array(pb.head, dtype=np.float64) + (
+        AIM_DISTANCE / scale * sign * posed / np.linalg.norm(posed))
     m = empty.matrix_world.copy()
     m.translation = obj.matrix_world @ Vector(head.tolist())
     empty.matrix_world = m

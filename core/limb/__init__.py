@@ -31,6 +31,7 @@ from .partial import (
     solve_partial,
     wrist_circle,
 )
+from .reach import pose_swivel
 from .solve import feasible_swivel, solve_limb
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "solve_pose_floats",
     "FastPose",
     "feasible_swivel",
+    "pose_swivel",
     "solve_partial",
     "solve_aim",
     "aim_error",

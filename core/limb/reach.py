@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..geometry.rotations import (
     euler_spec,
@@ -106,6 +106,27 @@ def swivel_of(limb: Limb, shoulder: FloatArray, terminal: FloatArray) -> float |
         return None
     u /= un
     return math.atan2(float(ep @ np.cross(n, u)), float(ep @ u))
+
+
+#: Elbow step (rad) :func:`pose_swivel` bends a straight limb by to see its elbow's side.
+_STRAIGHT_STEP = 1e-3
+
+
+def pose_swivel(limb: Limb, shoulder: ArrayLike, elbow: float) -> float | None:
+    """φ (rad) of the limb pose (R1 ``shoulder``, θ4 ``elbow``): :func:`swivel_of` its
+    elbow and wrist centre. A straight limb (the elbow on the shoulder–wrist axis: a
+    T-pose arm) has the φ of the same shoulder rotation with the elbow bent by
+    :data:`_STRAIGHT_STEP` toward the middle of its limits (toward positive θ4 without
+    limits): the side the elbow leaves the axis to. None only when that is on the axis
+    too."""
+    r1 = np.asarray(shoulder, dtype=np.float64)
+    phi = swivel_of(limb, r1, limb.wrist_position(r1, float(elbow)))
+    if phi is not None:
+        return phi
+    rng = limb.limits.elbow if limb.limits is not None else None
+    side = 1.0 if rng is None else (1.0 if 0.5 * (rng[0] + rng[1]) >= float(elbow) else -1.0)
+    bent = float(elbow) + side * _STRAIGHT_STEP
+    return swivel_of(limb, r1, limb.wrist_position(r1, bent))
 
 
 def reach_toward(

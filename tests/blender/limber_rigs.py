@@ -70,10 +70,11 @@ def metarig(
 BoneLayout = dict[str, tuple[tuple[float, ...], tuple[float, ...], str | None]]
 
 
-def armature_from(name: str, bones: BoneLayout, rename: Any = None) -> Any:
+def armature_from(name: str, bones: BoneLayout, rename: Any = None,
+                  rolls: dict[str, float] | None = None) -> Any:
     """An armature object built in edit mode from ``{bone: (head, tail, parent)}`` (bones
-    renamed by ``rename(name)`` if given); a child whose head is its parent's tail is
-    connected."""
+    renamed by ``rename(name)`` if given, rolled by ``rolls[bone]`` degrees); a child
+    whose head is its parent's tail is connected."""
     new = rename or (lambda n: n)
     arm = bpy.data.armatures.new(name)
     obj = bpy.data.objects.new(name, arm)
@@ -84,6 +85,7 @@ def armature_from(name: str, bones: BoneLayout, rename: Any = None) -> Any:
     for bname, (head, tail, parent) in bones.items():
         eb = ebs.new(new(bname))
         eb.head, eb.tail = head, tail
+        eb.roll = math.radians((rolls or {}).get(bname, 0.0))
         if parent is not None:
             eb.parent = ebs[new(parent)]
             eb.use_connect = tuple(eb.parent.tail) == tuple(eb.head)

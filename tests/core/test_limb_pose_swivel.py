@@ -1,0 +1,49 @@
+"""core.pose_swivel: the swivel φ of a limb pose is the one solve_limb needs to give that
+pose back (round trip), and a straight limb has the φ its elbow leaves the axis by."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import Limb, PoseGoal, pose_swivel, solve_limb
+from core.geometry.rotations import rodrigues
+
+
+def _limb() -> Limb:
+    a = np.eye(4)
+    a[:3, 3] = (0.0, 0.3, 0.0)
+    b = np.eye(4)
+    b[:3, 3] = (0.0, 0.28, 0.0)
+    return Limb(a, b, (1.0, 0.0, 0.0))
+
+
+def _rotation(rng: np.random.Generator) -> np.ndarray:
+    axis = rng.normal(size=3)
+    return np.asarray(rodrigues(axis / np.linalg.norm(axis), rng.uniform(0.0, np.pi)))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pose_swivel_round_trips_through_solve_limb(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    limb = _limb()
+    r1, r2 = _rotation(rng), _rotation(rng)
+    theta = rng.uniform(0.2, 2.5)
+    phi = pose_swivel(limb, r1, theta)
+    assert phi is not None
+    goal = limb.forward(r1, theta, r2)
+    sol = solve_limb(limb, PoseGoal(goal[:3, 3], goal[:3, :3]), swivel=phi)
+    assert np.allclose(sol.shoulder, r1, atol=1e-9)
+    assert abs(float(sol.elbow) - theta) <= 1e-9
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_straight_limb_has_the_swivel_of_its_elbow_leaving_the_axis(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    limb = _limb()
+    r1 = _rotation(rng)
+    phi = pose_swivel(limb, r1, 0.0)
+    assert phi is not None
+    bent = pose_swivel(limb, r1, 0.01)
+    assert bent is not None
+    assert abs(np.angle(np.exp(1j * (phi - bent)))) <= 1e-2  # the side, not the opposite one
