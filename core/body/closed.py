@@ -146,7 +146,8 @@ def straight_targets(
         return target
     c = limb.constants
     rot = None if local.rotation is None else local.rotation[rows]
-    goal = PositionGoal(local.position[rows]) if rot is None else PoseGoal(local.position[rows], rot)
+    pos = local.position[rows]
+    goal = PositionGoal(pos) if rot is None else PoseGoal(pos, rot)
     w = None if rot is not None else (np.eye(3) if wrist is None else wrist)
     pr = reduce_goal(limb, goal, w, rows.size)
     aref = V.vec_of(np.asarray(limb.swivel_reference))

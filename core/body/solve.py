@@ -485,7 +485,8 @@ def _start_x(body: Body, plan: dict[str, Any], q: FloatArray, settings: BodySett
     """The numeric level's unknowns at the start ``q``: the free DOFs, then each goaled
     limb's preferred swivel (:attr:`BodySettings.swivel`, default 0)."""
     pref: FloatArray = plan["pref"]
-    return np.concatenate([q[:, plan["free"]], np.broadcast_to(pref, (q.shape[0], pref.size))], axis=1)
+    start = np.broadcast_to(pref, (q.shape[0], pref.size))
+    return np.concatenate([q[:, plan["free"]], start], axis=1)
 
 
 def _solve_rows(
