@@ -1000,7 +1000,9 @@ def _numeric(
         if blk.goal < n_num
     ]
     # per limb its shell constraint: with the rest term one row, the distance d − c;
-    # without it (the warm path) three, the vector (d − c) u — see `evaluate`
+    # without it (the warm path) three, the vector (d − c) u, whose tangential rows keep
+    # the minimum-norm steps from sliding the shoulders (frame-to-frame repeatability,
+    # docs/decisions.md) — see `evaluate`
     scalar = settings.rest_weight > 0.0
     width = 1 if scalar else 3
     row = m_num
