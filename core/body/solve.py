@@ -20,8 +20,9 @@ reused as it is; weights blend goals within a level):
   distance from the shoulder in ``[d_min + m, d_max − m]`` — the distances the elbow can
   make within its limits (Eq. 5: d²(θ4) = C + 2 r cos(θ4 − δ)), ``m`` the margin
   :attr:`BodySettings.shell_margin` × limb length. Residual: the point's distance
-  outside that interval, along the shoulder–target line (zero inside); Jacobian from the
-  shoulder's position Jacobian;
+  outside that interval (zero inside) — one row; in the warm path (no rest term) the
+  vector along the shoulder–target line, three rows; Jacobian from the shoulder's
+  position Jacobian;
 * lowest, in the null space of all of them: the rest-pose / preferred-angle term
   √w (x_rest − x), the swivels' part pulling each φ to its preferred value. It is a
   secondary objective, converged loosely: once every goal is met, a step that moves no
@@ -1000,13 +1001,19 @@ def _numeric(
         for blk in sk_blocks
         if blk.goal < n_num
     ]
+    # per limb its shell constraint: with the rest term one row, the distance d − c;
+    # without it (the warm path) three, the vector (d − c) u, whose tangential rows keep
+    # the minimum-norm steps from sliding the shoulders (frame-to-frame repeatability,
+    # docs/decisions.md) — see `evaluate`
+    scalar = settings.rest_weight > 0.0
+    width = 1 if scalar else 3
     row = m_num
-    for an in analytic:  # per limb 3 rows: its shell constraint
+    for an in analytic:
         g = goals[an.goal]
         blocks.append(
-            RowBlock(an.goal, g.priority, slice(row, row + 3), BlockKind.POSITION, g.weight)
+            RowBlock(an.goal, g.priority, slice(row, row + width), BlockKind.POSITION, g.weight)
         )
-        row += 3
+        row += width
     m_goal = row
     # the rest term (lowest level) is not a row block: its step is the exact projection
     # in `cascade`, its value ‖√w (x_rest − x)‖² computed by `evaluate`
@@ -1065,19 +1072,31 @@ def _numeric(
             near = (d > d_hi - band) | (d < d_lo + band)
             safe = np.where(d > 0.0, d, 1.0)
             u = v / safe[..., None]
-            err = (d - c)[..., None] * u
             gerr[:, n_num:] = np.abs(d - c)
-            e[:, m_num:m_goal] = (sqw_k[:, None] * err).reshape(b, 3 * na)
-            if near.any():  # (else every row of the constraints' Jacobian is 0)
-                # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
-                # boundary); inside, within ``band`` of it, u uᵀ too: the distance is
-                # held (an active inequality); deeper inside it is inactive (0)
-                js = ev.J[:, m_num:m_aux].reshape(b, na, 3, nf)
-                tang = eye3 - u[..., :, None] * u[..., None, :]
-                dd = eye3 - (c / safe)[..., None, None] * tang
-                dd = np.where(near[..., None, None], dd, 0.0)
-                jl = dd @ js  # (b, na, 3, nf)
-                jac[:, m_num:m_goal, :nf] = (sqw_k[:, None, None] * jl).reshape(b, 3 * na, nf)
+            if scalar:
+                # the distance d − c, its row uᵀ ∂s/∂q (−∂d/∂q, as the residuals' rows),
+                # held within ``band`` inside the shell too. (The vector's Jacobian below
+                # has, outside the shell, two tangential rows ∝ 1 − c/d that hold the
+                # shoulder's slide along the sphere: that slide would be missing from
+                # the rest step's null space, and the rest term's tail zig-zags.)
+                e[:, m_num:m_goal] = sqw_k * (d - c)
+                if near.any():
+                    js = ev.J[:, m_num:m_aux].reshape(b, na, 3, nf)
+                    jd = np.einsum("bki,bkin->bkn", u, js)
+                    jac[:, m_num:m_goal, :nf] = np.where(near[..., None], sqw_k[:, None] * jd, 0.0)
+            else:
+                err = (d - c)[..., None] * u
+                e[:, m_num:m_goal] = (sqw_k[:, None] * err).reshape(b, 3 * na)
+                if near.any():  # (else every row of the constraints' Jacobian is 0)
+                    # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
+                    # boundary); inside, within ``band`` of it, u uᵀ too: the distance is
+                    # held (an active inequality); deeper inside it is inactive (0)
+                    js = ev.J[:, m_num:m_aux].reshape(b, na, 3, nf)
+                    tang = eye3 - u[..., :, None] * u[..., None, :]
+                    dd = eye3 - (c / safe)[..., None, None] * tang
+                    dd = np.where(near[..., None, None], dd, 0.0)
+                    jl = dd @ js  # (b, na, 3, nf)
+                    jac[:, m_num:m_goal, :nf] = (sqw_k[:, None, None] * jl).reshape(b, 3 * na, nf)
         rest_sq = np.zeros(b)
         if n_rest:
             diff = np.concatenate([q_rest[free] - xs[:, :nf], pref[rows] - xs[:, nf:]], axis=1)

@@ -248,15 +248,15 @@ def test_batched_equals_one_by_one() -> None:
 
 
 def test_warm_path_off_converges_the_rest_term() -> None:
-    """From a start away from the rest pose, the warm path keeps the trunk near the start;
-    with ``warm_path=False`` the rest term is converged: the goals are met as well and the
-    trunk ends at least as near the rest pose."""
+    """Started at a pose that meets the goals, away from the rest pose: the warm path
+    keeps it; with ``warm_path=False`` the rest term pulls the trunk toward the rest pose
+    — on the whole, not in every row (a row whose limb has no feasible φ there is
+    finished by the whole-body pass, which has no rest term)."""
     rng = np.random.default_rng(11)
-    q_true = random_poses(BODY, 3, rng)
-    q0 = random_poses(BODY, 3, rng)
+    q_true = random_poses(BODY, 20, rng)
     goals = end_goals(BODY, q_true)
-    warm = solve_body(BODY, goals, q0)
-    rest = solve_body(BODY, goals, q0, BodySettings(warm_path=False))
+    warm = solve_body(BODY, goals, q_true)
+    rest = solve_body(BODY, goals, q_true, BodySettings(warm_path=False))
     trunk = np.ones(SK.n_dofs, bool)
     for u, lo, e in BODY.joints:
         for j in (u, lo, e):
@@ -265,10 +265,12 @@ def test_warm_path_off_converges_the_rest_term() -> None:
     for sol in (warm, rest):
         assert np.all(sol.goal_error <= 1e-6) and np.all(sol.within_limits)
     q_rest = np.clip(0.0, SK.lower, SK.upper)
+    d_start = np.linalg.norm((q_true - q_rest)[:, trunk], axis=1)
     d_warm = np.linalg.norm((warm.q - q_rest)[:, trunk], axis=1)
     d_rest = np.linalg.norm((rest.q - q_rest)[:, trunk], axis=1)
-    assert np.all(d_rest <= d_warm + 1e-9)
-    assert np.any(d_rest < d_warm - 1e-3)
+    np.testing.assert_allclose(d_warm, d_start, atol=1e-9)
+    assert np.mean(d_rest - d_warm) < -0.1
+    assert np.sum(d_rest < d_warm - 1e-3) >= 12
 
 
 def test_limbs_do_not_depend_on_their_start_pose() -> None:
