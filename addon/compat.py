@@ -13,14 +13,18 @@ read and write animation and selection one way. What differs:
 * ``bpy_extras.anim_utils.animdata_get_channelbag_for_assigned_slot`` exists only from
   5.0: :func:`assigned_fcurves` is the version-independent read.
 * **Bone selection**: ``PoseBone.select`` from 5.0; ``PoseBone.bone.select`` before.
+* **Buffer protocol of mathutils** (``memoryview(matrix)``): not in 4.2; there the same
+  float32 values are read item by item (:func:`float32_bytes`, :func:`matrix_rows`).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
 import bpy
+import mathutils
 
 #: Blender ≥ 4.4: actions hold F-curves per slot in channelbags.
 SLOTTED_ACTIONS: bool = bpy.app.version >= (4, 4, 0)
@@ -28,6 +32,36 @@ SLOTTED_ACTIONS: bool = bpy.app.version >= (4, 4, 0)
 FCURVES_NEW_GROUP_NAME: bool = bpy.app.version >= (5, 0, 0)
 #: Blender ≥ 5.0: the selection state lives on the pose bone (``PoseBone.select``).
 POSE_BONE_SELECT: bool = "select" in bpy.types.PoseBone.bl_rna.properties
+
+
+def _mathutils_buffer() -> bool:
+    try:
+        memoryview(mathutils.Vector((0.0, 0.0, 0.0)))  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
+
+
+#: mathutils matrices and vectors expose their float32 values as a buffer (not in 4.2).
+MATHUTILS_BUFFER: bool = _mathutils_buffer()
+
+
+def float32_bytes(m: Any) -> bytes:
+    """The float32 values of a mathutils matrix (row by row) or vector, as Blender stores
+    them: the same bytes with or without the buffer protocol."""
+    if MATHUTILS_BUFFER:
+        return memoryview(m).tobytes()
+    rows: Any = m
+    flat = [x for row in rows for x in row] if isinstance(m, mathutils.Matrix) else list(m)
+    return array("f", flat).tobytes()
+
+
+def matrix_rows(m: Any) -> list[list[float]]:
+    """A mathutils matrix's rows as lists of Python floats."""
+    if MATHUTILS_BUFFER:
+        rows: list[list[float]] = memoryview(m).tolist()  # type: ignore[assignment]
+        return rows
+    return [list(row) for row in m]
 
 
 def channelbags(action: Any, slot: Any) -> Iterator[Any]:

@@ -44,6 +44,7 @@ from ..bridge.read import (
 from ..bridge.read import target_world as read_target
 from ..bridge.rig import LimbRig, MappingError
 from ..bridge.write import write_limb
+from ..compat import float32_bytes, matrix_rows
 from . import solve
 
 #: The limb settings that decide whether a limb is plain, read in one C call.
@@ -96,7 +97,7 @@ def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
 def _key(m: Any) -> bytes:
     """A mathutils matrix's or vector's float32 values as Blender stores them (the float64
     arrays read from it are determined by them)."""
-    return memoryview(m).tobytes()
+    return float32_bytes(m)
 
 
 def _solve_pose(settings: Any, rig: LimbRig, key: tuple[Any, ...], read: Any,
@@ -194,7 +195,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     tm: Any = None
     if tw is None:
         tm = t_eval.matrix_world
-        target_rows: list[list[float]] = memoryview(tm).tolist()  # type: ignore[assignment]
+        target_rows: list[list[float]] = matrix_rows(tm)
     else:
         target_rows = tw.tolist()
     parent = up.parent

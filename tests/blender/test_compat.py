@@ -53,3 +53,28 @@ def test_bone_selection_round_trips(limber: Any) -> None:
         assert compat.bone_selected(pb) is value
     compat.set_bone_selected(obj.pose.bones["hand.L"], False)
     assert not compat.bone_selected(obj.pose.bones["hand.L"])
+
+
+def test_float32_reads_are_the_same_with_or_without_the_buffer_protocol(
+    limber: Any, monkeypatch: Any
+) -> None:
+    """Blender 4.2's mathutils has no buffer protocol: the item-by-item reads give the
+    bytes and rows the buffer gives (checked here, where both exist)."""
+    import random
+
+    import mathutils
+
+    compat = limber.sub("addon.compat")
+    rng = random.Random(5)
+    items = [
+        mathutils.Matrix([[rng.uniform(-3, 3) for _ in range(4)] for _ in range(4)]),
+        mathutils.Matrix.Rotation(0.7, 4, "X") @ mathutils.Matrix.Translation((1e-3, 2.5, -7.0)),
+        mathutils.Vector([rng.uniform(-3, 3) for _ in range(3)]),
+    ]
+    if not compat.MATHUTILS_BUFFER:
+        return
+    with_buffer = [compat.float32_bytes(m) for m in items]
+    rows = compat.matrix_rows(items[0])
+    monkeypatch.setattr(compat, "MATHUTILS_BUFFER", False)
+    assert [compat.float32_bytes(m) for m in items] == with_buffer
+    assert compat.matrix_rows(items[0]) == rows
