@@ -302,28 +302,19 @@ def plain_request(settings: Any, rig: Any, read: LimbRead
     return goal, limb_kwargs(settings, wrist, elbow, float(read.swivel[0])), float(scale[0])
 
 
-def plain_pose_goal(settings: Any, rig: Any, read: LimbRead) -> tuple[
-        tuple[float, float, float], Any, dict[str, Any], float] | None:
-    """:func:`plain_request` of a POSE limb with the goal as Python floats: (position,
-    rotation rows, the :func:`core.solve_limb` keyword arguments, the frame's uniform
-    scale), the goal from :func:`core.pose_goal_rows` (``goal_in_frame``'s values bit for
-    bit), for :func:`core.solve_pose_floats`. None where :func:`plain_request` gives None.
-    Raises ``ValueError`` for a degenerate target frame (as :func:`plain_request` does)."""
-    parts = plain_frame_parts(rig, read)
-    if parts is None:
-        return None
-    return pose_goal_floats(settings, *parts, read.target[0].tolist(), read.pole,
-                            float(read.swivel[0]))
-
-
 def pose_goal_floats(settings: Any, inverse: FloatArray, scale: float,
                      inverse_rows: Sequence[Sequence[float]],
                      target: Sequence[Sequence[float]], pole: FloatArray | None,
                      swivel: float) -> tuple[
         tuple[float, float, float], Any, dict[str, Any], float]:
-    """:func:`plain_pose_goal` from its parts: the frame's inverse, uniform scale and
-    inverse as rows of floats (of :func:`plain_frame_parts`), the target's world frame as
-    rows of floats, the pole's world position ((1, 3) or None) and the swivel angle."""
+    """:func:`plain_request` of a POSE limb with the goal as Python floats, from its parts:
+    (position, rotation rows, the :func:`core.solve_limb` keyword arguments, the frame's
+    uniform scale), the goal from :func:`core.pose_goal_rows` (``goal_in_frame``'s values
+    bit for bit), for :func:`core.solve_pose_floats`. The parts: the frame's inverse,
+    uniform scale and inverse as rows of floats (of :func:`plain_frame_parts`), the
+    target's world frame as rows of floats, the pole's world position ((1, 3) or None) and
+    the swivel angle. Raises ``ValueError`` for a degenerate target frame (as
+    :func:`plain_request` does)."""
     position, rotation = pose_goal_rows(inverse_rows, target)
     elbow = None if pole is None else transform_points(inverse, pole)[0]
     return position, rotation, limb_kwargs(settings, None, elbow, swivel), scale
@@ -332,10 +323,10 @@ def pose_goal_floats(settings: Any, inverse: FloatArray, scale: float,
 def plain_frame_parts(rig: Any, read: LimbRead, key: Any = None
                       ) -> tuple[FloatArray, float, list[list[float]]] | None:
     """The (inverse, uniform scale, inverse as rows of floats) of a one-frame read's frame
-    as :func:`plain_pose_goal` uses them, None where it gives None. ``key``: what else
-    identifies the read's world matrix, parent pose and upper-bone location (e.g. their
-    float32 bytes as Blender stores them): the parts are kept on the rig under it too, for
-    :func:`kept_frame_parts`."""
+    as :func:`pose_goal_floats` uses them, None where :func:`plain_request` gives None.
+    ``key``: what else identifies the read's world matrix, parent pose and upper-bone
+    location (e.g. their float32 bytes as Blender stores them): the parts are kept on the
+    rig under it too, for :func:`kept_frame_parts`."""
     parts = _plain_parts(rig, read)
     if parts is None:
         return None

@@ -70,7 +70,7 @@ class PlainFrame:
         self.driven = solve.driven_bones(obj)
         self.rest = obj.data.pose_position == "REST"
         self.world_matrix = obj_eval.matrix_world
-        self.world_key = _key(self.world_matrix)
+        self.world_key = float32_bytes(self.world_matrix)
         self._world: Any = None
         self.name = obj.name
         self.pbs = obj.pose.bones if pbs is None else pbs
@@ -94,60 +94,45 @@ def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
     return [_NO_POLE, *remarks] if pole_missing else remarks
 
 
-def _key(m: Any) -> bytes:
-    """A mathutils matrix's or vector's float32 values as Blender stores them (the float64
-    arrays read from it are determined by them)."""
-    return float32_bytes(m)
-
-
 def _solve_pose(settings: Any, rig: LimbRig, key: tuple[Any, ...], read: Any,
                 target: list[list[float]], pole: Any, swivel: float
                 ) -> tuple[Any, float, float]:
-    """:func:`_solve` of a POSE limb: its frame's parts looked up on the rig under ``key``
-    (the float32 bytes of the world matrix, the parent's pose and the upper bone's
-    location: the armature side of the frame), else from ``read()``
-    (:func:`~.bridge.requests.plain_frame_parts`), then the goal on floats from the
-    target's rows (:func:`~.bridge.requests.pose_goal_floats`:
-    :func:`~.bridge.requests.plain_pose_goal`'s values)."""
+    """The plain POSE limb's solve: (solution, the frame's uniform scale, µs in the core),
+    the solution None for a frame that is not a similarity. The frame's parts are looked
+    up on the rig under ``key`` (the float32 bytes of the world matrix, the parent's pose
+    and the upper bone's location: the armature side of the frame), else made from
+    ``read()`` (:func:`~.bridge.requests.plain_frame_parts`); the goal stays on Python
+    floats from the target's rows (:func:`~.bridge.requests.pose_goal_floats`:
+    :func:`~.bridge.requests.plain_request`'s values) to the written rows
+    (:func:`core.solve_pose_floats`: the values of :func:`core.solve_limb` bit for bit);
+    where the float solve does not apply, :func:`core.solve_limb`."""
     parts = requests.kept_frame_parts(rig, key)
     if parts is None:
         parts = requests.plain_frame_parts(rig, read(), key)
         if parts is None:
             return None, 0.0, 0.0
-    return _solve(settings, rig, None, "POSE", requests.pose_goal_floats(
-        settings, *parts, target, pole, swivel))
+    position, rotation, kwargs, scale = requests.pose_goal_floats(
+        settings, *parts, target, pole, swivel)
+    t1 = time.perf_counter()
+    sol: Any = solve_pose_floats(rig.limb, position, rotation, **kwargs)
+    if sol is None:  # the goal as plain_request gives it: views of one 4×4 frame
+        (a, b, c), (d, e, f), (g, h, i) = rotation
+        x, y, z = position
+        m = np.array(((a, b, c, x), (d, e, f, y), (g, h, i, z), (0.0, 0.0, 0.0, 1.0)))
+        sol = solve_limb(rig.limb, trusted_goal(m[:3, 3], m[:3, :3]), **kwargs)
+    return sol, scale, (time.perf_counter() - t1) * 1e6
 
 
-def _solve(settings: Any, rig: LimbRig, rd: LimbRead | None, kind: str,
-           pose: Any = None) -> tuple[Any, float, float]:
-    """The plain limb's solve: (solution, the frame's uniform scale, µs in the core), the
-    solution None for a frame that is not a similarity. A POSE goal stays on Python
-    floats from the goal to the written rows (``pose``: what
-    :func:`~.bridge.requests.plain_pose_goal` gives, else computed from ``rd``;
-    :func:`core.solve_pose_floats`: the values of :func:`core.solve_limb` bit for bit);
-    where the float solve does not apply, and for POSITION goals, the request and
-    :func:`core.solve_limb`."""
-    if kind == "POSE":
-        if pose is None and rd is not None:
-            pose = requests.plain_pose_goal(settings, rig, rd)
-        if pose is None:
-            return None, 0.0, 0.0
-        position, rotation, kwargs, scale = pose
-        t1 = time.perf_counter()
-        sol: Any = solve_pose_floats(rig.limb, position, rotation, **kwargs)
-        if sol is None:  # the goal as plain_request gives it: views of one 4×4 frame
-            (a, b, c), (d, e, f), (g, h, i) = rotation
-            x, y, z = position
-            m = np.array(((a, b, c, x), (d, e, f, y), (g, h, i, z), (0.0, 0.0, 0.0, 1.0)))
-            sol = solve_limb(rig.limb, trusted_goal(m[:3, 3], m[:3, :3]), **kwargs)
-        return sol, scale, (time.perf_counter() - t1) * 1e6
-    got = None if rd is None else requests.plain_request(settings, rig, rd)
+def _solve_position(settings: Any, rig: LimbRig, rd: LimbRead) -> tuple[Any, float, float]:
+    """The plain POSITION limb's solve (as :func:`_solve_pose` returns it): the request
+    (:func:`~.bridge.requests.plain_request`) and :func:`core.solve_limb`."""
+    got = requests.plain_request(settings, rig, rd)
     if got is None:
         return None, 0.0, 0.0
     goal, kwargs, scale = got
     t1 = time.perf_counter()
-    general = solve_limb(rig.limb, goal, **kwargs)
-    return general, scale, (time.perf_counter() - t1) * 1e6
+    sol = solve_limb(rig.limb, goal, **kwargs)
+    return sol, scale, (time.perf_counter() - t1) * 1e6
 
 
 def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: PlainFrame,
@@ -222,11 +207,11 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
 
     try:
         if kind == "POSE":
-            key = (pf.world_key, None if pmat is None else _key(pmat), _key(loc))
+            key = (pf.world_key, None if pmat is None else float32_bytes(pmat), float32_bytes(loc))
             sol, scale, solve_us = _solve_pose(settings, rig, key, read, target_rows,
                                                pole_at, swivel)
         else:
-            sol, scale, solve_us = _solve(settings, rig, read(), kind)
+            sol, scale, solve_us = _solve_position(settings, rig, read())
     except (LimberError, ValueError):
         return None
     if sol is None:
