@@ -22,7 +22,7 @@ from ..goals import PoseGoal, PositionGoal
 from ..limb import REACH_TOLERANCE, EulerLimits, Limb, LimbLimits, solve_limb
 from ..limb.fast_path import euler_families_one
 from ..limb.feasible import JointCoeffs, closest_swivel, joint_coeffs
-from ..limb.kernel import desired_swivel, pose_at, reduce_goal, solve_circle
+from ..limb.kernel import Circle, Problem, desired_swivel, pose_at, reduce_goal, solve_circle
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -121,6 +121,18 @@ def solve_all(limb: Limb, local: Local, wrist: FloatArray | None, **options: Any
     return solve_rows(limb, local, np.arange(local.position.shape[0]), wrist, **options)
 
 
+def _circle(limb: Limb, goal: PositionGoal | PoseGoal, wrist: FloatArray | None, ops: Any,
+            n: int | None) -> tuple[Problem, Circle]:
+    """The goal reduced to the limb's terminal point and its elbow circle (Eq. 5–7), as
+    :func:`~core.limb.solve_limb` computes them (``n``: the rows, None for one unbatched
+    goal on ``ops`` = ``ScalarOps``; ``wrist``: R2 held for a position goal, default I)."""
+    w = None if isinstance(goal, PoseGoal) else (np.eye(3) if wrist is None else wrist)
+    pr = reduce_goal(limb, goal, w, n)
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    elbow = None if limb.limits is None else limb.limits.elbow
+    return pr, solve_circle(ops, limb.constants, pr.wg, pr.tbe, aref, elbow)
+
+
 #: A numeric elbow nearer than this (× the limb's length) to its shoulder–wrist line
 #: marks a straight limb (:func:`straight_targets`).
 STRAIGHT = 1e-6
@@ -148,11 +160,7 @@ def straight_targets(
     rot = None if local.rotation is None else local.rotation[rows]
     pos = local.position[rows]
     goal = PositionGoal(pos) if rot is None else PoseGoal(pos, rot)
-    w = None if rot is not None else (np.eye(3) if wrist is None else wrist)
-    pr = reduce_goal(limb, goal, w, rows.size)
-    aref = V.vec_of(np.asarray(limb.swivel_reference))
-    elbow = None if limb.limits is None else limb.limits.elbow
-    ci = solve_circle(V.ArrayOps, c, pr.wg, pr.tbe, aref, elbow)
+    _, ci = _circle(limb, goal, wrist, V.ArrayOps, rows.size)
     cos, sin = math.cos(fallback) * c.length, math.sin(fallback) * c.length
     point = V.axpy(ci.ep, ci.n, V.add(V.scale(ci.u, cos), V.scale(ci.v, sin)))
     out = target.copy()
@@ -187,11 +195,7 @@ class Kernel:
         self.ops: Any = V.ScalarOps if single else V.ArrayOps
         self.n = None if single else b
         c = limb.constants
-        goal = local.goal()
-        w = None if isinstance(goal, PoseGoal) else (np.eye(3) if wrist is None else wrist)
-        self.pr = pr = reduce_goal(limb, goal, w, self.n)
-        aref = V.vec_of(np.asarray(limb.swivel_reference))
-        self.ci = ci = solve_circle(self.ops, c, pr.wg, pr.tbe, aref, limits.elbow)
+        self.pr, self.ci = pr, ci = _circle(limb, local.goal(), wrist, self.ops, self.n)
         if elbow_target is not None:
             self.phi_d = desired_swivel(
                 ci, None, V.vec_of(elbow_target[0] if single else elbow_target), self.ops
@@ -241,7 +245,7 @@ def closed_pose(
     tol = REACH_TOLERANCE
     bad = in_shell & ~has
     direct = has & in_reach
-    out = None
+    posed = None
     if direct.any():
         shoulder: FloatArray
         wrist_m: FloatArray
@@ -257,7 +261,7 @@ def closed_pose(
             )
         pe_a = np.atleast_1d(np.asarray(pe, dtype=np.float64))
         oe_a = np.broadcast_to(np.asarray(oe, dtype=np.float64), (b,))
-        out = LimbRows(
+        posed = LimbRows(
             shoulder,
             np.array(np.broadcast_to(theta, (b,))),
             wrist_m,
@@ -267,11 +271,11 @@ def closed_pose(
             np.ones(b, dtype=bool),
         )
         if direct.all():  # every row posed here (a single solve, typically)
-            return out, bad
-    part, out = out, _empty(b)
+            return posed, bad
+    out = _empty(b)
     out.intervals = intervals
-    if part is not None:
-        _take(out, direct, part, direct)
+    if posed is not None:
+        _take(out, direct, posed, direct)
     rest = np.flatnonzero(~bad & ~direct)
     if rest.size:
         _take(out, rest, solve_rows(limb, local, rest, wrist, **k.options), slice(None))

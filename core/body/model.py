@@ -28,12 +28,10 @@ from ..errors import (
     LimberError,
     format_value,
 )
+from ..geometry.vec3 import TAU
 from ..limb import EulerLimits, Limb, LimbLimits
 
 FloatArray = NDArray[np.float64]
-
-TAU = 2.0 * math.pi
-
 
 @dataclass(frozen=True)
 class BodyLimb:

@@ -102,7 +102,7 @@ from ..chain.solve import solve
 from ..chain.steps.task_priority import TaskPriorityStep, budget
 from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
-from ..geometry.vec3 import unit_rows, wrap
+from ..geometry.vec3 import TAU, unit_rows, wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb, solve_limb
 from ..limb.feasible import feasible_intervals
@@ -121,8 +121,6 @@ from .model import Body, BodySettings, BodySolution, shell
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
-
-TAU = 2.0 * math.pi
 
 #: Iterations without a lexicographic improvement of the goal levels before a row whose
 #: goals are not all met stops (STALLED: a conflicting level at its constrained optimum).
