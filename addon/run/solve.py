@@ -372,8 +372,6 @@ def forget_offsets(obj: Any) -> None:
 
 def clear_caches() -> None:
     """Forget cached rigs and statuses (e.g. after loading a file)."""
-    from . import body
-
     body.clear_caches()
     _RIGS.clear()
     _RIG_NOTES.clear()
@@ -851,8 +849,6 @@ def measure_statuses(obj: Any, dg: Any, sts: list[tuple[LimbStatus, Any]]
     for st, settings in sts:
         st.measured = "depsgraph"
         if st.kind == "body":
-            from . import body
-
             body.measure_pins(obj, dg, settings, st)
             continue
         if st.kind == "chain":
@@ -938,8 +934,6 @@ def store_statuses(obj: Any, statuses: Iterable[LimbStatus],
                    settings: list[Any] | None = None) -> None:
     """Copy statuses into the limbs' / chains' (and effectors') ``status`` properties.
     ``settings``: the item of each status, in the same order (else looked up by name)."""
-    from . import body
-
     data = obj.limber
     for i, st in enumerate(statuses):
         if st.kind == "body":
@@ -1013,12 +1007,10 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     """:func:`solve_object`'s work (the status tolerance held)."""
     obj_eval = obj.evaluated_get(dg)
     data = obj.limber
-    frame = bpy.context.scene.frame_current if bpy.context.scene is not None else None
-    from . import plain
-    from .body import solve_body_settings
-
+    scene = bpy.context.scene
+    frame = scene.frame_current if scene is not None else None
     todo: list[tuple[Any, Any, str]] = [
-        (solve_body_settings, b, b.root_bone) for b in pick_items(data.bodies, bodies)
+        (body.solve_body_settings, b, b.root_bone) for b in pick_items(data.bodies, bodies)
     ]
     todo += [(solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)]
     todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in pick_items(data.limbs, limbs)]
@@ -1224,3 +1216,8 @@ def snap_target(obj: Any, settings: Any, depsgraph: Any | None = None) -> None:
     else:
         scale = target.matrix_world.to_scale()
         target.matrix_world = Matrix.LocRotScale(loc, rot, scale)
+
+
+# The run modules that build on this one (they import its names), bound here once loaded:
+# an import statement inside a per-frame function costs several microseconds each call.
+from . import body, plain  # noqa: E402
