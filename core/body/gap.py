@@ -40,6 +40,9 @@ FloatArray = NDArray[np.float64]
 #: through the best sample and its neighbours).
 _SAMPLES = 48
 
+#: Spacing (rad) of the three samples around a given φ.
+_NEAR = 0.05
+
 #: Forward-difference step (rad / m) of the twist directions.
 _FD = 1e-6
 
@@ -102,12 +105,18 @@ def _moved(local: Local, h: float) -> Local:
 
 
 def limit_gap(
-    limb: Limb, local: Local, wrist: FloatArray | None, inset: float
-) -> tuple[FloatArray, FloatArray]:
+    limb: Limb,
+    local: Local,
+    wrist: FloatArray | None,
+    inset: float,
+    near: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """The limit gap r (B,) of the goals ``local`` (B rows, in the shoulder frame; module
-    docstring) and its gradient (B, 6) with respect to a twist of the shoulder frame in
-    its own axes (rotation, then translation of its origin), the goal held in the world.
-    ``wrist``: R2 held for position goals. The limb has limits."""
+    docstring), its gradient (B, 6) with respect to a twist of the shoulder frame in its
+    own axes (rotation, then translation of its origin), the goal held in the world, and
+    the minimising φ (B,). ``wrist``: R2 held for position goals. ``near`` (B,): a φ near
+    the minimum (the previous iterate's; NaN: none), searched around instead of over the
+    whole circle. The limb has limits."""
     b = local.position.shape[0]
     lim = limb.limits
     assert lim is not None
@@ -115,34 +124,61 @@ def limit_gap(
     n = 7 * b
     pr, ci = _circle(limb, moved.goal(), wrist, V.ArrayOps, n)
     sh, wr = joint_coeffs(V.ArrayOps, limb.constants, pr, ci, n)
-    # the minimising φ: samples, then the vertex of the parabola through the best and
-    # its neighbours (the sum is smooth there), kept where it is lower
-    h = 2.0 * math.pi / _SAMPLES
-    phis = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
-    grid = np.broadcast_to(phis, (b, _SAMPLES))
-    f = _sq_gap(lim, sh.rows(slice(0, b)), wr.rows(slice(0, b)), grid, inset)
+    # the minimising φ: samples (over the circle, or three around ``near``), then the
+    # vertex of the parabola through the best and its neighbours (the sum is smooth
+    # there), kept where it is lower
+    phi, low, sample = np.zeros(b), np.zeros(b), np.zeros(b)
+    fresh = np.ones(b, dtype=bool) if near is None else np.isnan(near)
+    for part in (np.flatnonzero(fresh), np.flatnonzero(~fresh)):
+        if not part.size:
+            continue
+        if fresh[part[0]]:
+            h = 2.0 * math.pi / _SAMPLES
+            grid = np.broadcast_to(
+                np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False), (part.size, _SAMPLES)
+            )
+        else:
+            assert near is not None
+            h = _NEAR
+            grid = near[part, None] + h * np.array([-1.0, 0.0, 1.0])
+        co = [JointCoeffs(c.P[part], c.Q[part], c.S[part]) for c in (sh, wr)]
+        f = _sq_gap(lim, co[0], co[1], grid, inset)
+        k = grid.shape[1]
+        every = np.arange(part.size)
+        pick = np.argmin(f, axis=1)
+        if k > 3:
+            mid = pick
+            fm, fp = f[every, pick - 1], f[every, (pick + 1) % k]
+        else:
+            mid = np.ones(part.size, dtype=np.intp)
+            fm, fp = f[:, 0], f[:, 2]
+        curv = fm - 2.0 * f[every, mid] + fp
+        shift = np.where(curv > 0.0, 0.5 * (fm - fp) / np.where(curv > 0.0, curv, 1.0), 0.0)
+        reach = 0.5 if k > 3 else 2.0
+        phi[part] = grid[every, mid] + h * np.clip(shift, -reach, reach)
+        low[part] = f[every, pick]
+        sample[part] = grid[every, pick]
+
+    def moved_at(rows: NDArray[np.intp]) -> FloatArray:
+        """(7, R) the sums at φ of the rows ``rows`` and their six moved goals."""
+        idx = (np.arange(7)[:, None] * b + rows).ravel()
+        co = [JointCoeffs(c.P[idx], c.Q[idx], c.S[idx]) for c in (sh, wr)]
+        tiled = np.tile(phi[rows], 7)[:, None]
+        return _sq_gap(lim, co[0], co[1], tiled, inset)[:, 0].reshape(7, rows.size)
+
     every = np.arange(b)
-    pick = np.argmin(f, axis=1)
-    f0 = f[every, pick]
-    fm, fp = f[every, pick - 1], f[every, (pick + 1) % _SAMPLES]
-    curv = fm - 2.0 * f0 + fp
-    shift = np.where(curv > 0.0, 0.5 * (fm - fp) / np.where(curv > 0.0, curv, 1.0), 0.0)
-    phi = phis[pick] + h * np.clip(shift, -0.5, 0.5)
-
-    def moved_at(phi: FloatArray) -> FloatArray:
-        return _sq_gap(lim, sh, wr, np.tile(phi, 7)[:, None], inset)[:, 0].reshape(7, b)
-
-    at = moved_at(phi)
-    use = at[0] <= f0
-    phi = np.where(use, phi, phis[pick])
-    best = np.where(use, at[0], f0)
+    at = moved_at(every)
+    use = at[0] <= low
+    phi = np.where(use, phi, sample)
+    best = np.where(use, at[0], low)
     if not use.all():  # those rows' differences at the sample
-        at[:, ~use] = moved_at(phi)[:, ~use]
+        worse = np.flatnonzero(~use)
+        at[:, worse] = moved_at(worse)
     grad_sq = (at[1:] - at[0]).T / _FD  # (B, 6)
     r = np.sqrt(best)
     safe = np.where(r > 0.0, r, 1.0)
     grad = np.where(r[:, None] > 0.0, 0.5 * grad_sq / safe[:, None], 0.0)
-    return r, grad
+    return r, grad, phi
 
 
 def twist_rows(

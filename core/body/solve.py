@@ -439,7 +439,9 @@ def _warm_first(
         measured=True,
     )
     q[:, free] = x[:, : free.size]
-    swivel, feasible, limb_ok, bad = _limbs(body, goals, plan, q, x[:, free.size :], every)
+    swivel, feasible, limb_ok, bad = _limbs(
+        body, goals, plan, q, x[:, free.size :], every, give_up=True
+    )
     feasible = _repair(
         body, goals, plan, q, x, bad, (iterations, reasons, swivel, feasible, limb_ok), settings
     )
@@ -484,6 +486,20 @@ _REPAIR_ROUNDS = 2
 #: then is left to the rescue).
 _REPAIR_ITERATIONS = 10
 
+#: After this many steps, a repair whose limit gaps (beyond their met level, summed) are
+#: not below this share of where they started stops (it is left to the rescue).
+_REPAIR_CHECK = 2
+_REPAIR_PROGRESS = 0.5
+
+#: A row is repaired only when the warm path's numeric level settled it in at most this
+#: many iterations (a warm start near its answer: the repair keeps that trunk, frame to
+#: frame); rows farther from their answer (cold starts) take the rest-term solve.
+_REPAIR_WARM = 4
+
+#: Limit gaps (beyond their met level, summed over the row's limbs, rad) beyond which a
+#: row is left to the rescue at once: deep ones rarely settle within the repair's budget.
+_REPAIR_DEEP = 0.6
+
 
 def _repair(
     body: Body,
@@ -510,8 +526,13 @@ def _repair(
         rest_weight=0.0,
         max_iterations=min(settings.max_iterations, _REPAIR_ITERATIONS),
     )
+    its_done = np.zeros_like(iterations)
     for _ in range(_REPAIR_ROUNDS):
-        rows = np.flatnonzero((reasons == StopReason.REACHED) & (bad & ~mask).any(axis=1))
+        rows = np.flatnonzero(
+            (reasons == StopReason.REACHED)
+            & (bad & ~mask).any(axis=1)
+            & (iterations <= _REPAIR_WARM + its_done)
+        )
         if not rows.size:
             break
         mask[rows] |= bad[rows]
@@ -519,6 +540,7 @@ def _repair(
             body, goals, plan, q[rows], x[rows], rows, warm, measured=True, repair=mask[rows]
         )
         iterations[rows] += its
+        its_done[rows] += its
         # rows whose repair did not settle keep the numeric level's result as it was
         keep = rs == StopReason.REACHED
         rows, xr = rows[keep], xr[keep]
@@ -1227,11 +1249,20 @@ def _numeric(
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
     polish = np.zeros(big, dtype=bool)
     cur = measure(x, act)
+    if limit is not None:
+        # rows too deep outside their limits are left to the rescue at once
+        deep = limit.slow(cur[2], act, 0)
+        reasons[act[deep]] = StopReason.STALLED
+        act, cur = act[~deep], tuple(a[~deep] for a in cur)
+        if not act.size:
+            return x, iterations, reasons
     now = objective(cur[0], cur[3])
     stall = np.zeros(big, dtype=np.int_)
     for it in range(settings.max_iterations):
         xa = x[act]
         e, jac, gerr, _ = cur
+        if limit is not None and polish[act].any():
+            e = limit.hold(e, polish[act])
         state = StepState(
             q=xa,
             e=e,
@@ -1279,7 +1310,10 @@ def _numeric(
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
         iterations[act] += 1
-        met = np.all(cand[2] <= settings.tolerance, axis=1)
+        if limit is None:
+            met = np.all(cand[2] <= settings.tolerance, axis=1)
+        else:
+            met = limit.met(cand[2], settings.tolerance)
         obj = objective(cand[0], cand[3])
         improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
         stall[act] = np.where(improved, 0, stall[act] + 1)
@@ -1289,6 +1323,8 @@ def _numeric(
         # (a repair's limit rows aim deeper inside than they count as met: it ends there)
         polish[act[met & ~done_conv & ((moved <= _REST_STEP) | (limit is not None))]] = True
         done_stall = ~met & (small | (stall[act] >= _STALL))
+        if limit is not None:
+            done_stall |= ~met & limit.slow(cand[2], act, it + 1)
         reasons[act[done_stall]] = StopReason.STALLED
         keep = ~(done_conv | done_stall)
         act = act[keep]
@@ -1417,9 +1453,15 @@ def _limbs(
 #: Inset (rad) of the limits in a limb's limit row (its target), and the gap at which
 #: the row counts as met: a feasible φ with every angle at least their difference
 #: inside its real limits. The row stays active between the two, so that a limb just
-#: made feasible is not pushed straight back out by the next step.
+#: made feasible is not pushed straight back out by the next step, and the margin
+#: carries the following frames of a motion.
 _LIMIT_INSET = 0.1
 _LIMIT_MET = 0.05
+
+#: Goal error (m / rad) within which a repair's goals count as met before its polishing
+#: step (a Newton step from there meets them to the tolerance; the caller measures them
+#: by forward kinematics).
+_REPAIR_GOALS = 1e-4
 
 
 class _LimitRows:
@@ -1445,6 +1487,9 @@ class _LimitRows:
         # it), so that each row's system does not depend on the others in its batch
         self.limbs = [k for k, an in enumerate(analytic) if an.model.limits is not None]
         self.shells = [shells[k] for k in self.limbs]
+        self.start = np.zeros(repair.shape[0])  # (:meth:`slow`)
+        # per row and limb the last minimising φ (the next search starts there)
+        self.phi = np.full((repair.shape[0], len(self.limbs)), np.nan)
         self.analytic = [analytic[k] for k in self.limbs]
         self.blocks = [
             RowBlock(
@@ -1456,6 +1501,35 @@ class _LimitRows:
             )
             for i, an in enumerate(self.analytic)
         ]
+
+    def met(self, gerr: FloatArray, tolerance: float) -> NDArray[np.bool_]:
+        """(b,) rows whose limit rows are met and whose goals are within
+        :data:`_REPAIR_GOALS` (the polishing step, :meth:`hold`, then meets them)."""
+        n = len(self.limbs)
+        out: NDArray[np.bool_] = np.all(gerr[:, -n:] <= tolerance, axis=1) & np.all(
+            gerr[:, :-n] <= _REPAIR_GOALS, axis=1
+        )
+        return out
+
+    def slow(self, gerr: FloatArray, rows: IntArray, steps: int) -> NDArray[np.bool_]:
+        """(b,) rows (``rows``: their positions in the batch) to leave to the rescue:
+        limit gaps (the rows' goal errors, summed) beyond :data:`_REPAIR_DEEP`, or, after
+        ``steps`` ≥ :data:`_REPAIR_CHECK` steps, not below :data:`_REPAIR_PROGRESS` of
+        where they started (recorded by the call with ``steps`` 0)."""
+        total = gerr[:, -len(self.limbs) :].sum(axis=1)
+        if steps == 0:
+            self.start[rows] = total
+        late = (steps >= _REPAIR_CHECK) & (total > _REPAIR_PROGRESS * self.start[rows])
+        out: NDArray[np.bool_] = late | (total > _REPAIR_DEEP)
+        return out
+
+    def hold(self, e: FloatArray, rows: NDArray[np.bool_]) -> FloatArray:
+        """``e`` with the limit rows' residuals of ``rows`` zero: their step holds the
+        gaps (to first order) and polishes the goals."""
+        out = e.copy()
+        n = len(self.limbs)
+        out[rows, e.shape[1] - n :] = 0.0
+        return out
 
     def wrap(self, evaluate: Any, q: FloatArray, row_ids: IntArray) -> Any:
         """``evaluate(xs, rows)`` of the numeric level with the limit rows appended."""
@@ -1486,7 +1560,9 @@ class _LimitRows:
                 sub = tuple(a[on] for a in kin)
                 local = _shoulder_goals(body, self.goals, an, qf[on], row_ids[rows[on]], sub)
                 wrist = an.wrist if local.rotation is None else None
-                r, grad = limit_gap(an.model, local, wrist, _LIMIT_INSET)
+                r, grad, self.phi[rows[on], i] = limit_gap(
+                    an.model, local, wrist, _LIMIT_INSET, self.phi[rows[on], i]
+                )
                 frt, _ = _shoulder_frame(body, an, qf[on], sub)
                 u = body.joints[an.limb][0]
                 sqw = math.sqrt(self.goals[an.goal].weight)
