@@ -63,12 +63,21 @@ their null space: on a warm start the body stays where the previous frame left i
 far as the goals allow), then the goaled limbs in closed form. A row whose goals are all
 met there (measured by forward kinematics of its final pose, so the numeric level's
 last, polishing step needs no evaluation of its own), every goaled limb reachable with a
-feasible φ, is done (``iterations``: the warm path's). The other rows are solved as
-described above, with the rest term; a row whose goals the warm path met (only a limb
-without a feasible φ) starts that solve from the warm path's trunk, the others from the
-start (``iterations``: both counted). So the rest pose shapes a solve only where keeping
-the start's trunk does not work: on a cold start from the rest pose the warm path already
-stays near it, on a warm start the body does not drift back to it frame by frame.
+feasible φ, is done (``iterations``: the warm path's). A row whose goals are met but a
+limb has no feasible φ, and which the numeric level settled in a few iterations (a warm
+start), is first *repaired*: the numeric level again from there, without the rest term,
+with a *limit row* per such limb at its goal's priority — its limit gap
+(:mod:`core.body.gap`: how far the limb's Euler angles lie outside their limits, shrunk
+by :data:`_LIMIT_INSET`, at the best swivel) with its derivative with respect to the
+shoulder frame, Tolani §4.2's workspace read as the *limited* workspace — until the gap
+is within :data:`_LIMIT_MET` (a feasible φ with a margin that carries the next frames);
+then the limbs in closed form again (:func:`_repair`; a repair that does not settle
+quickly is abandoned). The other rows are solved as described above, with the rest
+term; a row whose goals the warm path met (only a limb without a feasible φ) starts that
+solve from the warm path's trunk, the others from the start (``iterations``: all
+counted). So the rest pose shapes a solve only where keeping the start's trunk does not
+work: on a cold start from the rest pose the warm path already stays near it, on a warm
+start the body does not drift back to it frame by frame.
 Deterministic per row (batched = one by one); the goaled limbs' own joints in the start
 are still never read.
 
