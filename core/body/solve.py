@@ -63,21 +63,12 @@ their null space: on a warm start the body stays where the previous frame left i
 far as the goals allow), then the goaled limbs in closed form. A row whose goals are all
 met there (measured by forward kinematics of its final pose, so the numeric level's
 last, polishing step needs no evaluation of its own), every goaled limb reachable with a
-feasible φ, is done (``iterations``: the warm path's). A row whose goals are met but a
-limb has no feasible φ, and which the numeric level settled in a few iterations (a warm
-start), is first *repaired*: the numeric level again from there, without the rest term,
-with a *limit row* per such limb at its goal's priority — its limit gap
-(:mod:`core.body.gap`: how far the limb's Euler angles lie outside their limits, shrunk
-by :data:`_LIMIT_INSET`, at the best swivel) with its derivative with respect to the
-shoulder frame, Tolani §4.2's workspace read as the *limited* workspace — until the gap
-is within :data:`_LIMIT_MET` (a feasible φ with a margin that carries the next frames);
-then the limbs in closed form again (:func:`_repair`; a repair that does not settle
-quickly is abandoned). The other rows are solved as described above, with the rest
-term; a row whose goals the warm path met (only a limb without a feasible φ) starts that
-solve from the warm path's trunk, the others from the start (``iterations``: all
-counted). So the rest pose shapes a solve only where keeping the start's trunk does not
-work: on a cold start from the rest pose the warm path already stays near it, on a warm
-start the body does not drift back to it frame by frame.
+feasible φ, is done (``iterations``: the warm path's). The other rows are solved as
+described above, with the rest term; a row whose goals the warm path met (only a limb
+without a feasible φ) starts that solve from the warm path's trunk, the others from the
+start (``iterations``: both counted). So the rest pose shapes a solve only where keeping
+the start's trunk does not work: on a cold start from the rest pose the warm path already
+stays near it, on a warm start the body does not drift back to it frame by frame.
 Deterministic per row (batched = one by one); the goaled limbs' own joints in the start
 are still never read.
 
@@ -126,7 +117,6 @@ from .closed import (
     solve_all,
     straight_targets,
 )
-from .gap import limit_gap, twist_rows
 from .model import Body, BodySettings, BodySolution, shell
 
 FloatArray = NDArray[np.float64]
@@ -451,9 +441,6 @@ def _warm_first(
     swivel, feasible, limb_ok, bad = _limbs(
         body, goals, plan, q, x[:, free.size :], every, give_up=True
     )
-    feasible = _repair(
-        body, goals, plan, q, x, bad, (iterations, reasons, swivel, feasible, limb_ok), settings
-    )
     goaled = [an.limb for an in plan["analytic"]]
     done = (reasons == StopReason.REACHED) & ~bad.any(axis=1) & limb_ok[:, goaled].all(axis=1)
     # the goals by forward kinematics of those rows' final pose (their last numeric step
@@ -486,85 +473,6 @@ def _warm_first(
             for f, g in zip(feasible, part[2], strict=True)
         )
     return q, swivel, feasible, limb_ok, iterations, reasons, gerr
-
-
-#: Rounds of :func:`_repair` (a limb found without a feasible φ after one joins the next).
-_REPAIR_ROUNDS = 2
-
-#: Iterations of one :func:`_repair` round at most (a repair that does not settle by
-#: then is left to the rescue).
-_REPAIR_ITERATIONS = 10
-
-#: After this many steps, a repair whose limit gaps (beyond their met level, summed) are
-#: not below this share of where they started stops (it is left to the rescue).
-_REPAIR_CHECK = 2
-_REPAIR_PROGRESS = 0.5
-
-#: A row is repaired only when the warm path's numeric level settled it in at most this
-#: many iterations (a warm start near its answer: the repair keeps that trunk, frame to
-#: frame); rows farther from their answer (cold starts) take the rest-term solve.
-_REPAIR_WARM = 4
-
-#: Limit gaps (beyond their met level, summed over the row's limbs, rad) beyond which a
-#: row is left to the rescue at once: deep ones rarely settle within the repair's budget.
-_REPAIR_DEEP = 0.6
-
-
-def _repair(
-    body: Body,
-    goals: tuple[Goal, ...],
-    plan: dict[str, Any],
-    q: FloatArray,
-    x: FloatArray,
-    bad: NDArray[np.bool_],
-    out: tuple[Any, ...],
-    settings: BodySettings,
-) -> tuple[Any, ...]:
-    """Rows whose numeric level met its goals but left a goaled limb without a feasible
-    φ (``bad`` (B, A)): the numeric level again from ``x`` without the rest term, with
-    those limbs' limit rows (:class:`_LimitRows`) at their goals' levels, then the limbs
-    in closed form (up to :data:`_REPAIR_ROUNDS` rounds). Updates ``q``, ``x``, ``bad``
-    and ``out`` = (iterations, reasons, swivels, feasible intervals, limbs reached) in
-    place for those rows; returns the feasible intervals (a new tuple)."""
-    iterations, reasons, swivel, limb_ok = out[0], out[1], out[2], out[4]
-    feasible: tuple[Any, ...] = out[3]
-    nf = plan["free"].size
-    mask = np.zeros_like(bad)
-    warm = dataclasses.replace(
-        settings,
-        rest_weight=0.0,
-        max_iterations=min(settings.max_iterations, _REPAIR_ITERATIONS),
-    )
-    its_done = np.zeros_like(iterations)
-    for _ in range(_REPAIR_ROUNDS):
-        rows = np.flatnonzero(
-            (reasons == StopReason.REACHED)
-            & (bad & ~mask).any(axis=1)
-            & (iterations <= _REPAIR_WARM + its_done)
-        )
-        if not rows.size:
-            break
-        mask[rows] |= bad[rows]
-        xr, its, rs = _numeric(
-            body, goals, plan, q[rows], x[rows], rows, warm, measured=True, repair=mask[rows]
-        )
-        iterations[rows] += its
-        its_done[rows] += its
-        # rows whose repair did not settle keep the numeric level's result as it was
-        keep = rs == StopReason.REACHED
-        rows, xr = rows[keep], xr[keep]
-        if not rows.size:
-            break
-        sub_q = q[rows]
-        sub_q[:, plan["free"]] = xr[:, :nf]
-        sw, fs, ok, bad[rows] = _limbs(body, goals, plan, sub_q, xr[:, nf:], rows)
-        q[rows], x[rows] = sub_q, xr
-        swivel[rows], limb_ok[rows] = sw, ok
-        feasible = tuple(
-            None if f is None else _scatter_intervals(f, rows, g)
-            for f, g in zip(feasible, fs, strict=True)
-        )
-    return feasible
 
 
 def _goals_at(goals: tuple[Goal, ...], rows: IntArray, big: int) -> tuple[Goal, ...]:
@@ -1060,14 +968,12 @@ def _numeric(
     row_ids: IntArray,
     settings: BodySettings,
     measured: bool = False,
-    repair: NDArray[np.bool_] | None = None,
 ) -> tuple[FloatArray, NDArray[np.int_], NDArray[np.object_]]:
     """The numeric level (module docstring) for the rows of ``q`` / ``x`` (``row_ids``:
     their indices in the goals' batch). Returns x, iterations, reasons. ``measured``: the
     caller measures the goals by forward kinematics afterwards, so the polishing step
     (a Newton step from goals already met) ends a row without an evaluation of its own
-    (reason REACHED). ``repair`` (B, A): per row and goaled limb, whether the limb's
-    limit row (:class:`_LimitRows`) joins its goal's level."""
+    (reason REACHED)."""
     sk = body.skeleton
     free: IntArray = plan["free"]
     analytic: list[_Analytic] = plan["analytic"]
@@ -1107,11 +1013,6 @@ def _numeric(
         )
         row += width
     m_goal = row
-    limit = None
-    if repair is not None:
-        shells = [(blk.rows, n_num + k) for k, blk in enumerate(blocks[len(blocks) - na :])]
-        limit = _LimitRows(body, goals, plan, repair, m_goal, shells)
-        blocks.extend(limit.blocks)
     # the rest term (lowest level) is not a row block: its step is the exact projection
     # in `cascade`, its value ‖√w (x_rest − x)‖² computed by `evaluate`
     rest_w = settings.rest_weight
@@ -1201,8 +1102,6 @@ def _numeric(
             rest_sq = rest_w * np.sum(diff * diff, axis=1)
         return e, jac, gerr, rest_sq
 
-    measure = evaluate if limit is None else limit.wrap(evaluate, q, row_ids)
-
     st = SolveSettings(
         tolerance=settings.tolerance,
         max_step=settings.max_step,
@@ -1257,21 +1156,12 @@ def _numeric(
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
     polish = np.zeros(big, dtype=bool)
-    cur = measure(x, act)
-    if limit is not None:
-        # rows too deep outside their limits are left to the rescue at once
-        deep = limit.slow(cur[2], act, 0)
-        reasons[act[deep]] = StopReason.STALLED
-        act, cur = act[~deep], tuple(a[~deep] for a in cur)
-        if not act.size:
-            return x, iterations, reasons
+    cur = evaluate(x, act)
     now = objective(cur[0], cur[3])
     stall = np.zeros(big, dtype=np.int_)
     for it in range(settings.max_iterations):
         xa = x[act]
         e, jac, gerr, _ = cur
-        if limit is not None and polish[act].any():
-            e = limit.hold(e, polish[act])
         state = StepState(
             q=xa,
             e=e,
@@ -1284,7 +1174,7 @@ def _numeric(
             skeleton=reduced,  # type: ignore[arg-type]
             goals=eval_goals,
             settings=st,
-            evaluate=functools.partial(measure, rows=act),  # type: ignore[arg-type]
+            evaluate=functools.partial(evaluate, rows=act),  # type: ignore[arg-type]
         )
         held = np.zeros(xa.shape, dtype=bool)
         dx = cascade(state, jac, xa, held)
@@ -1304,7 +1194,7 @@ def _numeric(
                 held[todo] |= out[new]
                 ht = held[todo]
                 dx[todo] = cascade(
-                    _rows_state(state, todo, measure), jac[todo] * ~ht[:, None, :], xa[todo], ht
+                    _rows_state(state, todo, evaluate), jac[todo] * ~ht[:, None, :], xa[todo], ht
                 )
         xn = reduced.clip_unchecked(xa + dx) if settings.use_limits else xa + dx
         fin = polish[act] if measured else None
@@ -1315,25 +1205,19 @@ def _numeric(
             act, xa, xn, now = act[keep], xa[keep], xn[keep], now[keep]
             if not act.size:
                 break
-        cand = measure(xn, act)
+        cand = evaluate(xn, act)
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
         iterations[act] += 1
-        if limit is None:
-            met = np.all(cand[2] <= settings.tolerance, axis=1)
-        else:
-            met = limit.met(cand[2], settings.tolerance)
+        met = np.all(cand[2] <= settings.tolerance, axis=1)
         obj = objective(cand[0], cand[3])
         improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
         stall[act] = np.where(improved, 0, stall[act] + 1)
         small = moved <= settings.step_tolerance
         done_conv = met & (small | (stall[act] >= _SETTLED) | polish[act])
         # the rest term's tail is cut (module docstring): one goal-only step, then stop
-        # (a repair's limit rows aim deeper inside than they count as met: it ends there)
-        polish[act[met & ~done_conv & ((moved <= _REST_STEP) | (limit is not None))]] = True
+        polish[act[met & ~done_conv & (moved <= _REST_STEP)]] = True
         done_stall = ~met & (small | (stall[act] >= _STALL))
-        if limit is not None:
-            done_stall |= ~met & limit.slow(cand[2], act, it + 1)
         reasons[act[done_stall]] = StopReason.STALLED
         keep = ~(done_conv | done_stall)
         act = act[keep]
@@ -1457,128 +1341,3 @@ def _limbs(
             break
         failed = bad[:, k] | ~ok[:, an.limb] | failed
     return swivel, tuple(feasible), ok, bad
-
-
-#: Inset (rad) of the limits in a limb's limit row (its target), and the gap at which
-#: the row counts as met: a feasible φ with every angle at least their difference
-#: inside its real limits. The row stays active between the two, so that a limb just
-#: made feasible is not pushed straight back out by the next step, and the margin
-#: carries the following frames of a motion.
-_LIMIT_INSET = 0.1
-_LIMIT_MET = 0.05
-
-#: Goal error (m / rad) within which a repair's goals count as met before its polishing
-#: step (a Newton step from there meets them to the tolerance; the caller measures them
-#: by forward kinematics).
-_REPAIR_GOALS = 1e-4
-
-
-class _LimitRows:
-    """The limit rows of the numeric level (:mod:`core.body.gap`): per goaled limb under
-    repair, one row at its goal's priority and weight whose residual is −√w r (r the
-    limit gap with :data:`_LIMIT_INSET`) and whose Jacobian is √w ∂r/∂x (the shoulder
-    frame's twist chained with the skeleton's DOF axes); its goal error is the gap beyond
-    :data:`_LIMIT_MET`. Rows not under repair for a limb get zeros."""
-
-    def __init__(
-        self,
-        body: Body,
-        goals: tuple[Goal, ...],
-        plan: dict[str, Any],
-        repair: NDArray[np.bool_],
-        start: int,
-        shells: list[tuple[slice, int]],
-    ) -> None:
-        analytic: list[_Analytic] = plan["analytic"]
-        self.body, self.goals, self.free = body, goals, plan["free"]
-        self.repair = repair
-        # a row for every goaled limb with limits (zeros where a row does not repair
-        # it), so that each row's system does not depend on the others in its batch
-        self.limbs = [k for k, an in enumerate(analytic) if an.model.limits is not None]
-        self.shells = [shells[k] for k in self.limbs]
-        self.start = np.zeros(repair.shape[0])  # (:meth:`slow`)
-        # per row and limb the last minimising φ (the next search starts there)
-        self.phi = np.full((repair.shape[0], len(self.limbs)), np.nan)
-        self.analytic = [analytic[k] for k in self.limbs]
-        self.blocks = [
-            RowBlock(
-                an.goal,
-                goals[an.goal].priority,
-                slice(start + i, start + i + 1),
-                BlockKind.POSITION,
-                goals[an.goal].weight,
-            )
-            for i, an in enumerate(self.analytic)
-        ]
-
-    def met(self, gerr: FloatArray, tolerance: float) -> NDArray[np.bool_]:
-        """(b,) rows whose limit rows are met and whose goals are within
-        :data:`_REPAIR_GOALS` (the polishing step, :meth:`hold`, then meets them)."""
-        n = len(self.limbs)
-        out: NDArray[np.bool_] = np.all(gerr[:, -n:] <= tolerance, axis=1) & np.all(
-            gerr[:, :-n] <= _REPAIR_GOALS, axis=1
-        )
-        return out
-
-    def slow(self, gerr: FloatArray, rows: IntArray, steps: int) -> NDArray[np.bool_]:
-        """(b,) rows (``rows``: their positions in the batch) to leave to the rescue:
-        limit gaps (the rows' goal errors, summed) beyond :data:`_REPAIR_DEEP`, or, after
-        ``steps`` ≥ :data:`_REPAIR_CHECK` steps, not below :data:`_REPAIR_PROGRESS` of
-        where they started (recorded by the call with ``steps`` 0)."""
-        total = gerr[:, -len(self.limbs) :].sum(axis=1)
-        if steps == 0:
-            self.start[rows] = total
-        late = (steps >= _REPAIR_CHECK) & (total > _REPAIR_PROGRESS * self.start[rows])
-        out: NDArray[np.bool_] = late | (total > _REPAIR_DEEP)
-        return out
-
-    def hold(self, e: FloatArray, rows: NDArray[np.bool_]) -> FloatArray:
-        """``e`` with the limit rows' residuals of ``rows`` zero: their step holds the
-        gaps (to first order) and polishes the goals."""
-        out = e.copy()
-        n = len(self.limbs)
-        out[rows, e.shape[1] - n :] = 0.0
-        return out
-
-    def wrap(self, evaluate: Any, q: FloatArray, row_ids: IntArray) -> Any:
-        """``evaluate(xs, rows)`` of the numeric level with the limit rows appended."""
-        body, free, nf = self.body, self.free, self.free.size
-        sk = body.skeleton
-
-        def measure(xs: FloatArray, rows: IntArray) -> tuple[FloatArray, ...]:
-            e, jac, gerr, rest_sq = evaluate(xs, rows)
-            b, n = xs.shape[0], len(self.limbs)
-            e2 = np.zeros((b, e.shape[1] + n))
-            jac2 = np.zeros((b, e.shape[1] + n, jac.shape[2]))
-            gerr2 = np.zeros((b, gerr.shape[1] + n))
-            e2[:, : e.shape[1]] = e
-            jac2[:, : e.shape[1]] = jac
-            gerr2[:, : gerr.shape[1]] = gerr
-            qf = q[rows]
-            qf[:, free] = xs[:, :nf]
-            kin = sk.kinematics(qf)
-            for i, (k, an) in enumerate(zip(self.limbs, self.analytic, strict=True)):
-                on = np.flatnonzero(self.repair[rows, k])
-                if not on.size:
-                    continue
-                # the shell holds its distance only where it is broken: the limit row
-                # may need the goal deeper inside (a bent elbow)
-                shell, col = self.shells[i]
-                inside = on[gerr[on, col] == 0.0]
-                jac2[inside, shell] = 0.0
-                sub = tuple(a[on] for a in kin)
-                local = _shoulder_goals(body, self.goals, an, qf[on], row_ids[rows[on]], sub)
-                wrist = an.wrist if local.rotation is None else None
-                r, grad, self.phi[rows[on], i] = limit_gap(
-                    an.model, local, wrist, _LIMIT_INSET, self.phi[rows[on], i]
-                )
-                frt, _ = _shoulder_frame(body, an, qf[on], sub)
-                u = body.joints[an.limb][0]
-                sqw = math.sqrt(self.goals[an.goal].weight)
-                row = e.shape[1] + i
-                e2[on, row] = -sqw * r
-                jac2[on, row, :nf] = sqw * twist_rows(sk, sub, u, free, grad, frt)
-                gerr2[on, gerr.shape[1] + i] = np.maximum(r - _LIMIT_MET, 0.0)
-            return e2, jac2, gerr2, rest_sq
-
-        return measure
