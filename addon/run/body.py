@@ -121,7 +121,8 @@ def body_rig_for(obj: Any, body: Any) -> tuple[BodyRig, Body]:
         sig: tuple[Any, ...] = (body.root_bone, tuple(bend), tuple(head), body.use_limits,
                                 body.bend_range, obj.as_pointer(),
                                 tuple((p.upper_bone, p.lower_bone, p.tip_bone) for p in pins))
-        sig += tuple(bone_signature(pb) for pb in bones)
+        # the root's location is the Free joint's translation (read every frame)
+        sig += tuple(bone_signature(pb, location=pb.name != body.root_bone) for pb in bones)
     except MappingError:
         sig = ()
     key = (obj.name, body.name)
