@@ -351,7 +351,9 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
         todo = [p for p, e in zip(pins, st.effectors, strict=True)
                 if not e[2] or (p.kind in LIMB_KINDS and p.name not in exact)]
         if todo:
-            finished = _finish(obj, rig, start_swivels(core_body, sol.q), todo, st, depsgraph)
+            limbs = {p.name for p in todo}
+            finished = _finish(obj, rig, start_swivels(core_body, sol.q, limbs), todo, st,
+                               depsgraph)
             depsgraph.update()
             measure_pins(obj, depsgraph, body, st)
             if not st.reached:
@@ -364,17 +366,20 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
     st.message = verify.status_message(st)
 
 
-def start_swivels(core_body: Body, q0: Any) -> dict[str, float]:
+def start_swivels(core_body: Body, q0: Any, names: set[str] | None = None
+                  ) -> dict[str, float]:
     """Each limb's swivel φ in the pose ``q0`` (:func:`core.pose_swivel`; a limb whose
     elbow stays on its axis even bent is left out). Of the start pose: the body's
     preferred swivels (each goaled limb's swivel starts there and the rest term pulls it
     there, not at the limb's zero-pose side, which flipped a mocap knee; a position
     goal's φ is measured about the wrist centre here). Of the body's solution: the
-    swivels its limbs are finished with (:func:`_finish`)."""
+    swivels its limbs are finished with (:func:`_finish`). ``names``: only these limbs."""
     sk = core_body.skeleton
     out: dict[str, float] = {}
     for bl, model, (u, lo, _) in zip(core_body.limbs, core_body.models, core_body.joints,
                                      strict=True):
+        if names is not None and bl.name not in names:
+            continue
         order = getattr(sk.joints[u].dofs, "order", "XYZ")  # a Ball (Body checks it)
         phi = pose_swivel(model, euler_to_matrix(q0[sk.dof_slices[u]], order),
                           float(q0[sk.dof_slices[lo]][0]))
