@@ -14,12 +14,13 @@ live solving, live playback and ``limber.bake``) calls for each enabled body
    bone, every limb);
 4. *verify*: the depsgraph is evaluated once and every pin is measured on the evaluated
    pose. Where Blender's pose differs from the body's model (Rigify's helper bones and
-   constraints) a pin can miss: each goaled limb whose pin misses is solved again through
-   the limb pipeline (:mod:`..bridge.requests`, :func:`core.solve_limb`) from the
-   shoulder / hip frame Blender evaluated, with the swivel the body's limb solve used
-   (the elbow / knee on the body's side, and a straight limb not turned about itself);
-   a missing head aim likewise from its evaluated frame; evaluated and measured again,
-   a limb that still misses is re-solved with a corrected goal
+   constraints) a pin can miss. Each goaled limb whose pin misses, or that the body did
+   not pose exactly away from the ends of its reach (:func:`exact_limbs`), is solved
+   again through the limb pipeline (:mod:`..bridge.requests`, :func:`core.solve_limb`)
+   from the shoulder / hip frame Blender evaluated, with the swivel of the body's pose
+   (the elbow / knee on the body's side, and a straight limb not turned about itself); a
+   missing head aim likewise from its evaluated frame. Evaluated and measured again, a
+   limb that still misses is re-solved with a corrected goal
    (:func:`..bridge.verify.corrected_goal`).
 
 The body's status (kind ``"body"``) is its worst pin; each pin's is stored in its own

@@ -2,7 +2,7 @@
 follows every edit between frames: the root's location (the body's own unknown, written
 by every solve) keeps the rig; an edit of what the rig is built from rebuilds it; and the
 solve after an edit writes, bit for bit, what a solve with every cache cleared writes
-from the same pose, with the same statuses."""
+from the same pose, with the same statuses (:func:`.test_live_cache.cached_then_fresh`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from mathutils import Vector
 
 from tests.blender.limber_rigs import metarig, world_pose
+from tests.blender.test_live_cache import cached_then_fresh
 
 #: The status fields a cached and a fresh solve agree on (timings aside).
 FIELDS = ("solved", "message", "reachable", "within_limits", "position_error",
@@ -37,29 +38,6 @@ def _scene(limber: Any) -> tuple[Any, Any]:
         hand.target.keyframe_insert("location", frame=f)
     bpy.context.scene.limber.live_playback = False
     return obj, body
-
-
-def _cached_then_fresh(limber: Any, obj: Any, edit: Callable[[Any], None]) -> list[Any]:
-    """Solve frames 1–2 (caches warm), edit, solve frame 3; then from the pose before that
-    solve, with every cache cleared, solve frame 3 again: the same values and statuses."""
-    solve, live = limber.sub("addon.run.solve"), limber.sub("addon.run.live")
-    scene = bpy.context.scene
-    for f in (1, 2):
-        scene.frame_set(f)
-        solve.solve_object(obj)
-    edit(obj)
-    scene.frame_set(3)
-    before = live.capture_pose(obj)
-    cached = solve.solve_object(obj)
-    after = live.capture_pose(obj)
-    live.restore_pose(obj, before)
-    solve.clear_caches()
-    fresh = solve.solve_object(obj)
-    assert live.capture_pose(obj) == after
-    for a, b in zip(cached, fresh, strict=True):
-        for name in FIELDS:
-            assert getattr(a, name) == getattr(b, name), (a.limb, name)
-    return cached
 
 
 def test_the_rig_is_kept_while_the_body_moves_its_root(limber: Any) -> None:
@@ -109,6 +87,6 @@ def test_a_solve_after_an_edit_equals_a_fresh_one(limber: Any, edit: Callable[[A
         edit(o)
         seen.append(run_body.body_rig_for(o, body))
 
-    sts = _cached_then_fresh(limber, obj, spy)
+    sts = cached_then_fresh(limber, obj, spy, warm=(1, 2), fields=FIELDS)
     assert sts[0].solved, sts[0].message
     assert (seen[0][0] is not seen[1][0]) == rebuilt
