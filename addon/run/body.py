@@ -167,14 +167,16 @@ def _goals(obj: Any, rig: BodyRig, pins: list[Any], frame: Any, depsgraph: Any
     return goals
 
 
-def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, swivel: float,
-                 depsgraph: Any, goal_frame: Any = None, reads: Any = None
+def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, depsgraph: Any, *,
+                 swivel: float = 0.0, goal_frame: Any = None, reads: Any = None
                  ) -> tuple[Any, dict[str, tuple[str, tuple[float, ...]]]]:
     """Solve one goaled limb through the limb pipeline from its evaluated shoulder / hip
-    frame with the swivel φ ``swivel`` (the body's: its limb model is the limb rig's, so
-    φ puts the elbow / knee where the body did, and for a straight limb, whose elbow
-    gives no direction, keeps the upper bone's turn about its axis); returns (request,
-    written). ``reads``: a request to solve again for the goal ``goal_frame``."""
+    frame with the swivel φ ``swivel`` (the body's: its limb model is built from the same
+    bones as the limb rig, so φ puts the elbow / knee where the body did, and for a
+    straight limb, whose elbow gives no direction, keeps the upper bone's turn about its
+    axis); returns (request,
+    written). ``reads``: a request to solve again (its swivel kept) for the goal
+    ``goal_frame``."""
     view = PinLimb(pin=pin, name=pin.name, goal_type=pin.goal_type, axis=pin.axis,
                    target=pin.target, target_bone=pin.target_bone, swivel=swivel)
     if reads is None:
@@ -191,7 +193,7 @@ def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, swivel: float,
 
 def _finish(obj: Any, rig: BodyRig, swivels: dict[str, float], pins: list[Any],
             st: LimbStatus, depsgraph: Any) -> dict[str, tuple[LimbRig, Any, Any]]:
-    """Solve the limbs and the head of ``pins`` again from their frames as Blender
+    """Solve the limbs and the head among ``pins`` again from their frames as Blender
     evaluated them; each limb with the swivel of the pose the body wrote (``swivels``,
     :func:`start_swivels` of the body's solution). Returns per limb pin what
     :func:`_refine` needs."""
@@ -200,8 +202,8 @@ def _finish(obj: Any, rig: BodyRig, swivels: dict[str, float], pins: list[Any],
     for p in pins:
         if p.kind in LIMB_KINDS and p.name in rig.limbs:
             lr = rig.limbs[p.name]
-            req, written = _finish_limb(obj, obj_eval, lr, p, swivels.get(p.name, 0.0),
-                                        depsgraph)
+            req, written = _finish_limb(obj, obj_eval, lr, p, depsgraph,
+                                        swivel=swivels.get(p.name, 0.0))
             finished[p.name] = (lr, req, p)
             st.written.update(written)
         elif p.kind == "HEAD":
@@ -214,9 +216,11 @@ def exact_limbs(core_body: Body, sol: Any) -> set[str]:
     from the ends of their reach: their analytic solve met the goal
     (``limb_reached``) and the wrist / ankle lies more than :data:`NEAR_SHELL` × the
     limb's length inside its shell. Where the body meets such a limb's pin on the
-    evaluated pose, solving the limb again from its evaluated frame gives the same pose;
-    near full extension (or folding) the body keeps its goal inside the shell by
-    :attr:`core.BodySettings.shell_margin`, and the finish solves it exactly."""
+    evaluated pose, solving the limb again from its evaluated frame gives the same pose.
+    Near the ends of its reach the body holds the goal inside the shell
+    (:attr:`core.BodySettings.shell_margin`), and there a float-level change of the
+    shoulder moves a nearly straight limb's elbow visibly (its bend goes with the square
+    root of the distance): the finish solves such a limb exactly."""
     frames = core_body.skeleton.forward(sol.q)
     out: set[str] = set()
     for bl, model, (u, _, e), (lo, hi), ok in zip(
@@ -282,7 +286,8 @@ def _refine(obj: Any, depsgraph: Any, body: Any, st: LimbStatus,
             rig, req, pin = finished[p.name]
             end = read.bone_world(obj_eval, rig.end)
             g = verify.corrected_goal(req, end)
-            req2, written = _finish_limb(obj, obj_eval, rig, pin, 0.0, depsgraph, g, req)
+            req2, written = _finish_limb(obj, obj_eval, rig, pin, depsgraph, goal_frame=g,
+                                         reads=req)
             finished[p.name] = (rig, req2, pin)
             st.written.update(written)
             again = True
@@ -350,7 +355,9 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
         measure_pins(obj, depsgraph, body, st)
         exact = exact_limbs(core_body, sol)
         todo = [p for p, e in zip(pins, st.effectors, strict=True)
-                if not e[2] or (p.kind in LIMB_KINDS and p.name not in exact)]
+                if (p.name in rig.limbs and p.kind in LIMB_KINDS
+                    and not (e[2] and p.name in exact))
+                or (p.kind == "HEAD" and not e[2])]
         if todo:
             limbs = {p.name for p in todo}
             finished = _finish(obj, rig, start_swivels(core_body, sol.q, limbs), todo, st,

@@ -51,7 +51,7 @@ def test_a_straight_arm_finished_keeps_its_turn_about_itself(limber: Any) -> Non
         before = {b: world_pose(obj, b) for b in bones}
         dg = bpy.context.evaluated_depsgraph_get()
         _, written = run_body._finish_limb(obj, obj.evaluated_get(dg), rig.limbs[name], pin,
-                                           swivels[name], dg)
+                                           dg, swivel=swivels[name])
         assert set(written) >= {pin.upper_bone, pin.lower_bone}
         evaluate()
         for bone, m in before.items():
