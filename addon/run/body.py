@@ -42,6 +42,7 @@ from ...core import (
     LimberError,
     Method,
     SolveSettings,
+    affine_inverse,
     euler_to_matrix,
     goal_in_frame,
     pose_swivel,
@@ -155,13 +156,14 @@ def _goals(obj: Any, rig: BodyRig, pins: list[Any], frame: Any, depsgraph: Any
            ) -> list[Any]:
     """The core goals of the pins (targets in the root frame), in pin order."""
     goals = []
+    inverse = affine_inverse(frame)
     for p in pins:
         t = read.target_world(p.target.evaluated_get(depsgraph), p.target_bone)
         axis = np.array(AXES[p.axis])
         if p.goal_type == "AIM" and p.kind in LIMB_KINDS:
             # the limb holds its end bone's rotation: aim with the held axis
             axis = mapping.read_rotation(obj.pose.bones[p.tip_bone]) @ axis
-        g, _, _ = effector_goal(p.goal_type, goal_in_frame(frame, t), axis,
+        g, _, _ = effector_goal(p.goal_type, goal_in_frame(frame, t, inverse=inverse), axis,
                                 rig.chain.joint(p.tip_bone), float(p.weight), int(p.priority))
         goals.append(g)
     return goals
