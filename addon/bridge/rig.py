@@ -48,13 +48,14 @@ from ...core import (
     bend_axis,
     euler_to_matrix,
     matrix_to_axis_angle,
+    matrix_to_euler_families,
+    nearest_eulers,
     orthonormalize_yz,
     quat_to_matrix,
     rigid_inverse,
     translation,
 )
 from .read import mat4
-from .write import pick_euler
 
 FloatArray = NDArray[np.float64]
 
@@ -603,29 +604,62 @@ def root_frame(obj_eval: Any, rig: ChainRig) -> FloatArray:
     return bone_frame(obj_eval, rig.bones[0])
 
 
-def _ball_angles(pose_bone: Any, d: Ball, lim: EulerLimits | None) -> FloatArray:
-    """The bone's current rotation as Euler angles in ``d.order`` (its own angles if the
-    bone is in that Euler mode, else the family within ``lim`` nearest zero)."""
-    if str(pose_bone.rotation_mode) == d.order:
-        return np.array(pose_bone.rotation_euler, dtype=np.float64)
-    return pick_euler(read_rotation(pose_bone), d.order, lim, (0.0, 0.0, 0.0))
+def _ball_angles(items: list[tuple[Any, Ball, EulerLimits | None]]) -> list[FloatArray]:
+    """Each bone's current rotation as Euler angles in its Ball's order (its own angles if
+    the bone is in that Euler mode, else the family within the limits nearest zero, as
+    :func:`.write.pick_euler`), for (pose bone, Ball, limits) items: the quaternions
+    converted in one call and the Euler families in one call per order."""
+    out: list[FloatArray] = [np.empty(0)] * len(items)
+    quats: list[int] = []
+    others: dict[int, FloatArray] = {}
+    for i, (pb, d, _) in enumerate(items):
+        mode = str(pb.rotation_mode)
+        if mode == d.order:
+            out[i] = np.array(pb.rotation_euler, dtype=np.float64)
+        elif mode == "QUATERNION":
+            quats.append(i)
+        else:
+            others[i] = read_rotation(pb)
+    rot: dict[int, FloatArray] = dict(others)
+    if quats:
+        ms = quat_to_matrix(np.array([tuple(items[i][0].rotation_quaternion) for i in quats]))
+        rot.update(zip(quats, ms, strict=True))
+    by_order: dict[str, list[int]] = {}
+    for i in rot:
+        by_order.setdefault(items[i][1].order, []).append(i)
+    zero = (0.0, 0.0, 0.0)
+    for order, idx in by_order.items():
+        fams = matrix_to_euler_families(np.array([rot[i] for i in idx]), order)
+        for i, fam in zip(idx, fams, strict=True):
+            lim = items[i][2]
+            inside = None if lim is None else lim.contains(fam[None], tol=1e-6)
+            out[i] = nearest_eulers(fam[None], zero, inside)[0]
+    return out
 
 
 def read_chain_q(obj: Any, rig: ChainRig) -> FloatArray:
     """The chain's configuration q from the bones' current local rotations (rotation
     about locked axes, or about other axes than a hinge's, is dropped)."""
     pbs = obj.pose.bones
-    q = np.zeros(rig.skeleton.n_dofs)
+    sk = rig.skeleton
+    q = np.zeros(sk.n_dofs)
+    balls: list[tuple[Any, Ball, EulerLimits | None]] = []
+    at: list[tuple[int, Any]] = []  # (joint, its Ball / Free) per item of balls
     for j, name in enumerate(rig.bones):
-        jt = rig.skeleton.joints[j]
-        s = rig.skeleton.dof_slices[j]
-        d = jt.dofs
+        d = sk.joints[j].dofs
         if isinstance(d, Ball):
-            q[s] = _ball_angles(pbs[name], d, rig.family_limits[j])[list(d.free)]
+            balls.append((pbs[name], d, rig.family_limits[j]))
+            at.append((j, d))
         elif isinstance(d, Free):  # the bone's location, then its rotation's angles
-            q[s] = np.concatenate([np.array(pbs[name].location, dtype=np.float64),
-                                   _ball_angles(pbs[name], d.ball, None)])
+            balls.append((pbs[name], d.ball, None))
+            at.append((j, d))
         elif isinstance(d, Hinge):
             axis, angle = matrix_to_axis_angle(read_rotation(pbs[name]))
-            q[s] = float(angle) * float(np.dot(axis, np.asarray(d.axis)))
+            q[sk.dof_slices[j]] = float(angle) * float(np.dot(axis, np.asarray(d.axis)))
+    for (j, d), angles in zip(at, _ball_angles(balls), strict=True):
+        if isinstance(d, Free):
+            q[sk.dof_slices[j]] = np.concatenate([np.array(pbs[rig.bones[j]].location,
+                                                           dtype=np.float64), angles])
+        else:
+            q[sk.dof_slices[j]] = angles[list(d.free)]
     return q

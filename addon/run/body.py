@@ -12,13 +12,16 @@ live solving, live playback and ``limber.bake``) calls for each enabled body
    analytically;
 3. *write*: the whole configuration (the root's location and rotation, every bending
    bone, every limb);
-4. the depsgraph is evaluated once, and each goaled limb is solved again through the limb
-   pipeline (:mod:`..bridge.requests`, :func:`core.solve_limb`) from the shoulder / hip
-   frame Blender evaluated, with the elbow / knee where the body put it; the head's aim
-   likewise from its evaluated frame. Whatever the rig does between the bones (Rigify's
-   helper bones and constraints), the limbs land on their targets as Blender shows them;
-5. *verify*: evaluated once more, every pin is measured on the evaluated pose; a limb that
-   misses is re-solved with a corrected goal (:func:`..bridge.verify.corrected_goal`).
+4. *verify*: the depsgraph is evaluated once and every pin is measured on the evaluated
+   pose. Where Blender's pose differs from the body's model (Rigify's helper bones and
+   constraints) a pin can miss. Each goaled limb whose pin misses, or that the body did
+   not pose exactly away from the ends of its reach (:func:`exact_limbs`), is solved
+   again through the limb pipeline (:mod:`..bridge.requests`, :func:`core.solve_limb`)
+   from the shoulder / hip frame Blender evaluated, with the swivel of the body's pose
+   (the elbow / knee on the body's side, and a straight limb not turned about itself); a
+   missing head aim likewise from its evaluated frame. Evaluated and measured again, a
+   limb that still misses is re-solved with a corrected goal
+   (:func:`..bridge.verify.corrected_goal`).
 
 The body's status (kind ``"body"``) is its worst pin; each pin's is stored in its own
 ``status``.
@@ -27,7 +30,7 @@ The body's status (kind ``"body"``) is its worst pin; each pin's is stored in it
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +42,7 @@ from ...core import (
     LimberError,
     Method,
     SolveSettings,
+    affine_inverse,
     euler_to_matrix,
     goal_in_frame,
     pose_swivel,
@@ -61,6 +65,10 @@ LIMB_KINDS = ("FOOT", "HAND")
 #: Numeric tolerance of the body's levels (m / rad): far below Blender's float32 pose.
 BODY_TOLERANCE = 1e-7
 
+#: A goaled limb whose wrist / ankle the body put within this × the limb's length of the
+#: ends of its reach (:attr:`core.Body.shells`) is finished from its evaluated frame.
+NEAR_SHELL = 1e-3
+
 #: Last status per (object name, body name).
 BODY_STATUS: dict[tuple[str, str], LimbStatus] = {}
 _RIGS: dict[tuple[str, str], tuple[tuple[Any, ...], BodyRig, Body]] = {}
@@ -70,8 +78,8 @@ _HEADS: dict[tuple[str, str, str], tuple[tuple[Any, ...], ChainRig]] = {}
 @dataclass(frozen=True)
 class PinLimb:
     """A limb pin seen as limb settings by :func:`..bridge.read.read_limb` and
-    :func:`..bridge.requests.limb_request`: its target and goal, and the elbow target
-    (the ``pole``) in place of a swivel."""
+    :func:`..bridge.requests.limb_request`: its target and goal, and the swivel the
+    body's limb solve used."""
 
     pin: Any
     name: str
@@ -79,9 +87,9 @@ class PinLimb:
     axis: str
     target: Any
     target_bone: str
-    swivel_mode: str = "POLE"
-    pole: Any = None
     swivel: float = 0.0
+    swivel_mode: str = "ANGLE"
+    pole: Any = None
 
     @property
     def id_data(self) -> Any:
@@ -121,7 +129,8 @@ def body_rig_for(obj: Any, body: Any) -> tuple[BodyRig, Body]:
         sig: tuple[Any, ...] = (body.root_bone, tuple(bend), tuple(head), body.use_limits,
                                 body.bend_range, obj.as_pointer(),
                                 tuple((p.upper_bone, p.lower_bone, p.tip_bone) for p in pins))
-        sig += tuple(bone_signature(pb) for pb in bones)
+        # the root's location is the Free joint's translation (read every frame)
+        sig += tuple(bone_signature(pb, location=pb.name != body.root_bone) for pb in bones)
     except MappingError:
         sig = ()
     key = (obj.name, body.name)
@@ -147,28 +156,34 @@ def _goals(obj: Any, rig: BodyRig, pins: list[Any], frame: Any, depsgraph: Any
            ) -> list[Any]:
     """The core goals of the pins (targets in the root frame), in pin order."""
     goals = []
+    inverse = affine_inverse(frame)
     for p in pins:
         t = read.target_world(p.target.evaluated_get(depsgraph), p.target_bone)
         axis = np.array(AXES[p.axis])
         if p.goal_type == "AIM" and p.kind in LIMB_KINDS:
             # the limb holds its end bone's rotation: aim with the held axis
             axis = mapping.read_rotation(obj.pose.bones[p.tip_bone]) @ axis
-        g, _, _ = effector_goal(p.goal_type, goal_in_frame(frame, t), axis,
+        g, _, _ = effector_goal(p.goal_type, goal_in_frame(frame, t, inverse=inverse), axis,
                                 rig.chain.joint(p.tip_bone), float(p.weight), int(p.priority))
         goals.append(g)
     return goals
 
 
-def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, elbow_world: Any,
-                 depsgraph: Any, goal_frame: Any = None, reads: Any = None
+def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, depsgraph: Any, *,
+                 swivel: float = 0.0, goal_frame: Any = None, reads: Any = None
                  ) -> tuple[Any, dict[str, tuple[str, tuple[float, ...]]]]:
     """Solve one goaled limb through the limb pipeline from its evaluated shoulder / hip
-    frame, the elbow / knee toward ``elbow_world``; returns (request, written)."""
+    frame with the swivel φ ``swivel`` (the body's: its limb model is built from the same
+    bones as the limb rig, so φ puts the elbow / knee where the body did, and for a
+    straight limb, whose elbow gives no direction, keeps the upper bone's turn about its
+    axis); returns (request,
+    written). ``reads``: a request to solve again (its swivel kept) for the goal
+    ``goal_frame``."""
     view = PinLimb(pin=pin, name=pin.name, goal_type=pin.goal_type, axis=pin.axis,
-                   target=pin.target, target_bone=pin.target_bone)
+                   target=pin.target, target_bone=pin.target_bone, swivel=swivel)
     if reads is None:
         rd = read.read_limb(obj_eval, view, rig.bones, depsgraph, bool(rig.helpers))
-        req = requests.limb_request(view, rig, replace(rd, pole=elbow_world[None]))
+        req = requests.limb_request(view, rig, rd)
     else:
         req = requests.with_goal(reads, view, goal_frame)
     sol = solve_limb(req.limb, req.goal, **req.kwargs)
@@ -176,6 +191,48 @@ def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, elbow_world: A
                          requests.end_rotation(req, sol), None,
                          requests.lower_rotation(req, sol))
     return req, written
+
+
+def _finish(obj: Any, rig: BodyRig, swivels: dict[str, float], pins: list[Any],
+            st: LimbStatus, depsgraph: Any) -> dict[str, tuple[LimbRig, Any, Any]]:
+    """Solve the limbs and the head among ``pins`` again from their frames as Blender
+    evaluated them; each limb with the swivel of the pose the body wrote (``swivels``,
+    :func:`start_swivels` of the body's solution). Returns per limb pin what
+    :func:`_refine` needs."""
+    obj_eval = obj.evaluated_get(depsgraph)
+    finished: dict[str, tuple[LimbRig, Any, Any]] = {}
+    for p in pins:
+        if p.kind in LIMB_KINDS and p.name in rig.limbs:
+            lr = rig.limbs[p.name]
+            req, written = _finish_limb(obj, obj_eval, lr, p, depsgraph,
+                                        swivel=swivels.get(p.name, 0.0))
+            finished[p.name] = (lr, req, p)
+            st.written.update(written)
+        elif p.kind == "HEAD":
+            st.written.update(_finish_head(obj, obj_eval, rig, p, depsgraph))
+    return finished
+
+
+def exact_limbs(core_body: Body, sol: Any) -> set[str]:
+    """The goaled limbs the body's solution ``sol`` poses exactly in closed form, away
+    from the ends of their reach: their analytic solve met the goal
+    (``limb_reached``) and the wrist / ankle lies more than :data:`NEAR_SHELL` × the
+    limb's length inside its shell. Where the body meets such a limb's pin on the
+    evaluated pose, solving the limb again from its evaluated frame gives the same pose.
+    Near the ends of its reach the body holds the goal inside the shell
+    (:attr:`core.BodySettings.shell_margin`), and there a float-level change of the
+    shoulder moves a nearly straight limb's elbow visibly (its bend goes with the square
+    root of the distance): the finish solves such a limb exactly."""
+    frames = core_body.skeleton.forward(sol.q)
+    out: set[str] = set()
+    for bl, model, (u, _, e), (lo, hi), ok in zip(
+            core_body.limbs, core_body.models, core_body.joints, core_body.shells,
+            np.atleast_1d(sol.limb_reached).tolist(), strict=True):
+        d = float(np.linalg.norm(frames[e, :3, 3] - frames[u, :3, 3]))
+        band = NEAR_SHELL * model.length
+        if ok and lo + band < d < hi - band:
+            out.add(bl.name)
+    return out
 
 
 def _head_chain(obj: Any, rig: BodyRig, bone: str) -> ChainRig:
@@ -231,7 +288,8 @@ def _refine(obj: Any, depsgraph: Any, body: Any, st: LimbStatus,
             rig, req, pin = finished[p.name]
             end = read.bone_world(obj_eval, rig.end)
             g = verify.corrected_goal(req, end)
-            req2, written = _finish_limb(obj, obj_eval, rig, pin, None, depsgraph, g, req)
+            req2, written = _finish_limb(obj, obj_eval, rig, pin, depsgraph, goal_frame=g,
+                                         reads=req)
             finished[p.name] = (rig, req2, pin)
             st.written.update(written)
             again = True
@@ -296,22 +354,20 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
     else:
         st.written = write_chain(obj, rig.chain, sol.q, st.written_locations)
         depsgraph.update()
-        obj_eval = obj.evaluated_get(depsgraph)
-        world = frame @ rig.chain.skeleton.forward(sol.q)
-        finished: dict[str, tuple[LimbRig, Any, Any]] = {}
-        for p in pins:
-            if p.kind in LIMB_KINDS and p.name in rig.limbs:
-                lr = rig.limbs[p.name]
-                elbow = world[rig.chain.joint(lr.lower), :3, 3]
-                req, written = _finish_limb(obj, obj_eval, lr, p, elbow, depsgraph)
-                finished[p.name] = (lr, req, p)
-                st.written.update(written)
-            elif p.kind == "HEAD":
-                st.written.update(_finish_head(obj, obj_eval, rig, p, depsgraph))
-        depsgraph.update()
         measure_pins(obj, depsgraph, body, st)
-        if not st.reached:
-            _refine(obj, depsgraph, body, st, finished)
+        exact = exact_limbs(core_body, sol)
+        todo = [p for p, e in zip(pins, st.effectors, strict=True)
+                if (p.name in rig.limbs and p.kind in LIMB_KINDS
+                    and not (e[2] and p.name in exact))
+                or (p.kind == "HEAD" and not e[2])]
+        if todo:
+            limbs = {p.name for p in todo}
+            finished = _finish(obj, rig, start_swivels(core_body, sol.q, limbs), todo, st,
+                               depsgraph)
+            depsgraph.update()
+            measure_pins(obj, depsgraph, body, st)
+            if not st.reached:
+                _refine(obj, depsgraph, body, st, finished)
         yielding = [p.name for p, e in zip(pins, st.effectors, strict=True)
                     if not e[2] and yields(p, pins)]
         if yielding:
@@ -320,15 +376,20 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
     st.message = verify.status_message(st)
 
 
-def start_swivels(core_body: Body, q0: Any) -> dict[str, float]:
-    """Each limb's swivel φ in the start pose ``q0`` (:func:`core.pose_swivel`), as the
-    body's preferred swivels: each goaled limb's swivel starts there (and the rest term
-    pulls it there), not at the limb's zero-pose side, which flipped a mocap knee. A
-    preference: a position goal's φ is measured about the wrist centre here."""
+def start_swivels(core_body: Body, q0: Any, names: set[str] | None = None
+                  ) -> dict[str, float]:
+    """Each limb's swivel φ in the pose ``q0`` (:func:`core.pose_swivel`; a limb whose
+    elbow stays on its axis even bent is left out). Of the start pose: the body's
+    preferred swivels (each goaled limb's swivel starts there and the rest term pulls it
+    there, not at the limb's zero-pose side, which flipped a mocap knee; a position
+    goal's φ is measured about the wrist centre here). Of the body's solution: the
+    swivels its limbs are finished with (:func:`_finish`). ``names``: only these limbs."""
     sk = core_body.skeleton
     out: dict[str, float] = {}
     for bl, model, (u, lo, _) in zip(core_body.limbs, core_body.models, core_body.joints,
                                      strict=True):
+        if names is not None and bl.name not in names:
+            continue
         order = getattr(sk.joints[u].dofs, "order", "XYZ")  # a Ball (Body checks it)
         phi = pose_swivel(model, euler_to_matrix(q0[sk.dof_slices[u]], order),
                           float(q0[sk.dof_slices[lo]][0]))

@@ -207,14 +207,7 @@ def _arm(obj: Any, pin: Any) -> tuple[np.ndarray, float]:
     return shoulder, float(length) * s
 
 
-STRAIGHT_ARMS = pytest.param("mixamo", marks=pytest.mark.xfail(
-    strict=True, reason="known limitation: at the T-pose the arms' goals lie at full "
-    "extension, inside the body's shell margin (BodySettings.shell_margin), so solving at "
-    "the current pose moves the spine by 0.017 degrees (with the margin off, the straight "
-    "upper arm turns 0.013 degrees); the tolerance here is 0.01 degrees"))
-
-
-@pytest.mark.parametrize("kind", ["cmu", STRAIGHT_ARMS, "game"])
+@pytest.mark.parametrize("kind", ["cmu", "mixamo", "game"])
 def test_add_body_finds_root_spine_and_limbs(limber: Any, kind: str) -> None:
     build, root, bend, limbs, head = RIGS[kind]
     obj = build()

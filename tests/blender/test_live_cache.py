@@ -5,7 +5,7 @@ cache cleared writes from the same pose, and reports the same status."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import bpy
@@ -29,13 +29,16 @@ def prefs(limber: Any) -> Iterator[Any]:
 counting = test_plain_limbs.counting
 
 
-def _cached_then_fresh(limber: Any, obj: Any, edit: Callable[[Any], None]) -> list[Any]:
-    """Solve frame 2 (caches warm), edit, solve frame 3; then from the pose before that
-    solve, with every cache cleared, solve frame 3 again: the same values and statuses."""
+def cached_then_fresh(limber: Any, obj: Any, edit: Callable[[Any], None],
+                      warm: Sequence[int] = (2,), fields: Sequence[str] = FIELDS) -> list[Any]:
+    """Solve the frames ``warm`` (caches warm), edit, solve frame 3; then from the pose
+    before that solve, with every cache cleared, solve frame 3 again: the same values and
+    the same status ``fields``. Returns the cached solve's statuses."""
     solve, live = limber.sub("addon.run.solve"), limber.sub("addon.run.live")
     scene = bpy.context.scene
-    scene.frame_set(2)
-    solve.solve_object(obj)
+    for f in warm:
+        scene.frame_set(f)
+        solve.solve_object(obj)
     edit(obj)
     scene.frame_set(3)
     before = live.capture_pose(obj)
@@ -46,8 +49,15 @@ def _cached_then_fresh(limber: Any, obj: Any, edit: Callable[[Any], None]) -> li
     fresh = solve.solve_object(obj)
     assert live.capture_pose(obj) == after
     for a, b in zip(cached, fresh, strict=True):
-        for name in FIELDS:
+        for name in fields:
             assert getattr(a, name) == getattr(b, name), (a.limb, name)
+    return cached
+
+
+def _cached_then_fresh(limber: Any, obj: Any, edit: Callable[[Any], None]) -> list[Any]:
+    """:func:`cached_then_fresh` of proven limbs (their statuses from the model)."""
+    cached = cached_then_fresh(limber, obj, edit)
+    for a in cached:
         assert a.solved and a.proven and a.measured == "model"
     return cached
 
