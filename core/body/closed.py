@@ -306,6 +306,9 @@ def into_range_one(a: list[float], lo: list[float], hi: list[float]) -> list[flo
     leaving them nearest the range; unlimited entries stay): floats, one row."""
     out = []
     for v, lo_, hi_ in zip(a, lo, hi, strict=True):
+        if lo_ <= v <= hi_:  # inside already: no shift leaves it nearer
+            out.append(v)
+            continue
         best, best_out = v, max(lo_ - v, 0.0) + max(v - hi_, 0.0)
         for k in (-2, -1, 1, 2):
             c = v + k * V.TAU

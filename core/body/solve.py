@@ -301,6 +301,54 @@ def _plan(
     return {"analytic": analytic, "free": free, "numeric": numeric, "q_rest": q_rest, "pref": pref}
 
 
+#: Plans :func:`_cached_plan` keeps per Body (goal structures × settings).
+_PLANS_KEPT = 8
+
+
+def _cached_plan(body: Body, goals: tuple[Goal, ...], settings: BodySettings) -> dict[str, Any]:
+    """:func:`_plan`, kept on ``body`` per goal structure and settings values (the goals'
+    types, joints, priorities, weights and PositionGoal points; every BodySettings
+    field): a solve per frame with new goal objects of the same structure reuses it,
+    with the numeric level's constants (:func:`_numeric_constants`). At most
+    :data:`_PLANS_KEPT` plans, the oldest dropped first."""
+    key = (_goals_key(goals), _settings_key(settings))
+    plans: dict[Any, Any] = body._plans
+    plan = plans.get(key)
+    if plan is None:
+        plan = _plan(body, goals, settings)
+        if len(plans) >= _PLANS_KEPT:
+            del plans[next(iter(plans))]
+        plans[key] = plan
+    return plan
+
+
+def _goals_key(goals: tuple[Goal, ...]) -> tuple[Any, ...]:
+    """What :func:`_plan` and :func:`_numeric_constants` read of the goals (not their
+    targets)."""
+    out: list[Any] = []
+    for g in goals:
+        item: tuple[Any, ...] = (type(g), g.joint, g.priority, g.weight)
+        if isinstance(g, PositionGoal):
+            point = np.asarray(g.point)
+            item += (point.shape, point.tobytes())
+        out.append(item)
+    return tuple(out)
+
+
+def _settings_key(settings: BodySettings) -> tuple[Any, ...]:
+    """Every field of ``settings`` as hashable values (arrays by shape and bytes)."""
+    out: list[Any] = []
+    for f in dataclasses.fields(settings):
+        v = getattr(settings, f.name)
+        if f.name == "q_rest" and v is not None:
+            a = np.asarray(v, dtype=np.float64)
+            v = (a.shape, a.tobytes())
+        elif f.name == "swivel" and v is not None:
+            v = tuple(sorted((str(k), float(a)) for k, a in v.items()))
+        out.append(v)
+    return tuple(out)
+
+
 def _rest(body: Body, settings: BodySettings) -> FloatArray:
     sk = body.skeleton
     if settings.q_rest is None:
@@ -369,7 +417,7 @@ def solve_body(
                 f"goals are batched with N = {n_rows} but q0 has {q_in.shape[0]} rows"
             )
         batched = True
-    plan = _plan(body, goals, settings)
+    plan = _cached_plan(body, goals, settings)
     q, swivel, feasible, limb_ok, iterations, reasons, gerr = _warm_first(
         body, goals, plan, q_in, settings
     )
@@ -987,54 +1035,22 @@ def _numeric(
     if nx == 0:
         return x, iterations, reasons
     # the goals evaluated by the skeleton: the numeric goals, then one PositionGoal at each
-    # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q)
-    aux: list[Goal] = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
+    # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q); the
+    # row blocks and constants below depend on the goals' structure only
+    (aux, blocks, n_num, m_num, m_aux, m_goal, scalar, sqw_k, d_lo, d_hi, band, lower, upper,
+     reduced, st) = _numeric_constants(body, goals, plan, settings)
     eval_goals = tuple([goals[i] for i in numeric] + aux)
-    sk_blocks = sk.blocks(eval_goals)
-    n_num = len(numeric)
-    m_num = 3 * sum(1 for blk in sk_blocks if blk.goal < n_num)
-    m_aux = m_num + 3 * na
-    blocks: list[RowBlock] = [
-        RowBlock(numeric[blk.goal], blk.priority, blk.rows, blk.kind, blk.weight)
-        for blk in sk_blocks
-        if blk.goal < n_num
-    ]
-    # per limb its shell constraint: with the rest term one row, the distance d − c;
-    # without it (the warm path) three, the vector (d − c) u, whose tangential rows keep
-    # the minimum-norm steps from sliding the shoulders (frame-to-frame repeatability,
-    # docs/decisions.md) — see `evaluate`
-    scalar = settings.rest_weight > 0.0
-    width = 1 if scalar else 3
-    row = m_num
-    for an in analytic:
-        g = goals[an.goal]
-        blocks.append(
-            RowBlock(an.goal, g.priority, slice(row, row + width), BlockKind.POSITION, g.weight)
-        )
-        row += width
-    m_goal = row
     # the rest term (lowest level) is not a row block: its step is the exact projection
     # in `cascade`, its value ‖√w (x_rest − x)‖² computed by `evaluate`
     rest_w = settings.rest_weight
     n_rest = nx if rest_w > 0.0 else 0
-    sqw = [math.sqrt(goals[an.goal].weight) for an in analytic]
-    d_lo = np.array([an.d_min for an in analytic])
-    d_hi = np.array([an.d_max for an in analytic])
-    band = _BAND * np.array([an.model.length for an in analytic])
     q_rest = plan["q_rest"]
     pref = x[:, nf:]
     targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]  # type: ignore[union-attr]
-    lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
-    upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
-    if not settings.use_limits:
-        lower = np.full(nx, -np.inf)
-        upper = np.full(nx, np.inf)
-    reduced = _Reduced(lower, upper)
     batched_goals = any(batch_size(g) is not None for g in goals)
-    eye3 = np.eye(3)
+    eye3 = _EYE3
     memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
 
-    sqw_k = np.array(sqw)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1102,12 +1118,6 @@ def _numeric(
             rest_sq = rest_w * np.sum(diff * diff, axis=1)
         return e, jac, gerr, rest_sq
 
-    st = SolveSettings(
-        tolerance=settings.tolerance,
-        max_step=settings.max_step,
-        use_limits=settings.use_limits,
-        priority_damping=settings.priority_damping,
-    )
     step = TaskPriorityStep()
     step.tolerance = settings.tolerance
     blocks_t = tuple(blocks)  # the cascade's
@@ -1227,6 +1237,81 @@ def _numeric(
         now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
+
+
+_EYE3 = np.eye(3)
+_EYE3.setflags(write=False)
+
+
+def _numeric_constants(
+    body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], settings: BodySettings
+) -> tuple[Any, ...]:
+    """The numeric level's constants for ``plan`` (:func:`_numeric`): the shoulders'
+    auxiliary goals, the row blocks and their sizes, the shell constraints' weights,
+    bounds and bands, the unknowns' limits and the cascade's settings — kept in the plan
+    per the settings they read (they depend on the goals' structure only)."""
+    key = (
+        settings.rest_weight > 0.0,
+        settings.tolerance,
+        settings.max_step,
+        settings.use_limits,
+        settings.priority_damping,
+    )
+    kept: dict[Any, tuple[Any, ...]] = plan.setdefault("numeric_constants", {})
+    hit = kept.get(key)
+    if hit is not None:
+        return hit
+    sk = body.skeleton
+    free: IntArray = plan["free"]
+    analytic: list[_Analytic] = plan["analytic"]
+    numeric: list[int] = plan["numeric"]
+    na = len(analytic)
+    nx = free.size + na
+    aux: list[Goal] = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
+    sk_blocks = sk.blocks(tuple([goals[i] for i in numeric] + aux))
+    n_num = len(numeric)
+    m_num = 3 * sum(1 for blk in sk_blocks if blk.goal < n_num)
+    m_aux = m_num + 3 * na
+    blocks: list[RowBlock] = [
+        RowBlock(numeric[blk.goal], blk.priority, blk.rows, blk.kind, blk.weight)
+        for blk in sk_blocks
+        if blk.goal < n_num
+    ]
+    # per limb its shell constraint: with the rest term one row, the distance d − c;
+    # without it (the warm path) three, the vector (d − c) u, whose tangential rows keep
+    # the minimum-norm steps from sliding the shoulders (frame-to-frame repeatability,
+    # docs/decisions.md) — see `evaluate`
+    scalar = settings.rest_weight > 0.0
+    width = 1 if scalar else 3
+    row = m_num
+    for an in analytic:
+        g = goals[an.goal]
+        blocks.append(
+            RowBlock(an.goal, g.priority, slice(row, row + width), BlockKind.POSITION, g.weight)
+        )
+        row += width
+    m_goal = row
+    sqw_k = np.array([math.sqrt(goals[an.goal].weight) for an in analytic])
+    d_lo = np.array([an.d_min for an in analytic])
+    d_hi = np.array([an.d_max for an in analytic])
+    band = _BAND * np.array([an.model.length for an in analytic])
+    lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
+    upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
+    if not settings.use_limits:
+        lower = np.full(nx, -np.inf)
+        upper = np.full(nx, np.inf)
+    st = SolveSettings(
+        tolerance=settings.tolerance,
+        max_step=settings.max_step,
+        use_limits=settings.use_limits,
+        priority_damping=settings.priority_damping,
+    )
+    for a in (sqw_k, d_lo, d_hi, band, lower, upper):
+        a.setflags(write=False)
+    out = (aux, tuple(blocks), n_num, m_num, m_aux, m_goal, scalar, sqw_k, d_lo, d_hi, band,
+           lower, upper, _Reduced(lower, upper), st)
+    kept[key] = out
+    return out
 
 
 def _rows_state(state: StepState, rows: IntArray, evaluate: Any) -> StepState:

@@ -64,12 +64,29 @@ def _outer_coeffs(
     left: tuple[V.Vec, V.Vec, V.Vec], right: tuple[V.Vec, V.Vec, V.Vec], sign: float, n: int
 ) -> JointCoeffs:
     """P = l0 r0ᵀ, Q = l1 r1ᵀ + l2 r2ᵀ, S = sign·(l2 r1ᵀ − l1 r2ᵀ)."""
+    if n == 1 and all(type(x) is float for vec in (*left, *right) for x in vec):
+        return _outer_coeffs_one(left, right, sign)
     (l0, l1, l2), (r0, r1, r2) = left, right
     rng = range(3)
     p = tuple(tuple(l0[i] * r0[j] for j in rng) for i in rng)
     q = tuple(tuple(l1[i] * r1[j] + l2[i] * r2[j] for j in rng) for i in rng)
     sg = tuple(tuple(sign * (l2[i] * r1[j] - l1[i] * r2[j]) for j in rng) for i in rng)
     return JointCoeffs(_stack(p, n), _stack(q, n), _stack(sg, n))  # type: ignore[arg-type]
+
+
+def _outer_coeffs_one(
+    left: tuple[V.Vec, V.Vec, V.Vec], right: tuple[V.Vec, V.Vec, V.Vec], sign: float
+) -> JointCoeffs:
+    """:func:`_outer_coeffs` of one solve (float components), arrays (1, 3, 3): every
+    product l_a[i]·r_b[j] in one outer product, then the same sums in the same order."""
+    lr = np.array((left, right), dtype=np.float64)  # (2, 3 vectors, 3)
+    o = lr[0][:, None, :, None] * lr[1][None, :, None, :]  # o[a, b] = l_a r_bᵀ
+    p = o[0, 0]
+    q = o[1, 1] + o[2, 2]
+    s = o[2, 1] - o[1, 2]
+    if sign != 1.0:
+        s = sign * s
+    return JointCoeffs(p[None], q[None], s[None])
 
 
 def joint_coeffs(
