@@ -1332,8 +1332,12 @@ def _rows_state(state: StepState, rows: IntArray, evaluate: Any) -> StepState:
 
 def _in_shell(an: _Analytic, local: Local) -> NDArray[np.bool_]:
     """(B,) the limb's local goal lies in its shell (with :data:`_SHELL_SLACK`)."""
-    d = np.linalg.norm(local.position, axis=-1)
     slack = _SHELL_SLACK * an.model.length
+    if local.position.shape[0] == 1:  # one row: the same sum of squares on floats
+        x, y, z = local.position[0].tolist()
+        d1 = math.sqrt(x * x + y * y + z * z)
+        return np.array([an.d_min - slack <= d1 <= an.d_max + slack])
+    d = np.linalg.norm(local.position, axis=-1)
     out: NDArray[np.bool_] = (d >= an.d_min - slack) & (d <= an.d_max + slack)
     return out
 
@@ -1414,6 +1418,13 @@ def _limbs(
         else:
             sol = solve_all(an.model, local, wrist, swivel=swivels[:, k])
             use = sol.solved
+        feasible[an.limb] = sol.intervals
+        if big == 1:  # one row (a warm frame): the same bookkeeping on Python scalars
+            if _write_limb_one(body, an, sol, bool(use[0]), q, swivel, ok) or bad[0, k]:
+                if give_up:
+                    break
+                failed[0] = True
+            continue
         if use.any():
             pick = slice(None) if use.all() else use
             angles = _limb_angles(body, an, sol.shoulder[pick], sol.elbow[pick], sol.wrist[pick])
@@ -1421,8 +1432,30 @@ def _limbs(
                 q[pick, sk.dof_slices[j]] = a
         swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
         ok[:, an.limb] = sol.reachable & sol.solved
-        feasible[an.limb] = sol.intervals
         if give_up and np.all(bad[:, k] | ~ok[:, an.limb] | failed):
             break
         failed = bad[:, k] | ~ok[:, an.limb] | failed
     return swivel, tuple(feasible), ok, bad
+
+
+def _write_limb_one(
+    body: Body,
+    an: _Analytic,
+    sol: Any,
+    use: bool,
+    q: FloatArray,
+    swivel: FloatArray,
+    ok: NDArray[np.bool_],
+) -> bool:
+    """:func:`_limbs`' writes for one row (B = 1): the limb's angles into ``q`` where
+    ``use``, its swivel (NaN where not) and whether it reached its goal into ``swivel``
+    and ``ok``. Returns whether it failed (did not reach)."""
+    sk = body.skeleton
+    if use:
+        angles = _limb_angles(body, an, sol.shoulder, sol.elbow, sol.wrist)
+        for j, a in zip(body.joints[an.limb], angles, strict=True):
+            q[0, sk.dof_slices[j]] = a[0]
+    swivel[0, an.limb] = float(sol.swivel[0]) if use else math.nan
+    reached = bool(sol.reachable[0]) and bool(sol.solved[0])
+    ok[0, an.limb] = reached
+    return not reached

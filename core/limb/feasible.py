@@ -17,6 +17,7 @@ from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from .kernel import Circle, Problem, elbow_matrix
 from .model import (
+    LIMIT_TOLERANCE,
     BoolArray,
     EulerLimits,
     FloatArray,
@@ -326,6 +327,8 @@ def feasible_intervals(
     orders = {lim.order for p in parts for lim in (p[0].shoulder, p[0].wrist) if lim is not None}
     if len(parts) < 2 or len(orders) > 1 or sum(sizes) > _ROW_BLOCK or 0 in sizes:
         return [feasible_sets(*p).all for p in parts]
+    if len(orders) == 1 and all(k == 1 for k in sizes) and all(_fully_limited(p[0]) for p in parts):
+        return _intervals_one_each(parts, orders.pop())
     # each limb's equations (shoulder's, then wrist's) in its rows, the rest zero
     eqs = []
     start = width_e = 0
@@ -371,6 +374,58 @@ def feasible_intervals(
         merged[e - k : e, : max(1, int(runs[e - k : e].max()))]
         for k, e in zip(sizes, ends, strict=True)
     ]
+
+
+def _fully_limited(limits: LimbLimits) -> bool:
+    """Both joints limited (some angle each) and the elbow too."""
+    return (
+        limits.elbow is not None
+        and all(j is not None and any(j.limited) for j in (limits.shoulder, limits.wrist))
+    )
+
+
+def _intervals_one_each(
+    parts: list[tuple[LimbLimits, JointCoeffs, JointCoeffs, FloatArray]], order: str
+) -> list[FloatArray]:
+    """:func:`feasible_intervals` of limbs of one row each, every joint and elbow limited
+    and one Euler order (a warm frame's limbs): the same arithmetic on the same values
+    (each limb's equations by its own product, the rotations at the segment middles as
+    P + cosφ Q + sinφ S, the limit tests of every limb and joint in one call each)."""
+    n = len(parts)
+    eqs = [
+        np.concatenate(
+            [_joint_equations(p[1], p[0].shoulder), _joint_equations(p[2], p[0].wrist)],  # type: ignore[arg-type]
+            axis=2,
+        )
+        for p in parts
+    ]
+    width_e = max(e.shape[2] for e in eqs)
+    coef = np.zeros((3, n, width_e))
+    for i, e in enumerate(eqs):
+        coef[:, i : i + 1, : e.shape[2]] = e
+    bp, valid, mid = _segments(coef)
+    # (2 joints, n, 1, 3, 3) coefficients; R at the middles (2, n, K, 3, 3)
+    pqs = [
+        np.array([[getattr(p[j], a)[0] for p in parts] for j in (1, 2)])[:, :, None]
+        for a in "PQS"
+    ]
+    cp = np.cos(mid)[..., None, None]
+    sp = np.sin(mid)[..., None, None]
+    rot = pqs[0] + cp * pqs[1] + sp * pqs[2]
+    fam = matrix_to_euler_families(rot, order, check=False)  # (2, n, K, 2, 3)
+    bounds = [[p[0].shoulder, p[0].wrist] for p in parts]
+    lo = np.array([[j.range_start for j in b] for b in bounds]).transpose(1, 0, 2)  # type: ignore[union-attr]
+    width = np.array([[j.range_width for j in b] for b in bounds]).transpose(1, 0, 2)  # type: ignore[union-attr]
+    ok = in_ranges(fam, lo[:, :, None, None], width[:, :, None, None]).any(axis=-1)
+    elbows = np.array([p[0].elbow for p in parts])  # (n, 2): every elbow limited
+    theta = np.concatenate([p[3] for p in parts])
+    d = np.mod(theta - elbows[:, 0], V.TAU)
+    elbow_ok = (d <= elbows[:, 1] - elbows[:, 0] + LIMIT_TOLERANCE) | (d >= V.TAU - LIMIT_TOLERANCE)
+    feas = ok[0] & valid & elbow_ok[:, None] & ok[1]
+    _join_short(bp, valid, feas)
+    merged = _merge(bp, feas)
+    runs = np.sum(~np.isnan(merged[:, :, 0]), axis=1).tolist()
+    return [merged[i : i + 1, : max(1, r)] for i, r in enumerate(runs)]
 
 
 def closest_swivel(intervals: FloatArray, phi_d: FloatArray) -> tuple[FloatArray, BoolArray]:
