@@ -102,7 +102,7 @@ from ..chain.solve import solve
 from ..chain.steps.task_priority import TaskPriorityStep, budget
 from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
-from ..geometry.vec3 import TAU, unit_rows, wrap
+from ..geometry.vec3 import TAU, sum_squares, unit_rows, wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb, solve_limb
 from ..limb.feasible import feasible_intervals
@@ -1038,7 +1038,7 @@ def _numeric(
     # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q); the
     # row blocks and constants below depend on the goals' structure only
     (aux, blocks, n_num, m_num, m_aux, m_goal, scalar, sqw_k, d_lo, d_hi, band, lower, upper,
-     reduced, st) = _numeric_constants(body, goals, plan, settings)
+     reduced, st, met_layout) = _numeric_constants(body, goals, plan, settings)
     eval_goals = tuple([goals[i] for i in numeric] + aux)
     # the rest term (lowest level) is not a row block: its step is the exact projection
     # in `cascade`, its value ‖√w (x_rest − x)‖² computed by `evaluate`
@@ -1127,6 +1127,11 @@ def _numeric(
     def objective(e: FloatArray, rest_sq: FloatArray) -> FloatArray:
         """(b, L + 1): per goal level 0 when met else ‖e_k‖² (TaskPriorityStep's), then
         the rest term's ‖e‖² — compared lexicographically."""
+        if met_layout is not None:  # one goal level of short blocks tiling e's rows
+            starts, limit = met_layout
+            met1 = np.all(np.add.reduceat(e * e, starts, axis=1) <= limit, axis=1)
+            og1 = np.where(met1, 0.0, sum_squares(e))
+            return np.stack([og1, rest_sq], axis=1)
         og = step.objective(e, goal_blocks)
         if og.ndim == 1:  # one goal level: TaskPriorityStep gives ‖e‖², 0 when met here
             met = np.all(
@@ -1306,10 +1311,24 @@ def _numeric_constants(
         use_limits=settings.use_limits,
         priority_damping=settings.priority_damping,
     )
+    # the objective's per-block sums (one goal level whose blocks of ≤ 8 rows tile e's
+    # rows in order: np.add.reduceat sums each block left to right, as np.sum does)
+    spans = [blk.rows for blk in blocks]
+    met_layout = None
+    if (
+        len({blk.priority for blk in blocks}) == 1
+        and all(r.start == (spans[i - 1].stop if i else 0) for i, r in enumerate(spans))
+        and all(0 < r.stop - r.start <= 8 for r in spans)
+        and spans[-1].stop == m_goal
+    ):
+        met_layout = (
+            np.array([r.start for r in spans], dtype=np.intp),
+            settings.tolerance**2 * np.array([blk.weight for blk in blocks], dtype=np.float64),
+        )
     for a in (sqw_k, d_lo, d_hi, band, lower, upper):
         a.setflags(write=False)
     out = (aux, tuple(blocks), n_num, m_num, m_aux, m_goal, scalar, sqw_k, d_lo, d_hi, band,
-           lower, upper, _Reduced(lower, upper), st)
+           lower, upper, _Reduced(lower, upper), st, met_layout)
     kept[key] = out
     return out
 
