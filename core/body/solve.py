@@ -301,6 +301,9 @@ def _plan(
     return {"analytic": analytic, "free": free, "numeric": numeric, "q_rest": q_rest, "pref": pref}
 
 
+#: The settings of a solve given none (BodySettings is frozen: one instance serves all).
+_DEFAULT_SETTINGS = BodySettings()
+
 #: Plans :func:`_cached_plan` keeps per Body (goal structures × settings).
 _PLANS_KEPT = 8
 
@@ -399,7 +402,7 @@ def solve_body(
     if not isinstance(body, Body):
         raise InvalidInputError(f"body must be a Body, got {format_value(body)}")
     if settings is None:
-        settings = BodySettings()
+        settings = _DEFAULT_SETTINGS
     if not isinstance(settings, BodySettings):
         raise InvalidInputError(f"settings must be BodySettings, got {format_value(settings)}")
     sk = body.skeleton
@@ -425,13 +428,21 @@ def solve_body(
     level = _level_errors(sk, list(goals), q, gerr)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
     all_met = reached.all(axis=1)
-    reasons = _reasons(
-        all_met,
-        StopReason.REACHED,
-        _reasons(
-            reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
-        ),
-    )
+    if not batched:  # one row: the same reason on scalars
+        reason = reasons[0]
+        if all_met[0]:
+            reason = StopReason.REACHED
+        elif reason != StopReason.MAX_ITERATIONS:
+            reason = StopReason.STALLED
+        reasons = np.array([reason], dtype=object)
+    else:
+        reasons = _reasons(
+            all_met,
+            StopReason.REACHED,
+            _reasons(
+                reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
+            ),
+        )
     if batched:
         return BodySolution(
             q, reached, gerr, level, swivel, feasible, limb_ok, within, iterations, reasons
