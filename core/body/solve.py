@@ -1048,8 +1048,24 @@ def _numeric(
     # the goals evaluated by the skeleton: the numeric goals, then one PositionGoal at each
     # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q); the
     # row blocks and constants below depend on the goals' structure only
-    (aux, blocks, n_num, m_num, m_aux, m_goal, scalar, sqw_k, d_lo, d_hi, band, lower, upper,
-     reduced, st, met_layout) = _numeric_constants(body, goals, plan, settings)
+    (
+        aux,
+        blocks,
+        n_num,
+        m_num,
+        m_aux,
+        m_goal,
+        scalar,
+        sqw_k,
+        d_lo,
+        d_hi,
+        band,
+        lower,
+        upper,
+        reduced,
+        st,
+        met_layout,
+    ) = _numeric_constants(body, goals, plan, settings)
     eval_goals = tuple([goals[i] for i in numeric] + aux)
     # the rest term (lowest level) is not a row block: its step is the exact projection
     # in `cascade`, its value ‖√w (x_rest − x)‖² computed by `evaluate`
@@ -1197,7 +1213,7 @@ def _numeric(
             blocks=blocks_t,
             rows=act,
             iteration=it,
-            skeleton=reduced,  # type: ignore[arg-type]
+            skeleton=reduced,
             goals=eval_goals,
             settings=st,
             evaluate=functools.partial(evaluate, rows=act),  # type: ignore[arg-type]
@@ -1338,8 +1354,24 @@ def _numeric_constants(
         )
     for a in (sqw_k, d_lo, d_hi, band, lower, upper):
         a.setflags(write=False)
-    out = (aux, tuple(blocks), n_num, m_num, m_aux, m_goal, scalar, sqw_k, d_lo, d_hi, band,
-           lower, upper, _Reduced(lower, upper), st, met_layout)
+    out = (
+        aux,
+        tuple(blocks),
+        n_num,
+        m_num,
+        m_aux,
+        m_goal,
+        scalar,
+        sqw_k,
+        d_lo,
+        d_hi,
+        band,
+        lower,
+        upper,
+        _Reduced(lower, upper),
+        st,
+        met_layout,
+    )
     kept[key] = out
     return out
 

@@ -378,9 +378,8 @@ def feasible_intervals(
 
 def _fully_limited(limits: LimbLimits) -> bool:
     """Both joints limited (some angle each) and the elbow too."""
-    return (
-        limits.elbow is not None
-        and all(j is not None and any(j.limited) for j in (limits.shoulder, limits.wrist))
+    return limits.elbow is not None and all(
+        j is not None and any(j.limited) for j in (limits.shoulder, limits.wrist)
     )
 
 
@@ -406,8 +405,7 @@ def _intervals_one_each(
     bp, valid, mid = _segments(coef)
     # (2 joints, n, 1, 3, 3) coefficients; R at the middles (2, n, K, 3, 3)
     pqs = [
-        np.array([[getattr(p[j], a)[0] for p in parts] for j in (1, 2)])[:, :, None]
-        for a in "PQS"
+        np.array([[getattr(p[j], a)[0] for p in parts] for j in (1, 2)])[:, :, None] for a in "PQS"
     ]
     cp = np.cos(mid)[..., None, None]
     sp = np.sin(mid)[..., None, None]
