@@ -62,10 +62,15 @@ def _stack(m: V.Mat, n: int) -> FloatArray:
 
 
 def _outer_coeffs(
-    left: tuple[V.Vec, V.Vec, V.Vec], right: tuple[V.Vec, V.Vec, V.Vec], sign: float, n: int
+    left: tuple[V.Vec, V.Vec, V.Vec],
+    right: tuple[V.Vec, V.Vec, V.Vec],
+    sign: float,
+    n: int,
+    scalar: bool = False,
 ) -> JointCoeffs:
-    """P = l0 r0ᵀ, Q = l1 r1ᵀ + l2 r2ᵀ, S = sign·(l2 r1ᵀ − l1 r2ᵀ)."""
-    if n == 1 and all(type(x) is float for vec in (*left, *right) for x in vec):
+    """P = l0 r0ᵀ, Q = l1 r1ᵀ + l2 r2ᵀ, S = sign·(l2 r1ᵀ − l1 r2ᵀ) (``scalar``: every
+    component a float, one solve)."""
+    if scalar and n == 1:
         return _outer_coeffs_one(left, right, sign)
     (l0, l1, l2), (r0, r1, r2) = left, right
     rng = range(3)
@@ -99,7 +104,8 @@ def joint_coeffs(
     is the same sum of outer products with x_r, y_r, z_r → Mᵀ·(…) and n̂, û, v̂ → R_Wᵀ·(…).
     Works on scalar (n = 1) or batched circle components alike.
     """
-    sh = _outer_coeffs((ci.n, ci.u, ci.v), (ci.x_r, ci.y_r, ci.z_r), 1.0, n)
+    scalar = not ops.batched  # (ScalarOps: every component a float)
+    sh = _outer_coeffs((ci.n, ci.u, ci.v), (ci.x_r, ci.y_r, ci.z_r), 1.0, n, scalar)
     if pr.RW is None:
         assert pr.R2 is not None
         z = np.zeros((n, 3, 3))
@@ -107,7 +113,7 @@ def joint_coeffs(
     m = elbow_matrix(ops, c, ci.theta)
     left = (V.mtv(m, ci.x_r), V.mtv(m, ci.y_r), V.mtv(m, ci.z_r))
     right = (V.mtv(pr.RW, ci.n), V.mtv(pr.RW, ci.u), V.mtv(pr.RW, ci.v))
-    return sh, _outer_coeffs(left, right, -1.0, n)
+    return sh, _outer_coeffs(left, right, -1.0, n, scalar)
 
 
 def _sincos_roots(alpha: FloatArray, beta: FloatArray, gamma: FloatArray) -> FloatArray:

@@ -89,16 +89,15 @@ def test_one_row_per_limb_pass_equals_one_limb_at_a_time(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(20))
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_one_solve_outer_coefficients_equal_the_component_formula(seed: int, sign: float) -> None:
-    """``_outer_coeffs`` of one solve (float components, one outer product) equals its
-    component-by-component formula (numpy scalars take that road) bit for bit."""
+    """``_outer_coeffs`` of one solve on floats (one outer product) equals its
+    component-by-component formula bit for bit."""
     from core.limb.feasible import _outer_coeffs
 
     rng = np.random.default_rng(seed)
-    vecs = rng.normal(size=(6, 3))
-    floats = [tuple(float(x) for x in v) for v in vecs]
-    scalars = [tuple(np.float64(x) for x in v) for v in vecs]
-    fast = _outer_coeffs(tuple(floats[:3]), tuple(floats[3:]), sign, 1)  # type: ignore[arg-type]
-    slow = _outer_coeffs(tuple(scalars[:3]), tuple(scalars[3:]), sign, 1)  # type: ignore[arg-type]
+    vecs = [tuple(float(x) for x in v) for v in rng.normal(size=(6, 3))]
+    left, right = tuple(vecs[:3]), tuple(vecs[3:])
+    fast = _outer_coeffs(left, right, sign, 1, scalar=True)  # type: ignore[arg-type]
+    slow = _outer_coeffs(left, right, sign, 1)  # type: ignore[arg-type]
     for a in "PQS":
         np.testing.assert_array_equal(getattr(fast, a), getattr(slow, a))
         assert getattr(fast, a).shape == (1, 3, 3)
