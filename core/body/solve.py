@@ -1280,14 +1280,18 @@ def _numeric_constants(
 ) -> tuple[Any, ...]:
     """The numeric level's constants for ``plan`` (:func:`_numeric`): the shoulders'
     auxiliary goals, the row blocks and their sizes, the shell constraints' weights,
-    bounds and bands, the unknowns' limits and the cascade's settings — kept in the plan
-    per the settings they read (they depend on the goals' structure only)."""
+    bounds and bands, the unknowns' limits, the cascade's settings and the objective's
+    block layout — kept in the plan per the settings and the goals' structure they read
+    (never their targets)."""
     key = (
         settings.rest_weight > 0.0,
         settings.tolerance,
         settings.max_step,
         settings.use_limits,
         settings.priority_damping,
+        # what the row blocks read of the goals (the plan's indices into them)
+        _goals_key(tuple(goals[i] for i in plan["numeric"])),
+        tuple((goals[an.goal].priority, goals[an.goal].weight) for an in plan["analytic"]),
     )
     kept: dict[Any, tuple[Any, ...]] = plan.setdefault("numeric_constants", {})
     hit = kept.get(key)
