@@ -200,6 +200,12 @@ class Body:
         return tuple(bl.name for bl in self.limbs)
 
 
+def plan_store(body: Body) -> dict[Any, Any]:
+    """The dict where :func:`~core.body.solve.solve_body` keeps its plans for ``body``
+    (``core.body.solve._cached_plan``)."""
+    return body._plans
+
+
 @dataclass(frozen=True)
 class BodySettings:
     """Settings of :func:`solve_body`.

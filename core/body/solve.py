@@ -117,7 +117,7 @@ from .closed import (
     solve_all,
     straight_targets,
 )
-from .model import Body, BodySettings, BodySolution, shell
+from .model import Body, BodySettings, BodySolution, plan_store, shell
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -315,7 +315,7 @@ def _cached_plan(body: Body, goals: tuple[Goal, ...], settings: BodySettings) ->
     with the numeric level's constants (:func:`_numeric_constants`). At most
     :data:`_PLANS_KEPT` plans, the oldest dropped first."""
     key = (_goals_key(goals), _settings_key(settings))
-    plans: dict[Any, Any] = body._plans
+    plans = plan_store(body)
     plan = plans.get(key)
     if plan is None:
         plan = _plan(body, goals, settings)

@@ -10,6 +10,7 @@ import dataclasses
 import numpy as np
 
 from core import BodySettings, PositionGoal, solve_body
+from core.body.model import plan_store
 from core.body.solve import _PLANS_KEPT, _cached_plan
 from tests.fixtures.humanoid import end_goals, humanoid, random_poses
 
@@ -66,4 +67,4 @@ def test_plans_kept_are_bounded() -> None:
     goals = end_goals(body, _frames(2)[1])
     for i in range(2 * _PLANS_KEPT):
         _cached_plan(body, tuple(goals), BodySettings(shell_margin=1e-4 * (i + 1)))
-    assert len(body._plans) == _PLANS_KEPT
+    assert len(plan_store(body)) == _PLANS_KEPT
