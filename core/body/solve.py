@@ -1168,7 +1168,9 @@ def _numeric(
             og = np.where(met, 0.0, og)[:, None]
         return np.concatenate([og, rest_sq[:, None]], axis=1)
 
-    x_rest_all = np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1)
+    x_rest_all = (  # (the rest term's target; none in the warm path)
+        np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1) if n_rest else None
+    )
 
     def cascade(
         state: StepState, j_all: FloatArray, xa: FloatArray, held: NDArray[np.bool_]
@@ -1181,6 +1183,7 @@ def _numeric(
         )
         if not n_rest:
             return dq
+        assert x_rest_all is not None
         r = x_rest_all[state.rows] - xa - dq
         r[:, nf:] = wrap(r[:, nf:])
         # rows polishing their goals: no rest step; held DOFs do not move

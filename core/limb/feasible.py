@@ -31,10 +31,14 @@ from .model import (
 class JointCoeffs:
     """R(φ) = P + cosφ·Q + sinφ·S for one spherical joint, arrays (N, 3, 3)."""
 
-    __slots__ = ("P", "Q", "S")
+    __slots__ = ("P", "Q", "S", "SQP")
 
-    def __init__(self, p: FloatArray, q: FloatArray, s: FloatArray) -> None:
+    def __init__(
+        self, p: FloatArray, q: FloatArray, s: FloatArray, sqp: FloatArray | None = None
+    ) -> None:
         self.P, self.Q, self.S = p, q, s
+        #: [S, Q, P] stacked (3, N, 3, 3) when built so (S, Q, P are then its views)
+        self.SQP = sqp
 
     def at(self, phi: FloatArray) -> FloatArray:
         """R at φ of shape (N, K) → (N, K, 3, 3)."""
@@ -87,12 +91,13 @@ def _outer_coeffs_one(
     product l_a[i]·r_b[j] in one outer product, then the same sums in the same order."""
     lr = np.array((left, right), dtype=np.float64)  # (2, 3 vectors, 3)
     o = lr[0][:, None, :, None] * lr[1][None, :, None, :]  # o[a, b] = l_a r_bᵀ
-    p = o[0, 0]
-    q = o[1, 1] + o[2, 2]
-    s = o[2, 1] - o[1, 2]
+    sqp = np.empty((3, 1, 3, 3))  # [S, Q, P], as _joint_equations stacks them
+    np.subtract(o[2, 1], o[1, 2], out=sqp[0, 0])
     if sign != 1.0:
-        s = sign * s
-    return JointCoeffs(p[None], q[None], s[None])
+        np.multiply(sign, sqp[0, 0], out=sqp[0, 0])
+    np.add(o[1, 1], o[2, 2], out=sqp[1, 0])
+    sqp[2, 0] = o[0, 0]
+    return JointCoeffs(sqp[2], sqp[1], sqp[0], sqp)
 
 
 def joint_coeffs(
@@ -135,7 +140,8 @@ def _joint_equations(co: JointCoeffs, lim: EulerLimits) -> FloatArray:
     n = co.P.shape[0]
     if len(v) == 0:
         return np.zeros((3, n, 0))
-    out: FloatArray = np.stack([co.S, co.Q, co.P]).reshape(3, n, 9) @ w.T
+    stacked = np.stack([co.S, co.Q, co.P]) if co.SQP is None else co.SQP
+    out: FloatArray = stacked.reshape(3, n, 9) @ w.T
     out[2] -= v
     return out
 
