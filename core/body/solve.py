@@ -87,7 +87,7 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -1216,7 +1216,7 @@ def _numeric(
             blocks=blocks_t,
             rows=act,
             iteration=it,
-            skeleton=reduced,
+            skeleton=reduced,  # type: ignore[arg-type]
             goals=eval_goals,
             settings=st,
             evaluate=functools.partial(evaluate, rows=act),  # type: ignore[arg-type]
@@ -1278,9 +1278,30 @@ _EYE3 = np.eye(3)
 _EYE3.setflags(write=False)
 
 
+class _Constants(NamedTuple):
+    """:func:`_numeric_constants`' values, in the order :func:`_numeric` unpacks them."""
+
+    aux: list[Goal]
+    blocks: tuple[RowBlock, ...]
+    n_num: int
+    m_num: int
+    m_aux: int
+    m_goal: int
+    scalar: bool
+    sqw: FloatArray
+    d_lo: FloatArray
+    d_hi: FloatArray
+    band: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+    reduced: _Reduced
+    settings: SolveSettings
+    met_layout: tuple[IntArray, FloatArray] | None
+
+
 def _numeric_constants(
     body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], settings: BodySettings
-) -> tuple[Any, ...]:
+) -> _Constants:
     """The numeric level's constants for ``plan`` (:func:`_numeric`): the shoulders'
     auxiliary goals, the row blocks and their sizes, the shell constraints' weights,
     bounds and bands, the unknowns' limits, the cascade's settings and the objective's
@@ -1296,7 +1317,7 @@ def _numeric_constants(
         _goals_key(tuple(goals[i] for i in plan["numeric"])),
         tuple((goals[an.goal].priority, goals[an.goal].weight) for an in plan["analytic"]),
     )
-    kept: dict[Any, tuple[Any, ...]] = plan.setdefault("numeric_constants", {})
+    kept: dict[Any, _Constants] = plan.setdefault("numeric_constants", {})
     hit = kept.get(key)
     if hit is not None:
         return hit
@@ -1361,23 +1382,23 @@ def _numeric_constants(
         )
     for a in (sqw_k, d_lo, d_hi, band, lower, upper):
         a.setflags(write=False)
-    out = (
-        aux,
-        tuple(blocks),
-        n_num,
-        m_num,
-        m_aux,
-        m_goal,
-        scalar,
-        sqw_k,
-        d_lo,
-        d_hi,
-        band,
-        lower,
-        upper,
-        _Reduced(lower, upper),
-        st,
-        met_layout,
+    out = _Constants(
+        aux=aux,
+        blocks=tuple(blocks),
+        n_num=n_num,
+        m_num=m_num,
+        m_aux=m_aux,
+        m_goal=m_goal,
+        scalar=scalar,
+        sqw=sqw_k,
+        d_lo=d_lo,
+        d_hi=d_hi,
+        band=band,
+        lower=lower,
+        upper=upper,
+        reduced=_Reduced(lower, upper),
+        settings=st,
+        met_layout=met_layout,
     )
     kept[key] = out
     return out
