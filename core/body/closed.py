@@ -22,7 +22,7 @@ from ..goals import PoseGoal, PositionGoal
 from ..limb import REACH_TOLERANCE, EulerLimits, Limb, LimbLimits, solve_limb
 from ..limb.fast_path import euler_families_one
 from ..limb.feasible import JointCoeffs, closest_swivel, joint_coeffs
-from ..limb.kernel import Circle, Problem, desired_swivel, pose_at, reduce_goal, solve_circle
+from ..limb.kernel import Circle, Problem, desired_swivel, pose_at, reduce_target, solve_circle
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -121,13 +121,21 @@ def solve_all(limb: Limb, local: Local, wrist: FloatArray | None, **options: Any
     return solve_rows(limb, local, np.arange(local.position.shape[0]), wrist, **options)
 
 
-def _circle(limb: Limb, goal: PositionGoal | PoseGoal, wrist: FloatArray | None, ops: Any,
-            n: int | None) -> tuple[Problem, Circle]:
-    """The goal reduced to the limb's terminal point and its elbow circle (Eq. 5–7), as
-    :func:`~core.limb.solve_limb` computes them (``n``: the rows, None for one unbatched
-    goal on ``ops`` = ``ScalarOps``; ``wrist``: R2 held for a position goal, default I)."""
-    w = None if isinstance(goal, PoseGoal) else (np.eye(3) if wrist is None else wrist)
-    pr = reduce_goal(limb, goal, w, n)
+def _circle(
+    limb: Limb,
+    position: FloatArray,
+    rotation: FloatArray | None,
+    wrist: FloatArray | None,
+    ops: Any,
+    n: int | None,
+) -> tuple[Problem, Circle]:
+    """The goal (``position``, and ``rotation`` for a pose goal, else a position goal at
+    the end joint's origin) reduced to the limb's terminal point and its elbow circle
+    (Eq. 5–7), as :func:`~core.limb.solve_limb` computes them (``n``: the rows, None for
+    one unbatched goal on ``ops`` = ``ScalarOps``; ``wrist``: R2 held for a position
+    goal, default I)."""
+    w = None if rotation is not None else (np.eye(3) if wrist is None else wrist)
+    pr = reduce_target(limb, position, rotation, w, n)
     aref = V.vec_of(np.asarray(limb.swivel_reference))
     elbow = None if limb.limits is None else limb.limits.elbow
     return pr, solve_circle(ops, limb.constants, pr.wg, pr.tbe, aref, elbow)
@@ -158,9 +166,7 @@ def straight_targets(
         return target
     c = limb.constants
     rot = None if local.rotation is None else local.rotation[rows]
-    pos = local.position[rows]
-    goal = PositionGoal(pos) if rot is None else PoseGoal(pos, rot)
-    _, ci = _circle(limb, goal, wrist, V.ArrayOps, rows.size)
+    _, ci = _circle(limb, local.position[rows], rot, wrist, V.ArrayOps, rows.size)
     cos, sin = math.cos(fallback) * c.length, math.sin(fallback) * c.length
     point = V.axpy(ci.ep, ci.n, V.add(V.scale(ci.u, cos), V.scale(ci.v, sin)))
     out = target.copy()
@@ -195,7 +201,10 @@ class Kernel:
         self.ops: Any = V.ScalarOps if single else V.ArrayOps
         self.n = None if single else b
         c = limb.constants
-        self.pr, self.ci = pr, ci = _circle(limb, local.goal(), wrist, self.ops, self.n)
+        pos, rot = local.position, local.rotation
+        if single:  # one unbatched goal, as Local.goal gives it
+            pos, rot = pos[0], (None if rot is None else rot[0])
+        self.pr, self.ci = pr, ci = _circle(limb, pos, rot, wrist, self.ops, self.n)
         if elbow_target is not None:
             self.phi_d = desired_swivel(
                 ci, None, V.vec_of(elbow_target[0] if single else elbow_target), self.ops
@@ -306,6 +315,9 @@ def into_range_one(a: list[float], lo: list[float], hi: list[float]) -> list[flo
     leaving them nearest the range; unlimited entries stay): floats, one row."""
     out = []
     for v, lo_, hi_ in zip(a, lo, hi, strict=True):
+        if lo_ <= v <= hi_:  # inside already: no shift leaves it nearer
+            out.append(v)
+            continue
         best, best_out = v, max(lo_ - v, 0.0) + max(v - hi_, 0.0)
         for k in (-2, -1, 1, 2):
             c = v + k * V.TAU

@@ -122,6 +122,9 @@ class Body:
     models: tuple[Limb, ...] = field(init=False, repr=False)
     joints: tuple[tuple[int, int, int], ...] = field(init=False, repr=False)
     shells: tuple[tuple[float, float], ...] = field(init=False, repr=False)
+    #: :func:`~core.body.solve.solve_body`'s plans per goal structure and settings (a
+    #: few, most recent last; see ``core.body.solve._cached_plan``)
+    _plans: dict[Any, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sk = self.skeleton
@@ -189,11 +192,18 @@ class Body:
         object.__setattr__(self, "models", tuple(models))
         object.__setattr__(self, "joints", tuple(idx))
         object.__setattr__(self, "shells", tuple(shell(m) for m in models))
+        object.__setattr__(self, "_plans", {})
 
     @property
     def names(self) -> tuple[str, ...]:
         """The limbs' names, in order."""
         return tuple(bl.name for bl in self.limbs)
+
+
+def plan_store(body: Body) -> dict[Any, Any]:
+    """The dict where :func:`~core.body.solve.solve_body` keeps its plans for ``body``
+    (``core.body.solve._cached_plan``)."""
+    return body._plans
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -102,7 +102,7 @@ from ..chain.solve import solve
 from ..chain.steps.task_priority import TaskPriorityStep, budget
 from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
-from ..geometry.vec3 import TAU, unit_rows, wrap
+from ..geometry.vec3 import TAU, sum_squares, unit_rows, wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb, solve_limb
 from ..limb.feasible import feasible_intervals
@@ -117,7 +117,7 @@ from .closed import (
     solve_all,
     straight_targets,
 )
-from .model import Body, BodySettings, BodySolution, shell
+from .model import Body, BodySettings, BodySolution, plan_store, shell
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -301,6 +301,57 @@ def _plan(
     return {"analytic": analytic, "free": free, "numeric": numeric, "q_rest": q_rest, "pref": pref}
 
 
+#: The settings of a solve given none (BodySettings is frozen: one instance serves all).
+_DEFAULT_SETTINGS = BodySettings()
+
+#: Plans :func:`_cached_plan` keeps per Body (goal structures × settings).
+_PLANS_KEPT = 8
+
+
+def _cached_plan(body: Body, goals: tuple[Goal, ...], settings: BodySettings) -> dict[str, Any]:
+    """:func:`_plan`, kept on ``body`` per goal structure and settings values (the goals'
+    types, joints, priorities, weights and PositionGoal points; every BodySettings
+    field): a solve per frame with new goal objects of the same structure reuses it,
+    with the numeric level's constants (:func:`_numeric_constants`). At most
+    :data:`_PLANS_KEPT` plans, the oldest dropped first."""
+    key = (_goals_key(goals), _settings_key(settings))
+    plans = plan_store(body)
+    plan = plans.get(key)
+    if plan is None:
+        plan = _plan(body, goals, settings)
+        if len(plans) >= _PLANS_KEPT:
+            del plans[next(iter(plans))]
+        plans[key] = plan
+    return plan
+
+
+def _goals_key(goals: tuple[Goal, ...]) -> tuple[Any, ...]:
+    """What :func:`_plan` and :func:`_numeric_constants` read of the goals (not their
+    targets)."""
+    out: list[Any] = []
+    for g in goals:
+        item: tuple[Any, ...] = (type(g), g.joint, g.priority, g.weight)
+        if isinstance(g, PositionGoal):
+            point = np.asarray(g.point)
+            item += (point.shape, point.tobytes())
+        out.append(item)
+    return tuple(out)
+
+
+def _settings_key(settings: BodySettings) -> tuple[Any, ...]:
+    """Every field of ``settings`` as hashable values (arrays by shape and bytes)."""
+    out: list[Any] = []
+    for f in dataclasses.fields(settings):
+        v = getattr(settings, f.name)
+        if f.name == "q_rest" and v is not None:
+            a = np.asarray(v, dtype=np.float64)
+            v = (a.shape, a.tobytes())
+        elif f.name == "swivel" and v is not None:
+            v = tuple(sorted((str(k), float(a)) for k, a in v.items()))
+        out.append(v)
+    return tuple(out)
+
+
 def _rest(body: Body, settings: BodySettings) -> FloatArray:
     sk = body.skeleton
     if settings.q_rest is None:
@@ -351,7 +402,7 @@ def solve_body(
     if not isinstance(body, Body):
         raise InvalidInputError(f"body must be a Body, got {format_value(body)}")
     if settings is None:
-        settings = BodySettings()
+        settings = _DEFAULT_SETTINGS
     if not isinstance(settings, BodySettings):
         raise InvalidInputError(f"settings must be BodySettings, got {format_value(settings)}")
     sk = body.skeleton
@@ -369,7 +420,7 @@ def solve_body(
                 f"goals are batched with N = {n_rows} but q0 has {q_in.shape[0]} rows"
             )
         batched = True
-    plan = _plan(body, goals, settings)
+    plan = _cached_plan(body, goals, settings)
     q, swivel, feasible, limb_ok, iterations, reasons, gerr = _warm_first(
         body, goals, plan, q_in, settings
     )
@@ -377,13 +428,21 @@ def solve_body(
     level = _level_errors(sk, list(goals), q, gerr)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
     all_met = reached.all(axis=1)
-    reasons = _reasons(
-        all_met,
-        StopReason.REACHED,
-        _reasons(
-            reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
-        ),
-    )
+    if not batched:  # one row: the same reason on scalars
+        reason = reasons[0]
+        if all_met[0]:
+            reason = StopReason.REACHED
+        elif reason != StopReason.MAX_ITERATIONS:
+            reason = StopReason.STALLED
+        reasons = np.array([reason], dtype=object)
+    else:
+        reasons = _reasons(
+            all_met,
+            StopReason.REACHED,
+            _reasons(
+                reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
+            ),
+        )
     if batched:
         return BodySolution(
             q, reached, gerr, level, swivel, feasible, limb_ok, within, iterations, reasons
@@ -987,54 +1046,38 @@ def _numeric(
     if nx == 0:
         return x, iterations, reasons
     # the goals evaluated by the skeleton: the numeric goals, then one PositionGoal at each
-    # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q)
-    aux: list[Goal] = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
+    # goaled limb's shoulder (its residual is −shoulder, its Jacobian ∂shoulder/∂q); the
+    # row blocks and constants below depend on the goals' structure only
+    (
+        aux,
+        blocks,
+        n_num,
+        m_num,
+        m_aux,
+        m_goal,
+        scalar,
+        sqw_k,
+        d_lo,
+        d_hi,
+        band,
+        lower,
+        upper,
+        reduced,
+        st,
+        met_layout,
+    ) = _numeric_constants(body, goals, plan, settings)
     eval_goals = tuple([goals[i] for i in numeric] + aux)
-    sk_blocks = sk.blocks(eval_goals)
-    n_num = len(numeric)
-    m_num = 3 * sum(1 for blk in sk_blocks if blk.goal < n_num)
-    m_aux = m_num + 3 * na
-    blocks: list[RowBlock] = [
-        RowBlock(numeric[blk.goal], blk.priority, blk.rows, blk.kind, blk.weight)
-        for blk in sk_blocks
-        if blk.goal < n_num
-    ]
-    # per limb its shell constraint: with the rest term one row, the distance d − c;
-    # without it (the warm path) three, the vector (d − c) u, whose tangential rows keep
-    # the minimum-norm steps from sliding the shoulders (frame-to-frame repeatability,
-    # docs/decisions.md) — see `evaluate`
-    scalar = settings.rest_weight > 0.0
-    width = 1 if scalar else 3
-    row = m_num
-    for an in analytic:
-        g = goals[an.goal]
-        blocks.append(
-            RowBlock(an.goal, g.priority, slice(row, row + width), BlockKind.POSITION, g.weight)
-        )
-        row += width
-    m_goal = row
     # the rest term (lowest level) is not a row block: its step is the exact projection
     # in `cascade`, its value ‖√w (x_rest − x)‖² computed by `evaluate`
     rest_w = settings.rest_weight
     n_rest = nx if rest_w > 0.0 else 0
-    sqw = [math.sqrt(goals[an.goal].weight) for an in analytic]
-    d_lo = np.array([an.d_min for an in analytic])
-    d_hi = np.array([an.d_max for an in analytic])
-    band = _BAND * np.array([an.model.length for an in analytic])
     q_rest = plan["q_rest"]
     pref = x[:, nf:]
     targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]  # type: ignore[union-attr]
-    lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
-    upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
-    if not settings.use_limits:
-        lower = np.full(nx, -np.inf)
-        upper = np.full(nx, np.inf)
-    reduced = _Reduced(lower, upper)
     batched_goals = any(batch_size(g) is not None for g in goals)
-    eye3 = np.eye(3)
+    eye3 = _EYE3
     memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
 
-    sqw_k = np.array(sqw)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1102,12 +1145,6 @@ def _numeric(
             rest_sq = rest_w * np.sum(diff * diff, axis=1)
         return e, jac, gerr, rest_sq
 
-    st = SolveSettings(
-        tolerance=settings.tolerance,
-        max_step=settings.max_step,
-        use_limits=settings.use_limits,
-        priority_damping=settings.priority_damping,
-    )
     step = TaskPriorityStep()
     step.tolerance = settings.tolerance
     blocks_t = tuple(blocks)  # the cascade's
@@ -1117,6 +1154,11 @@ def _numeric(
     def objective(e: FloatArray, rest_sq: FloatArray) -> FloatArray:
         """(b, L + 1): per goal level 0 when met else ‖e_k‖² (TaskPriorityStep's), then
         the rest term's ‖e‖² — compared lexicographically."""
+        if met_layout is not None:  # one goal level of short blocks tiling e's rows
+            starts, limit = met_layout
+            met1 = np.all(np.add.reduceat(e * e, starts, axis=1) <= limit, axis=1)
+            og1 = np.where(met1, 0.0, sum_squares(e))
+            return np.stack([og1, rest_sq], axis=1)
         og = step.objective(e, goal_blocks)
         if og.ndim == 1:  # one goal level: TaskPriorityStep gives ‖e‖², 0 when met here
             met = np.all(
@@ -1126,7 +1168,9 @@ def _numeric(
             og = np.where(met, 0.0, og)[:, None]
         return np.concatenate([og, rest_sq[:, None]], axis=1)
 
-    x_rest_all = np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1)
+    x_rest_all = (  # (the rest term's target; none in the warm path)
+        np.concatenate([np.broadcast_to(q_rest[free], (big, nf)), pref], axis=1) if n_rest else None
+    )
 
     def cascade(
         state: StepState, j_all: FloatArray, xa: FloatArray, held: NDArray[np.bool_]
@@ -1139,6 +1183,7 @@ def _numeric(
         )
         if not n_rest:
             return dq
+        assert x_rest_all is not None
         r = x_rest_all[state.rows] - xa - dq
         r[:, nf:] = wrap(r[:, nf:])
         # rows polishing their goals: no rest step; held DOFs do not move
@@ -1229,6 +1274,136 @@ def _numeric(
     return x, iterations, reasons
 
 
+_EYE3 = np.eye(3)
+_EYE3.setflags(write=False)
+
+
+class _Constants(NamedTuple):
+    """:func:`_numeric_constants`' values, in the order :func:`_numeric` unpacks them."""
+
+    aux: list[Goal]
+    blocks: tuple[RowBlock, ...]
+    n_num: int
+    m_num: int
+    m_aux: int
+    m_goal: int
+    scalar: bool
+    sqw: FloatArray
+    d_lo: FloatArray
+    d_hi: FloatArray
+    band: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+    reduced: _Reduced
+    settings: SolveSettings
+    met_layout: tuple[IntArray, FloatArray] | None
+
+
+def _numeric_constants(
+    body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], settings: BodySettings
+) -> _Constants:
+    """The numeric level's constants for ``plan`` (:func:`_numeric`): the shoulders'
+    auxiliary goals, the row blocks and their sizes, the shell constraints' weights,
+    bounds and bands, the unknowns' limits, the cascade's settings and the objective's
+    block layout — kept in the plan per the settings and the goals' structure they read
+    (never their targets)."""
+    key = (
+        settings.rest_weight > 0.0,
+        settings.tolerance,
+        settings.max_step,
+        settings.use_limits,
+        settings.priority_damping,
+        # what the row blocks read of the goals (the plan's indices into them)
+        _goals_key(tuple(goals[i] for i in plan["numeric"])),
+        tuple((goals[an.goal].priority, goals[an.goal].weight) for an in plan["analytic"]),
+    )
+    kept: dict[Any, _Constants] = plan.setdefault("numeric_constants", {})
+    hit = kept.get(key)
+    if hit is not None:
+        return hit
+    sk = body.skeleton
+    free: IntArray = plan["free"]
+    analytic: list[_Analytic] = plan["analytic"]
+    numeric: list[int] = plan["numeric"]
+    na = len(analytic)
+    nx = free.size + na
+    aux: list[Goal] = [PositionGoal(np.zeros(3), joint=body.joints[an.limb][0]) for an in analytic]
+    sk_blocks = sk.blocks(tuple([goals[i] for i in numeric] + aux))
+    n_num = len(numeric)
+    m_num = 3 * sum(1 for blk in sk_blocks if blk.goal < n_num)
+    m_aux = m_num + 3 * na
+    blocks: list[RowBlock] = [
+        RowBlock(numeric[blk.goal], blk.priority, blk.rows, blk.kind, blk.weight)
+        for blk in sk_blocks
+        if blk.goal < n_num
+    ]
+    # per limb its shell constraint: with the rest term one row, the distance d − c;
+    # without it (the warm path) three, the vector (d − c) u, whose tangential rows keep
+    # the minimum-norm steps from sliding the shoulders (frame-to-frame repeatability,
+    # docs/decisions.md) — see `evaluate`
+    scalar = settings.rest_weight > 0.0
+    width = 1 if scalar else 3
+    row = m_num
+    for an in analytic:
+        g = goals[an.goal]
+        blocks.append(
+            RowBlock(an.goal, g.priority, slice(row, row + width), BlockKind.POSITION, g.weight)
+        )
+        row += width
+    m_goal = row
+    sqw_k = np.array([math.sqrt(goals[an.goal].weight) for an in analytic])
+    d_lo = np.array([an.d_min for an in analytic])
+    d_hi = np.array([an.d_max for an in analytic])
+    band = _BAND * np.array([an.model.length for an in analytic])
+    lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
+    upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
+    if not settings.use_limits:
+        lower = np.full(nx, -np.inf)
+        upper = np.full(nx, np.inf)
+    st = SolveSettings(
+        tolerance=settings.tolerance,
+        max_step=settings.max_step,
+        use_limits=settings.use_limits,
+        priority_damping=settings.priority_damping,
+    )
+    # the objective's per-block sums (one goal level whose blocks of ≤ 8 rows tile e's
+    # rows in order: np.add.reduceat sums each block left to right, as np.sum does)
+    spans = [blk.rows for blk in blocks]
+    met_layout = None
+    if (
+        len({blk.priority for blk in blocks}) == 1
+        and all(r.start == (spans[i - 1].stop if i else 0) for i, r in enumerate(spans))
+        and all(0 < r.stop - r.start <= 8 for r in spans)
+        and spans[-1].stop == m_goal
+    ):
+        met_layout = (
+            np.array([r.start for r in spans], dtype=np.intp),
+            settings.tolerance**2 * np.array([blk.weight for blk in blocks], dtype=np.float64),
+        )
+    for a in (sqw_k, d_lo, d_hi, band, lower, upper):
+        a.setflags(write=False)
+    out = _Constants(
+        aux=aux,
+        blocks=tuple(blocks),
+        n_num=n_num,
+        m_num=m_num,
+        m_aux=m_aux,
+        m_goal=m_goal,
+        scalar=scalar,
+        sqw=sqw_k,
+        d_lo=d_lo,
+        d_hi=d_hi,
+        band=band,
+        lower=lower,
+        upper=upper,
+        reduced=_Reduced(lower, upper),
+        settings=st,
+        met_layout=met_layout,
+    )
+    kept[key] = out
+    return out
+
+
 def _rows_state(state: StepState, rows: IntArray, evaluate: Any) -> StepState:
     """``state`` cut to its rows ``rows`` (positions in its batch). ``evaluate(x, rows=)``:
     the evaluation that ``state.evaluate`` binds to ``state.rows``."""
@@ -1247,8 +1422,12 @@ def _rows_state(state: StepState, rows: IntArray, evaluate: Any) -> StepState:
 
 def _in_shell(an: _Analytic, local: Local) -> NDArray[np.bool_]:
     """(B,) the limb's local goal lies in its shell (with :data:`_SHELL_SLACK`)."""
-    d = np.linalg.norm(local.position, axis=-1)
     slack = _SHELL_SLACK * an.model.length
+    if local.position.shape[0] == 1:  # one row: the same sum of squares on floats
+        x, y, z = local.position[0].tolist()
+        d1 = math.sqrt(x * x + y * y + z * z)
+        return np.array([an.d_min - slack <= d1 <= an.d_max + slack])
+    d = np.linalg.norm(local.position, axis=-1)
     out: NDArray[np.bool_] = (d >= an.d_min - slack) & (d <= an.d_max + slack)
     return out
 
@@ -1329,6 +1508,13 @@ def _limbs(
         else:
             sol = solve_all(an.model, local, wrist, swivel=swivels[:, k])
             use = sol.solved
+        feasible[an.limb] = sol.intervals
+        if big == 1:  # one row (a warm frame): the same bookkeeping on Python scalars
+            if _write_limb_one(body, an, sol, bool(use[0]), q, swivel, ok) or bad[0, k]:
+                if give_up:
+                    break
+                failed[0] = True
+            continue
         if use.any():
             pick = slice(None) if use.all() else use
             angles = _limb_angles(body, an, sol.shoulder[pick], sol.elbow[pick], sol.wrist[pick])
@@ -1336,8 +1522,30 @@ def _limbs(
                 q[pick, sk.dof_slices[j]] = a
         swivel[:, an.limb] = np.where(use, sol.swivel, np.nan)
         ok[:, an.limb] = sol.reachable & sol.solved
-        feasible[an.limb] = sol.intervals
         if give_up and np.all(bad[:, k] | ~ok[:, an.limb] | failed):
             break
         failed = bad[:, k] | ~ok[:, an.limb] | failed
     return swivel, tuple(feasible), ok, bad
+
+
+def _write_limb_one(
+    body: Body,
+    an: _Analytic,
+    sol: Any,
+    use: bool,
+    q: FloatArray,
+    swivel: FloatArray,
+    ok: NDArray[np.bool_],
+) -> bool:
+    """:func:`_limbs`' writes for one row (B = 1): the limb's angles into ``q`` where
+    ``use``, its swivel (NaN where not) and whether it reached its goal into ``swivel``
+    and ``ok``. Returns whether it failed (did not reach)."""
+    sk = body.skeleton
+    if use:
+        angles = _limb_angles(body, an, sol.shoulder, sol.elbow, sol.wrist)
+        for j, a in zip(body.joints[an.limb], angles, strict=True):
+            q[0, sk.dof_slices[j]] = a[0]
+    swivel[0, an.limb] = float(sol.swivel[0]) if use else math.nan
+    reached = bool(sol.reachable[0]) and bool(sol.solved[0])
+    ok[0, an.limb] = reached
+    return not reached

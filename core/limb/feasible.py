@@ -17,6 +17,7 @@ from ..geometry import vec3 as V
 from ..geometry.rotations import matrix_to_euler_families
 from .kernel import Circle, Problem, elbow_matrix
 from .model import (
+    LIMIT_TOLERANCE,
     BoolArray,
     EulerLimits,
     FloatArray,
@@ -30,10 +31,14 @@ from .model import (
 class JointCoeffs:
     """R(φ) = P + cosφ·Q + sinφ·S for one spherical joint, arrays (N, 3, 3)."""
 
-    __slots__ = ("P", "Q", "S")
+    __slots__ = ("P", "Q", "S", "SQP")
 
-    def __init__(self, p: FloatArray, q: FloatArray, s: FloatArray) -> None:
+    def __init__(
+        self, p: FloatArray, q: FloatArray, s: FloatArray, sqp: FloatArray | None = None
+    ) -> None:
         self.P, self.Q, self.S = p, q, s
+        #: [S, Q, P] stacked (3, N, 3, 3) when built so (S, Q, P are then its views)
+        self.SQP = sqp
 
     def at(self, phi: FloatArray) -> FloatArray:
         """R at φ of shape (N, K) → (N, K, 3, 3)."""
@@ -61,15 +66,38 @@ def _stack(m: V.Mat, n: int) -> FloatArray:
 
 
 def _outer_coeffs(
-    left: tuple[V.Vec, V.Vec, V.Vec], right: tuple[V.Vec, V.Vec, V.Vec], sign: float, n: int
+    left: tuple[V.Vec, V.Vec, V.Vec],
+    right: tuple[V.Vec, V.Vec, V.Vec],
+    sign: float,
+    n: int,
+    scalar: bool = False,
 ) -> JointCoeffs:
-    """P = l0 r0ᵀ, Q = l1 r1ᵀ + l2 r2ᵀ, S = sign·(l2 r1ᵀ − l1 r2ᵀ)."""
+    """P = l0 r0ᵀ, Q = l1 r1ᵀ + l2 r2ᵀ, S = sign·(l2 r1ᵀ − l1 r2ᵀ) (``scalar``: every
+    component a float, one solve)."""
+    if scalar and n == 1:
+        return _outer_coeffs_one(left, right, sign)
     (l0, l1, l2), (r0, r1, r2) = left, right
     rng = range(3)
     p = tuple(tuple(l0[i] * r0[j] for j in rng) for i in rng)
     q = tuple(tuple(l1[i] * r1[j] + l2[i] * r2[j] for j in rng) for i in rng)
     sg = tuple(tuple(sign * (l2[i] * r1[j] - l1[i] * r2[j]) for j in rng) for i in rng)
     return JointCoeffs(_stack(p, n), _stack(q, n), _stack(sg, n))  # type: ignore[arg-type]
+
+
+def _outer_coeffs_one(
+    left: tuple[V.Vec, V.Vec, V.Vec], right: tuple[V.Vec, V.Vec, V.Vec], sign: float
+) -> JointCoeffs:
+    """:func:`_outer_coeffs` of one solve (float components), arrays (1, 3, 3): every
+    product l_a[i]·r_b[j] in one outer product, then the same sums in the same order."""
+    lr = np.array((left, right), dtype=np.float64)  # (2, 3 vectors, 3)
+    o = lr[0][:, None, :, None] * lr[1][None, :, None, :]  # o[a, b] = l_a r_bᵀ
+    sqp = np.empty((3, 1, 3, 3))  # [S, Q, P], as _joint_equations stacks them
+    np.subtract(o[2, 1], o[1, 2], out=sqp[0, 0])
+    if sign != 1.0:
+        np.multiply(sign, sqp[0, 0], out=sqp[0, 0])
+    np.add(o[1, 1], o[2, 2], out=sqp[1, 0])
+    sqp[2, 0] = o[0, 0]
+    return JointCoeffs(sqp[2], sqp[1], sqp[0], sqp)
 
 
 def joint_coeffs(
@@ -81,7 +109,8 @@ def joint_coeffs(
     is the same sum of outer products with x_r, y_r, z_r → Mᵀ·(…) and n̂, û, v̂ → R_Wᵀ·(…).
     Works on scalar (n = 1) or batched circle components alike.
     """
-    sh = _outer_coeffs((ci.n, ci.u, ci.v), (ci.x_r, ci.y_r, ci.z_r), 1.0, n)
+    scalar = not ops.batched  # (ScalarOps: every component a float)
+    sh = _outer_coeffs((ci.n, ci.u, ci.v), (ci.x_r, ci.y_r, ci.z_r), 1.0, n, scalar)
     if pr.RW is None:
         assert pr.R2 is not None
         z = np.zeros((n, 3, 3))
@@ -89,7 +118,7 @@ def joint_coeffs(
     m = elbow_matrix(ops, c, ci.theta)
     left = (V.mtv(m, ci.x_r), V.mtv(m, ci.y_r), V.mtv(m, ci.z_r))
     right = (V.mtv(pr.RW, ci.n), V.mtv(pr.RW, ci.u), V.mtv(pr.RW, ci.v))
-    return sh, _outer_coeffs(left, right, -1.0, n)
+    return sh, _outer_coeffs(left, right, -1.0, n, scalar)
 
 
 def _sincos_roots(alpha: FloatArray, beta: FloatArray, gamma: FloatArray) -> FloatArray:
@@ -111,7 +140,8 @@ def _joint_equations(co: JointCoeffs, lim: EulerLimits) -> FloatArray:
     n = co.P.shape[0]
     if len(v) == 0:
         return np.zeros((3, n, 0))
-    out: FloatArray = np.stack([co.S, co.Q, co.P]).reshape(3, n, 9) @ w.T
+    stacked = np.stack([co.S, co.Q, co.P]) if co.SQP is None else co.SQP
+    out: FloatArray = stacked.reshape(3, n, 9) @ w.T
     out[2] -= v
     return out
 
@@ -309,6 +339,8 @@ def feasible_intervals(
     orders = {lim.order for p in parts for lim in (p[0].shoulder, p[0].wrist) if lim is not None}
     if len(parts) < 2 or len(orders) > 1 or sum(sizes) > _ROW_BLOCK or 0 in sizes:
         return [feasible_sets(*p).all for p in parts]
+    if len(orders) == 1 and all(k == 1 for k in sizes) and all(_fully_limited(p[0]) for p in parts):
+        return _intervals_one_each(parts, orders.pop())
     # each limb's equations (shoulder's, then wrist's) in its rows, the rest zero
     eqs = []
     start = width_e = 0
@@ -354,6 +386,56 @@ def feasible_intervals(
         merged[e - k : e, : max(1, int(runs[e - k : e].max()))]
         for k, e in zip(sizes, ends, strict=True)
     ]
+
+
+def _fully_limited(limits: LimbLimits) -> bool:
+    """Both joints limited (some angle each) and the elbow too."""
+    return limits.elbow is not None and all(
+        j is not None and any(j.limited) for j in (limits.shoulder, limits.wrist)
+    )
+
+
+def _intervals_one_each(
+    parts: list[tuple[LimbLimits, JointCoeffs, JointCoeffs, FloatArray]], order: str
+) -> list[FloatArray]:
+    """:func:`feasible_intervals` of limbs of one row each, every joint and elbow limited
+    and one Euler order (a warm frame's limbs): the same arithmetic on the same values
+    (each limb's equations by its own product, the rotations at the segment middles as
+    P + cosφ Q + sinφ S, the limit tests of every limb and joint in one call each)."""
+    n = len(parts)
+    eqs = [
+        np.concatenate(
+            [_joint_equations(p[1], p[0].shoulder), _joint_equations(p[2], p[0].wrist)],  # type: ignore[arg-type]
+            axis=2,
+        )
+        for p in parts
+    ]
+    width_e = max(e.shape[2] for e in eqs)
+    coef = np.zeros((3, n, width_e))
+    for i, e in enumerate(eqs):
+        coef[:, i : i + 1, : e.shape[2]] = e
+    bp, valid, mid = _segments(coef)
+    # (2 joints, n, 1, 3, 3) coefficients; R at the middles (2, n, K, 3, 3)
+    pqs = [
+        np.array([[getattr(p[j], a)[0] for p in parts] for j in (1, 2)])[:, :, None] for a in "PQS"
+    ]
+    cp = np.cos(mid)[..., None, None]
+    sp = np.sin(mid)[..., None, None]
+    rot = pqs[0] + cp * pqs[1] + sp * pqs[2]
+    fam = matrix_to_euler_families(rot, order, check=False)  # (2, n, K, 2, 3)
+    bounds = [[p[0].shoulder, p[0].wrist] for p in parts]
+    lo = np.array([[j.range_start for j in b] for b in bounds]).transpose(1, 0, 2)  # type: ignore[union-attr]
+    width = np.array([[j.range_width for j in b] for b in bounds]).transpose(1, 0, 2)  # type: ignore[union-attr]
+    ok = in_ranges(fam, lo[:, :, None, None], width[:, :, None, None]).any(axis=-1)
+    elbows = np.array([p[0].elbow for p in parts])  # (n, 2): every elbow limited
+    theta = np.concatenate([p[3] for p in parts])
+    d = np.mod(theta - elbows[:, 0], V.TAU)
+    elbow_ok = (d <= elbows[:, 1] - elbows[:, 0] + LIMIT_TOLERANCE) | (d >= V.TAU - LIMIT_TOLERANCE)
+    feas = ok[0] & valid & elbow_ok[:, None] & ok[1]
+    _join_short(bp, valid, feas)
+    merged = _merge(bp, feas)
+    runs = np.sum(~np.isnan(merged[:, :, 0]), axis=1).tolist()
+    return [merged[i : i + 1, : max(1, r)] for i, r in enumerate(runs)]
 
 
 def closest_swivel(intervals: FloatArray, phi_d: FloatArray) -> tuple[FloatArray, BoolArray]:

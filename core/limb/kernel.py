@@ -223,12 +223,29 @@ class Problem:
 
 
 def reduce_goal(limb: Limb, goal: LimbGoal, wrist: Any, n: int | None) -> Problem:
+    if isinstance(goal, PoseGoal):
+        return reduce_target(limb, np.asarray(goal.position), np.asarray(goal.rotation), None, n)
+    return reduce_target(limb, np.asarray(goal.position), None, wrist, n, np.asarray(goal.point))
+
+
+def reduce_target(
+    limb: Limb,
+    position: Any,
+    rotation: Any,
+    wrist: Any,
+    n: int | None,
+    point: Any = None,
+) -> Problem:
+    """:func:`reduce_goal` of a target given by its arrays: ``position`` (3,) / (N, 3)
+    and ``rotation`` (3, 3) / (N, 3, 3) of a pose goal, or (``rotation`` None) a
+    position goal's ``position`` and ``point`` (None: the origin) with the wrist held
+    at ``wrist``."""
     c = limb.constants
     pr = Problem()
     pr.n = n
-    if isinstance(goal, PoseGoal):
-        rg = V.mat_of(np.asarray(goal.rotation))
-        tg = V.vec_of(np.asarray(goal.position))
+    if rotation is not None:
+        rg = V.mat_of(rotation)
+        tg = V.vec_of(position)
         rw = rg if c.RE_identity else V.mm(rg, V.transpose(c.RE))  # wrist frame: R_G R_Eᵀ
         pr.RW = rw
         pr.R2 = None
@@ -239,10 +256,9 @@ def reduce_goal(limb: Limb, goal: LimbGoal, wrist: Any, n: int | None) -> Proble
         r2 = V.mat_of(wrist)
         pr.RW = None
         pr.R2 = r2
-        point = np.asarray(goal.point)
-        te = c.tE if not point.any() else V.add(c.tE, V.mv(c.RE, V.vec_of(point)))
+        te = c.tE if point is None or not point.any() else V.add(c.tE, V.mv(c.RE, V.vec_of(point)))
         pr.tbe = V.add(c.tb, V.mv(c.Rb, V.mv(r2, te)))
-        pr.wg = V.vec_of(np.asarray(goal.position))
+        pr.wg = V.vec_of(position)
         pr.goal_p = pr.wg
     if n is not None:  # broadcast constants to (N,) components
         ones = np.ones(n)

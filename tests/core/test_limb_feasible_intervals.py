@@ -69,3 +69,35 @@ def test_feasible_intervals_with_different_euler_orders() -> None:
     parts = [(lim, _coeffs(rng, 2), _coeffs(rng, 2), rng.uniform(0.0, 2.5, 2)) for lim in limits]
     for part, g in zip(parts, feasible_intervals(parts), strict=True):
         np.testing.assert_array_equal(g, feasible_sets(*part).all)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_one_row_per_limb_pass_equals_one_limb_at_a_time(seed: int) -> None:
+    """The pass for limbs of one row each, every joint limited (a warm frame's four
+    limbs): each limb's sets exactly as ``feasible_sets`` gives them alone."""
+    from core.limb.feasible import _intervals_one_each
+
+    rng = np.random.default_rng(100 + seed)
+    limits = _limits()[:4]
+    parts = [(lim, _coeffs(rng, 1), _coeffs(rng, 1), rng.uniform(-0.5, 3.0, 1)) for lim in limits]
+    want = [feasible_sets(*p).all for p in parts]
+    for got in (feasible_intervals(parts), _intervals_one_each(parts, "XYZ")):
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_one_solve_outer_coefficients_equal_the_component_formula(seed: int, sign: float) -> None:
+    """``_outer_coeffs`` of one solve on floats (one outer product) equals its
+    component-by-component formula bit for bit."""
+    from core.limb.feasible import _outer_coeffs
+
+    rng = np.random.default_rng(seed)
+    vecs = [tuple(float(x) for x in v) for v in rng.normal(size=(6, 3))]
+    left, right = tuple(vecs[:3]), tuple(vecs[3:])
+    fast = _outer_coeffs(left, right, sign, 1, scalar=True)  # type: ignore[arg-type]
+    slow = _outer_coeffs(left, right, sign, 1)  # type: ignore[arg-type]
+    for a in "PQS":
+        np.testing.assert_array_equal(getattr(fast, a), getattr(slow, a))
+        assert getattr(fast, a).shape == (1, 3, 3)
