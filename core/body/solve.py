@@ -320,7 +320,12 @@ def _cached_plan(body: Body, goals: tuple[Goal, ...], settings: BodySettings) ->
     if plan is None:
         plan = _plan(body, goals, settings)
         if len(plans) >= _PLANS_KEPT:
-            del plans[next(iter(plans))]
+            # (another thread solving on the same Body may change the store meanwhile:
+            # then nothing is dropped this time)
+            try:
+                plans.pop(next(iter(plans)), None)
+            except (RuntimeError, StopIteration):
+                pass
         plans[key] = plan
     return plan
 

@@ -6,6 +6,7 @@ exactly as a fresh one."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 
@@ -68,3 +69,33 @@ def test_plans_kept_are_bounded() -> None:
     for i in range(2 * _PLANS_KEPT):
         _cached_plan(body, tuple(goals), BodySettings(shell_margin=1e-4 * (i + 1)))
     assert len(plan_store(body)) == _PLANS_KEPT
+
+
+def test_threads_sharing_a_body_solve_as_one_thread() -> None:
+    """Solves on one Body from several threads, with more goal structures than it keeps
+    (so plans are dropped while others are read), give what a lone solve gives."""
+    body = humanoid()
+    q = _frames(3)
+    goals = end_goals(body, q[1])
+    structures = [
+        [dataclasses.replace(goals[0], weight=1.0 + 0.5 * k), *goals[1:]]
+        for k in range(_PLANS_KEPT + 4)
+    ]
+    expected = [solve_body(humanoid(), s, q[0]).q for s in structures]
+    failures: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for i in range(len(structures)):
+                k = (i + offset) % len(structures)
+                np.testing.assert_array_equal(solve_body(body, structures[k], q[0]).q, expected[k])
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+    assert len(plan_store(body)) <= _PLANS_KEPT + len(threads)
