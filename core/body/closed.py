@@ -141,6 +141,44 @@ def _circle(
     return pr, solve_circle(ops, limb.constants, pr.wg, pr.tbe, aref, elbow)
 
 
+def _repeat(x: Any, s: int) -> Any:
+    """Each row of ``x`` (an (N,) array, or a tuple of them: :mod:`~core.geometry.vec3`
+    components, nested) repeated ``s`` times in a row; floats (shared) as they are."""
+    if isinstance(x, tuple):
+        return tuple(_repeat(a, s) for a in x)
+    return np.repeat(x, s) if isinstance(x, np.ndarray) and x.ndim else x
+
+
+def sampled_poses(
+    limb: Limb, local: Local, wrist: FloatArray | None, phis: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``limb`` without limits at each swivel of ``phis`` (S,) for each of the B rows of
+    ``local``: R1 (B·S, 3, 3), θ4 (B·S,), R2 (B·S, 3, 3), row by row, S samples each —
+    the values :func:`~core.limb.solve_limb` gives for the B·S goals (each row's goal
+    repeated) with ``swivel`` = ``phis`` tiled, its arithmetic element by element, the
+    goal reduced and its elbow circle (Eq. 5–6) computed once per row."""
+    b, s = local.position.shape[0], phis.size
+    n = b * s
+    w = None  # (as solve_limb holds it: the default shared, a given wrist per row)
+    if local.rotation is None:
+        w = np.eye(3) if wrist is None else np.broadcast_to(wrist, (b, 3, 3))
+    pr = reduce_target(limb, local.position, local.rotation, w, b)
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    ci = solve_circle(V.ArrayOps, limb.constants, pr.wg, pr.tbe, aref, None)
+    for name in Problem.__slots__:
+        setattr(pr, name, _repeat(getattr(pr, name), s))
+    pr.n = n
+    for name in Circle.__slots__:
+        setattr(ci, name, _repeat(getattr(ci, name), s))
+    r1, r2, _, _ = pose_at(V.ArrayOps, limb.constants, pr, ci, V.wrap(np.tile(phis, b)))
+    wrist_m = (
+        V.mat_array(r2, n)
+        if np.ndim(r2[0][0])
+        else np.broadcast_to(V.mat_array(r2, None), (n, 3, 3)).copy()
+    )
+    return V.mat_array(r1, n), np.array(ci.theta, dtype=np.float64), wrist_m
+
+
 #: A numeric elbow nearer than this (× the limb's length) to its shoulder–wrist line
 #: marks a straight limb (:func:`straight_targets`).
 STRAIGHT = 1e-6

@@ -104,7 +104,7 @@ from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, fo
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from ..geometry.vec3 import TAU, sum_squares, unit_rows, wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
-from ..limb import Limb, solve_limb
+from ..limb import Limb
 from ..limb.feasible import feasible_intervals
 from ..limb.model import family_violations
 from .closed import (
@@ -114,6 +114,7 @@ from .closed import (
     closed_pose,
     euler_in_limits_one,
     into_range_one,
+    sampled_poses,
     solve_all,
     straight_targets,
 )
@@ -167,6 +168,10 @@ _SHELL_SLACK = 1e-6
 
 #: Swivel samples of a witness search.
 _SAMPLES = 24
+
+#: The witness search's swivels: :data:`_SAMPLES` evenly spaced over [−π, π).
+_PHIS = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
+_PHIS.setflags(write=False)
 
 #: How far inside its limits a witness's clamped angle is put (rad; at most a quarter of
 #: the range).
@@ -944,10 +949,14 @@ def _whole_body(
     joints (``placed``: ``q`` holds the closed forms already); at most ``budget`` ×
     ``settings.max_iterations`` iterations."""
     qr = q.copy()
+    # the shoulder frames at q, for every witness (no goaled limb's joints move another
+    # limb's shoulder)
+    kin = body.skeleton.kinematics(qr) if bad.any(axis=0).sum() > 1 else None
     for k, an in enumerate(plan["analytic"]):
         wit = bad[:, k]
         if wit.any():
-            qr[wit] = _witness(body, goals, an, qr[wit], rows[wit])
+            kin_k = None if kin is None else tuple(a[wit] for a in kin)
+            qr[wit] = _witness(body, goals, an, qr[wit], rows[wit], kin_k)
         if not placed and not wit.all():
             keep = ~wit
             sub = qr[keep]
@@ -986,22 +995,22 @@ def _place(
 
 
 def _witness(
-    body: Body, goals: tuple[Goal, ...], an: _Analytic, q: FloatArray, rows: IntArray
+    body: Body,
+    goals: tuple[Goal, ...],
+    an: _Analytic,
+    q: FloatArray,
+    rows: IntArray,
+    kin: Any = None,
 ) -> FloatArray:
     """A within-limits configuration of the limb near its goal (module docstring): q with
-    the limb's joints set to it. Batched over the rows of q, one batched limb
-    solve over rows × :data:`_SAMPLES` swivels."""
+    the limb's joints set to it. Batched over the rows of q: the unlimited limb at
+    :data:`_SAMPLES` swivels per row (one kernel pass; ``kin``: the skeleton's
+    kinematics at ``q`` if known)."""
     sk = body.skeleton
     b = q.shape[0]
-    local = _shoulder_goals(body, goals, an, q, rows)
-    phis = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
-    rep = np.repeat(local.position, _SAMPLES, axis=0)
-    if local.rotation is not None:
-        many: PositionGoal | PoseGoal = PoseGoal(rep, np.repeat(local.rotation, _SAMPLES, axis=0))
-    else:
-        many = PositionGoal(rep)
-    sol = solve_limb(an.free, many, swivel=np.tile(phis, b), wrist=an.wrist)
-    a_u, a_l, a_e = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+    local = _shoulder_goals(body, goals, an, q, rows, kin)
+    shoulder, elbow, wrist = sampled_poses(an.free, local, an.wrist, _PHIS)
+    a_u, a_l, a_e = _limb_angles(body, an, shoulder, elbow, wrist)
     u, lo, e = body.joints[an.limb]
     slices = [sk.dof_slices[j] for j in (u, lo, e)]
     angles = (a_u, a_l, a_e)
