@@ -217,15 +217,22 @@ class _Analytic:
 def _into_range(a: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
     """Angles ``a`` shifted by a multiple of 2π into [lo, hi] where one fits (else the
     shift leaving them nearest the range; unlimited entries stay)."""
-    best = a
     best_out = np.maximum(lo - a, 0.0) + np.maximum(a - hi, 0.0)
-    for k in (-2, -1, 1, 2):
-        c = a + k * TAU
-        out = np.maximum(lo - c, 0.0) + np.maximum(c - hi, 0.0)
+    if not best_out.any():  # all inside: no shift leaves an angle nearer its range
+        return a.copy()
+    best = a
+    cands = a + _SHIFTS.reshape((4,) + (1,) * a.ndim)
+    outs = np.maximum(lo - cands, 0.0) + np.maximum(cands - hi, 0.0)
+    for c, out in zip(cands, outs, strict=True):  # the first shift that is better wins
         better = out < best_out - 1e-12
         best = np.where(better, c, best)
         best_out = np.where(better, out, best_out)
     return best
+
+
+#: The 2π shifts :func:`_into_range` tries, in order.
+_SHIFTS = np.array([k * TAU for k in (-2, -1, 1, 2)])
+_SHIFTS.setflags(write=False)
 
 
 def _euler_in_limits(rot: FloatArray, model_limits: Any, order: str) -> FloatArray:
