@@ -25,7 +25,8 @@ reused as it is; weights blend goals within a level):
   position Jacobian;
 * lowest, in the null space of all of them: the rest-pose / preferred-angle term
   √w (x_rest − x), the swivels' part pulling each φ to its preferred value. It is a
-  secondary objective, converged loosely: once every goal is met, a step that moves no
+  secondary objective, converged loosely: once every goal is met (rows resumed from
+  the warm path's trunk: within :data:`_NEAR` × the tolerance), a step that moves no
   unknown by more than :data:`_REST_STEP` ends its tail (which converges linearly, the
   goals' null space curving under it), after one more step without it that polishes
   the goals.
@@ -138,6 +139,14 @@ _BAND = 1e-3
 #: counts as converged: its tail (linear convergence in the goals' curved null space) is
 #: cut there, after one step without the rest term that polishes the goals.
 _REST_STEP = 3e-3
+
+#: Goal error (× ``BodySettings.tolerance``) within which a row that started from a
+#: trunk meeting the goals (the warm path's, re-centred by the rest term) ends the rest
+#: term's tail like a row whose goals are met: each rest step disturbs the goals by its
+#: second-order error (~1e-5 for steps of a few mrad), so "met" would wait for the
+#: steps to shrink; the goal-only polishing steps that follow meet them (Newton from
+#: ≤ 1e-5).
+_NEAR = 10.0
 
 #: Relative decrease of the objective that counts as progress.
 _PROGRESS = 1e-6
@@ -529,7 +538,7 @@ def _warm_first(
         met = reasons[rest] == StopReason.REACHED
         x0[met, : free.size] = x[rest[met], : free.size]
         sub = _goals_at(goals, rest, big)
-        part = _solve_rows(body, sub, plan, q_in[rest], settings, x0)
+        part = _solve_rows(body, sub, plan, q_in[rest], settings, x0, met)
         gerr_rest = sk.goal_errors(part[0], sub)
         if rest.size == big:  # (the limbs may have given up early: nothing to merge)
             return (*part[:4], iterations + part[4], part[5], gerr_rest)
@@ -566,11 +575,13 @@ def _solve_rows(
     q_in: FloatArray,
     settings: BodySettings,
     x0: FloatArray | None = None,
+    resumed: NDArray[np.bool_] | None = None,
 ) -> tuple[Any, ...]:
     """The numeric level with the rest term, the limbs, and the whole-body rescue
     (module docstring) for the rows of ``q_in`` (the start; the goals cut to them), the
-    numeric level starting from ``x0`` (default: the start's unknowns). Returns q,
-    swivels, feasible intervals, limbs reached, iterations and reasons."""
+    numeric level starting from ``x0`` (default: the start's unknowns; ``resumed``: the
+    rows whose ``x0`` met the goals, see :func:`_numeric`). Returns q, swivels, feasible
+    intervals, limbs reached, iterations and reasons."""
     goals = tuple(goals)
     sk = body.skeleton
     q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
@@ -579,7 +590,7 @@ def _solve_rows(
     free: IntArray = plan["free"]
     x = _start_x(body, plan, q, settings) if x0 is None else x0
     every = np.arange(big)
-    x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
+    x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings, resumed=resumed)
     q[:, free] = x[:, : free.size]
     # each goaled limb in closed form where the body put its shoulder; limbs without a
     # feasible φ there are solved numerically from a witness for those rows (module
@@ -1043,12 +1054,15 @@ def _numeric(
     row_ids: IntArray,
     settings: BodySettings,
     measured: bool = False,
+    resumed: NDArray[np.bool_] | None = None,
 ) -> tuple[FloatArray, NDArray[np.int_], NDArray[np.object_]]:
     """The numeric level (module docstring) for the rows of ``q`` / ``x`` (``row_ids``:
     their indices in the goals' batch). Returns x, iterations, reasons. ``measured``: the
     caller measures the goals by forward kinematics afterwards, so the polishing step
     (a Newton step from goals already met) ends a row without an evaluation of its own
-    (reason REACHED)."""
+    (reason REACHED). ``resumed`` (rows): rows whose ``x`` met the goals (the warm
+    path's trunk, re-centred by the rest term): their rest term's tail is cut once the
+    goals are within :data:`_NEAR` × the tolerance, not only once they are met."""
     sk = body.skeleton
     free: IntArray = plan["free"]
     analytic: list[_Analytic] = plan["analytic"]
@@ -1217,6 +1231,9 @@ def _numeric(
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
     polish = np.zeros(big, dtype=bool)
+    # rows whose rest-term tail may be cut with the goals near (``resumed``)
+    near_rows = resumed if n_rest and resumed is not None and resumed.any() else None
+    near_tol = _NEAR * settings.tolerance
     cur = evaluate(x, act)
     now = objective(cur[0], cur[3])
     stall = np.zeros(big, dtype=np.int_)
@@ -1277,7 +1294,10 @@ def _numeric(
         small = moved <= settings.step_tolerance
         done_conv = met & (small | (stall[act] >= _SETTLED) | polish[act])
         # the rest term's tail is cut (module docstring): one goal-only step, then stop
-        polish[act[met & ~done_conv & (moved <= _REST_STEP)]] = True
+        near = met
+        if near_rows is not None:
+            near = met | (near_rows[act] & np.all(cand[2] <= near_tol, axis=1))
+        polish[act[near & ~done_conv & (moved <= _REST_STEP)]] = True
         done_stall = ~met & (small | (stall[act] >= _STALL))
         reasons[act[done_stall]] = StopReason.STALLED
         keep = ~(done_conv | done_stall)
