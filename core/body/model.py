@@ -33,7 +33,6 @@ from ..limb import EulerLimits, Limb, LimbLimits
 
 FloatArray = NDArray[np.float64]
 
-
 @dataclass(frozen=True)
 class BodyLimb:
     """Three joints of a :class:`~core.chain.Skeleton` forming one analytic limb.
