@@ -22,7 +22,16 @@ from ..goals import PoseGoal, PositionGoal
 from ..limb import REACH_TOLERANCE, EulerLimits, Limb, LimbLimits, solve_limb
 from ..limb.fast_path import euler_families_one
 from ..limb.feasible import JointCoeffs, closest_swivel, joint_coeffs
-from ..limb.kernel import Circle, Problem, desired_swivel, pose_at, reduce_target, solve_circle
+from ..limb.kernel import (
+    Circle,
+    Problem,
+    desired_swivel,
+    elbow_matrix,
+    pose_at,
+    reduce_target,
+    shoulder_at,
+    solve_circle,
+)
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -139,6 +148,56 @@ def _circle(
     aref = V.vec_of(np.asarray(limb.swivel_reference))
     elbow = None if limb.limits is None else limb.limits.elbow
     return pr, solve_circle(ops, limb.constants, pr.wg, pr.tbe, aref, elbow)
+
+
+def _column(x: Any) -> Any:
+    """Each (N,) array of ``x`` (or of a tuple of them: :mod:`~core.geometry.vec3`
+    components, nested) as a column (N, 1), to broadcast against samples (N, S); floats
+    (shared) as they are."""
+    if isinstance(x, tuple):
+        return tuple(_column(a) for a in x)
+    return x[:, None] if isinstance(x, np.ndarray) and x.ndim == 1 else x
+
+
+def _rows_of(m: V.Mat, b: int, s: int) -> FloatArray:
+    """A matrix of components broadcast to (B, S) as an array (B·S, 3, 3)."""
+    out = np.empty((b, s, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            out[:, :, i, j] = m[i][j]
+    return out.reshape(b * s, 3, 3)
+
+
+def sampled_poses(
+    limb: Limb, local: Local, wrist: FloatArray | None, phis: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``limb`` without limits at each swivel of ``phis`` (S,) for each of the B rows of
+    ``local``: R1 (B·S, 3, 3), θ4 (B·S,), R2 (B·S, 3, 3), row by row, S samples each —
+    the values :func:`~core.limb.solve_limb` gives for the B·S goals (each row's goal
+    repeated) with ``swivel`` = ``phis`` tiled, by its arithmetic element by element: the
+    goal reduced and its elbow circle (Eq. 5–6) computed once per row, the poses (Eq. 7)
+    with the rows' values broadcast against the samples."""
+    b, s = local.position.shape[0], phis.size
+    w = None  # (as solve_limb holds it: the default shared, a given wrist per row)
+    if local.rotation is None:
+        w = np.eye(3) if wrist is None else np.broadcast_to(wrist, (b, 3, 3))
+    pr = reduce_target(limb, local.position, local.rotation, w, b)
+    aref = V.vec_of(np.asarray(limb.swivel_reference))
+    ci = solve_circle(V.ArrayOps, limb.constants, pr.wg, pr.tbe, aref, None)
+    for name in ("RW", "R2"):
+        setattr(pr, name, _column(getattr(pr, name)))
+    for name in ("theta", "n", "u", "v", "x_r", "y_r", "z_r"):
+        setattr(ci, name, _column(getattr(ci, name)))
+    phi = V.wrap(np.tile(phis, b)).reshape(b, s)
+    # pose_at's R1 and R2 (without its errors)
+    r1 = shoulder_at(V.ArrayOps, ci, phi)
+    if pr.RW is None:
+        assert pr.R2 is not None
+        r2 = pr.R2
+    else:
+        r2 = V.mtm(V.mm(r1, elbow_matrix(V.ArrayOps, limb.constants, ci.theta)), pr.RW)
+    theta = np.broadcast_to(np.asarray(ci.theta, dtype=np.float64), (b, s)).reshape(b * s)
+    return _rows_of(r1, b, s), theta, _rows_of(r2, b, s)
 
 
 #: A numeric elbow nearer than this (× the limb's length) to its shoulder–wrist line

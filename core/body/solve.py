@@ -25,7 +25,8 @@ reused as it is; weights blend goals within a level):
   position Jacobian;
 * lowest, in the null space of all of them: the rest-pose / preferred-angle term
   √w (x_rest − x), the swivels' part pulling each φ to its preferred value. It is a
-  secondary objective, converged loosely: once every goal is met, a step that moves no
+  secondary objective, converged loosely: once every goal is met (rows resumed from
+  the warm path's trunk: within :data:`_NEAR` × the tolerance), a step that moves no
   unknown by more than :data:`_REST_STEP` ends its tail (which converges linearly, the
   goals' null space curving under it), after one more step without it that polishes
   the goals.
@@ -104,7 +105,7 @@ from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, fo
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
 from ..geometry.vec3 import TAU, sum_squares, unit_rows, wrap
 from ..goals import Goal, PoseGoal, PositionGoal, batch_size
-from ..limb import Limb, solve_limb
+from ..limb import Limb
 from ..limb.feasible import feasible_intervals
 from ..limb.model import family_violations
 from .closed import (
@@ -114,6 +115,7 @@ from .closed import (
     closed_pose,
     euler_in_limits_one,
     into_range_one,
+    sampled_poses,
     solve_all,
     straight_targets,
 )
@@ -137,6 +139,14 @@ _BAND = 1e-3
 #: counts as converged: its tail (linear convergence in the goals' curved null space) is
 #: cut there, after one step without the rest term that polishes the goals.
 _REST_STEP = 3e-3
+
+#: Goal error (× ``BodySettings.tolerance``) within which a row that started from a
+#: trunk meeting the goals (the warm path's, re-centred by the rest term) ends the rest
+#: term's tail like a row whose goals are met: each rest step disturbs the goals by its
+#: second-order error (~1e-5 for steps of a few mrad), so "met" would wait for the
+#: steps to shrink; the goal-only polishing steps that follow meet them (Newton from
+#: ≤ 1e-5).
+_NEAR = 10.0
 
 #: Relative decrease of the objective that counts as progress.
 _PROGRESS = 1e-6
@@ -167,6 +177,10 @@ _SHELL_SLACK = 1e-6
 
 #: Swivel samples of a witness search.
 _SAMPLES = 24
+
+#: The witness search's swivels: :data:`_SAMPLES` evenly spaced over [−π, π).
+_PHIS = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
+_PHIS.setflags(write=False)
 
 #: How far inside its limits a witness's clamped angle is put (rad; at most a quarter of
 #: the range).
@@ -212,15 +226,22 @@ class _Analytic:
 def _into_range(a: FloatArray, lo: FloatArray, hi: FloatArray) -> FloatArray:
     """Angles ``a`` shifted by a multiple of 2π into [lo, hi] where one fits (else the
     shift leaving them nearest the range; unlimited entries stay)."""
-    best = a
     best_out = np.maximum(lo - a, 0.0) + np.maximum(a - hi, 0.0)
-    for k in (-2, -1, 1, 2):
-        c = a + k * TAU
-        out = np.maximum(lo - c, 0.0) + np.maximum(c - hi, 0.0)
+    if not best_out.any():  # all inside: no shift leaves an angle nearer its range
+        return a.copy()
+    best = a
+    cands = a + _SHIFTS.reshape((4,) + (1,) * a.ndim)
+    outs = np.maximum(lo - cands, 0.0) + np.maximum(cands - hi, 0.0)
+    for c, out in zip(cands, outs, strict=True):  # the first shift that is better wins
         better = out < best_out - 1e-12
         best = np.where(better, c, best)
         best_out = np.where(better, out, best_out)
     return best
+
+
+#: The 2π shifts :func:`_into_range` tries, in order.
+_SHIFTS = np.array([k * TAU for k in (-2, -1, 1, 2)])
+_SHIFTS.setflags(write=False)
 
 
 def _euler_in_limits(rot: FloatArray, model_limits: Any, order: str) -> FloatArray:
@@ -522,7 +543,7 @@ def _warm_first(
         met = reasons[rest] == StopReason.REACHED
         x0[met, : free.size] = x[rest[met], : free.size]
         sub = _goals_at(goals, rest, big)
-        part = _solve_rows(body, sub, plan, q_in[rest], settings, x0)
+        part = _solve_rows(body, sub, plan, q_in[rest], settings, x0, met)
         gerr_rest = sk.goal_errors(part[0], sub)
         if rest.size == big:  # (the limbs may have given up early: nothing to merge)
             return (*part[:4], iterations + part[4], part[5], gerr_rest)
@@ -559,11 +580,13 @@ def _solve_rows(
     q_in: FloatArray,
     settings: BodySettings,
     x0: FloatArray | None = None,
+    resumed: NDArray[np.bool_] | None = None,
 ) -> tuple[Any, ...]:
     """The numeric level with the rest term, the limbs, and the whole-body rescue
     (module docstring) for the rows of ``q_in`` (the start; the goals cut to them), the
-    numeric level starting from ``x0`` (default: the start's unknowns). Returns q,
-    swivels, feasible intervals, limbs reached, iterations and reasons."""
+    numeric level starting from ``x0`` (default: the start's unknowns; ``resumed``: the
+    rows whose ``x0`` met the goals, see :func:`_numeric`). Returns q, swivels, feasible
+    intervals, limbs reached, iterations and reasons."""
     goals = tuple(goals)
     sk = body.skeleton
     q = sk.clip_unchecked(q_in) if settings.use_limits else q_in.copy()
@@ -572,7 +595,7 @@ def _solve_rows(
     free: IntArray = plan["free"]
     x = _start_x(body, plan, q, settings) if x0 is None else x0
     every = np.arange(big)
-    x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings)
+    x, iterations, reasons = _numeric(body, goals, plan, q, x, every, settings, resumed=resumed)
     q[:, free] = x[:, : free.size]
     # each goaled limb in closed form where the body put its shoulder; limbs without a
     # feasible φ there are solved numerically from a witness for those rows (module
@@ -949,10 +972,14 @@ def _whole_body(
     joints (``placed``: ``q`` holds the closed forms already); at most ``budget`` ×
     ``settings.max_iterations`` iterations."""
     qr = q.copy()
+    # the shoulder frames at q, for every witness (no goaled limb's joints move another
+    # limb's shoulder)
+    kin = body.skeleton.kinematics(qr) if bad.any(axis=0).sum() > 1 else None
     for k, an in enumerate(plan["analytic"]):
         wit = bad[:, k]
         if wit.any():
-            qr[wit] = _witness(body, goals, an, qr[wit], rows[wit])
+            kin_k = None if kin is None else tuple(a[wit] for a in kin)
+            qr[wit] = _witness(body, goals, an, qr[wit], rows[wit], kin_k)
         if not placed and not wit.all():
             keep = ~wit
             sub = qr[keep]
@@ -991,22 +1018,22 @@ def _place(
 
 
 def _witness(
-    body: Body, goals: tuple[Goal, ...], an: _Analytic, q: FloatArray, rows: IntArray
+    body: Body,
+    goals: tuple[Goal, ...],
+    an: _Analytic,
+    q: FloatArray,
+    rows: IntArray,
+    kin: Any = None,
 ) -> FloatArray:
     """A within-limits configuration of the limb near its goal (module docstring): q with
-    the limb's joints set to it. Batched over the rows of q, one batched limb
-    solve over rows × :data:`_SAMPLES` swivels."""
+    the limb's joints set to it. Batched over the rows of q: the unlimited limb at
+    :data:`_SAMPLES` swivels per row (one kernel pass; ``kin``: the skeleton's
+    kinematics at ``q`` if known)."""
     sk = body.skeleton
     b = q.shape[0]
-    local = _shoulder_goals(body, goals, an, q, rows)
-    phis = np.linspace(-math.pi, math.pi, _SAMPLES, endpoint=False)
-    rep = np.repeat(local.position, _SAMPLES, axis=0)
-    if local.rotation is not None:
-        many: PositionGoal | PoseGoal = PoseGoal(rep, np.repeat(local.rotation, _SAMPLES, axis=0))
-    else:
-        many = PositionGoal(rep)
-    sol = solve_limb(an.free, many, swivel=np.tile(phis, b), wrist=an.wrist)
-    a_u, a_l, a_e = _limb_angles(body, an, sol.shoulder, np.asarray(sol.elbow), sol.wrist)
+    local = _shoulder_goals(body, goals, an, q, rows, kin)
+    shoulder, elbow, wrist = sampled_poses(an.free, local, an.wrist, _PHIS)
+    a_u, a_l, a_e = _limb_angles(body, an, shoulder, elbow, wrist)
     u, lo, e = body.joints[an.limb]
     slices = [sk.dof_slices[j] for j in (u, lo, e)]
     angles = (a_u, a_l, a_e)
@@ -1032,12 +1059,15 @@ def _numeric(
     row_ids: IntArray,
     settings: BodySettings,
     measured: bool = False,
+    resumed: NDArray[np.bool_] | None = None,
 ) -> tuple[FloatArray, NDArray[np.int_], NDArray[np.object_]]:
     """The numeric level (module docstring) for the rows of ``q`` / ``x`` (``row_ids``:
     their indices in the goals' batch). Returns x, iterations, reasons. ``measured``: the
     caller measures the goals by forward kinematics afterwards, so the polishing step
     (a Newton step from goals already met) ends a row without an evaluation of its own
-    (reason REACHED)."""
+    (reason REACHED). ``resumed`` (rows): rows whose ``x`` met the goals (the warm
+    path's trunk, re-centred by the rest term): their rest term's tail is cut once the
+    goals are within :data:`_NEAR` × the tolerance, not only once they are met."""
     sk = body.skeleton
     free: IntArray = plan["free"]
     analytic: list[_Analytic] = plan["analytic"]
@@ -1206,6 +1236,9 @@ def _numeric(
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
     polish = np.zeros(big, dtype=bool)
+    # rows whose rest-term tail may be cut with the goals near (``resumed``)
+    near_rows = resumed if n_rest and resumed is not None and resumed.any() else None
+    near_tol = _NEAR * settings.tolerance
     cur = evaluate(x, act)
     now = objective(cur[0], cur[3])
     stall = np.zeros(big, dtype=np.int_)
@@ -1266,7 +1299,10 @@ def _numeric(
         small = moved <= settings.step_tolerance
         done_conv = met & (small | (stall[act] >= _SETTLED) | polish[act])
         # the rest term's tail is cut (module docstring): one goal-only step, then stop
-        polish[act[met & ~done_conv & (moved <= _REST_STEP)]] = True
+        near = met
+        if near_rows is not None:
+            near = met | (near_rows[act] & np.all(cand[2] <= near_tol, axis=1))
+        polish[act[near & ~done_conv & (moved <= _REST_STEP)]] = True
         done_stall = ~met & (small | (stall[act] >= _STALL))
         reasons[act[done_stall]] = StopReason.STALLED
         keep = ~(done_conv | done_stall)
