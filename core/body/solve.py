@@ -1074,9 +1074,13 @@ def _numeric(
     q_rest = plan["q_rest"]
     pref = x[:, nf:]
     targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]  # type: ignore[union-attr]
-    batched_goals = any(batch_size(g) is not None for g in goals)
     eye3 = _EYE3
-    memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
+    batched_goals = any(batch_size(g) is not None for g in goals)
+    # the skeleton's evaluation buffers (shared targets); the frames in this thread's kept
+    # workspace (only e, J and the goal errors, new arrays, are read of an evaluation)
+    memo: dict[str, Any] = (
+        {} if batched_goals else {"rows": None, "frames": sk.kinematic_plan.shared_workspace(big)}
+    )
 
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None

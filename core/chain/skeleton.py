@@ -338,7 +338,8 @@ class Skeleton:
     def kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """Global rotations (B, J, 3, 3), origins (B, J, 3), DOF world axes (B, n, 3) and
         DOF origins (B, n, 3) for batched ``q`` (B, n) (float64, unvalidated)."""
-        return self.kinematics_of(self._kin.frames(q))
+        kin = self._kin  # (kinematics_of copies what it picks: the frames may be reused)
+        return self.kinematics_of(kin.frames(q, kin.shared_workspace(q.shape[0])))
 
     _kinematics = kinematics
 
@@ -845,5 +846,7 @@ class Skeleton:
     def goal_errors(self, q: ArrayLike, goals: Sequence[Goal]) -> FloatArray:
         """Unweighted error of each goal (largest 3-block norm; m or ≈ rad), (G,) / (B, G)."""
         qb, batched = self.check_batch(q, goals)
-        ev = self.evaluate(qb, goals, jacobian=False)
+        # (the goal errors are new arrays: the frames may be this thread's kept buffers)
+        memo = {"rows": None, "frames": self._kin.shared_workspace(qb.shape[0])}
+        ev = self.evaluate(qb, goals, jacobian=False, memo=memo)
         return ev.goal_error if batched else ev.goal_error[0]
