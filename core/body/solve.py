@@ -493,7 +493,7 @@ def _warm_first(
         q,
         x_start,
         every,
-        dataclasses.replace(settings, rest_weight=0.0),
+        _warm_settings(plan, settings),
         measured=True,
     )
     q[:, free] = x[:, : free.size]
@@ -532,6 +532,15 @@ def _warm_first(
             for f, g in zip(feasible, part[2], strict=True)
         )
     return q, swivel, feasible, limb_ok, iterations, reasons, gerr
+
+
+def _warm_settings(plan: dict[str, Any], settings: BodySettings) -> BodySettings:
+    """``settings`` without the rest term (the warm path's), kept in ``plan`` (a plan is
+    kept per every settings value: :func:`_cached_plan`)."""
+    warm: BodySettings | None = plan.get("warm_settings")
+    if warm is None:
+        warm = plan["warm_settings"] = dataclasses.replace(settings, rest_weight=0.0)
+    return warm
 
 
 def _goals_at(goals: tuple[Goal, ...], rows: IntArray, big: int) -> tuple[Goal, ...]:
