@@ -1210,6 +1210,8 @@ def _numeric(
         out: FloatArray = dq + budget(dq, delta, settings.max_step)[:, None] * delta
         return out
 
+    # a DOF at (within 1e-12 of) a limit that a step takes beyond it by more than 1e-12
+    lo_out, lo_at, hi_out, hi_at = lower - 1e-12, lower + 1e-12, upper + 1e-12, upper - 1e-12
     x = reduced.clip_unchecked(x)
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
@@ -1239,16 +1241,15 @@ def _numeric(
         if reduced.has_limits and settings.use_limits:
             # a DOF at a limit that the step pushes outward is held, the rest re-solved
             # (only the rows that hold a new DOF: the others' steps stay as they are)
-            todo = np.arange(xa.shape[0])
+            todo: IntArray | None = None  # (None: every row)
             for _ in range(2):
-                xt, dt = xa[todo], dx[todo]
-                out = ((xt + dt < lower - 1e-12) & (xt <= lower + 1e-12)) | (
-                    (xt + dt > upper + 1e-12) & (xt >= upper - 1e-12)
-                )
-                new = (out & ~held[todo]).any(axis=1)
+                xt, dt = (xa, dx) if todo is None else (xa[todo], dx[todo])
+                xd = xt + dt
+                out = ((xd < lo_out) & (xt <= lo_at)) | ((xd > hi_out) & (xt >= hi_at))
+                new = (out & ~(held if todo is None else held[todo])).any(axis=1)
                 if not new.any():
                     break
-                todo = todo[new]
+                todo = np.flatnonzero(new) if todo is None else todo[new]
                 held[todo] |= out[new]
                 ht = held[todo]
                 dx[todo] = cascade(
@@ -1264,6 +1265,25 @@ def _numeric(
             if not act.size:
                 break
         cand = evaluate(xn, act)
+        if act.size == 1:  # one row (a warm frame): the same decisions on Python scalars
+            x[act] = xn
+            iterations[act] += 1
+            obj = objective(cand[0], cand[3])
+            if _settle_one(
+                int(act[0]),
+                float(np.max(np.abs(xn - xa))),
+                bool(np.all(cand[2] <= settings.tolerance)),
+                obj[0].tolist(),
+                now[0].tolist(),
+                stall,
+                polish,
+                reasons,
+                settings.step_tolerance,
+            ):
+                act = act[:0]
+                break
+            cur, now = cand, obj
+            continue
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
         iterations[act] += 1
@@ -1285,6 +1305,43 @@ def _numeric(
         now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
+
+
+def _settle_one(
+    row: int,
+    moved: float,
+    met: bool,
+    obj: list[float],
+    now: list[float],
+    stall: NDArray[np.int_],
+    polish: NDArray[np.bool_],
+    reasons: NDArray[np.object_],
+    step_tolerance: float,
+) -> bool:
+    """:func:`_numeric`'s stop test after an evaluation, for its one active row ``row``
+    on Python scalars (the same comparisons as the batched test): its stall count,
+    polishing flag and reason updated in place. ``moved``: the step's largest |Δx|;
+    ``met``: every goal within tolerance; ``obj``, ``now``: the objective after and
+    before the step (compared lexicographically as :func:`lexicographic_less` does).
+    Returns whether the row is done."""
+    improved = False
+    for a, b in zip(obj, now, strict=True):
+        improved = improved or a < b * (1.0 - _PROGRESS)
+        if a != b:
+            break
+    count = 0 if improved else int(stall[row]) + 1
+    stall[row] = count
+    small = moved <= step_tolerance
+    if met:
+        if small or count >= _SETTLED or polish[row]:
+            return True
+        if moved <= _REST_STEP:
+            polish[row] = True
+        return False
+    if small or count >= _STALL:
+        reasons[row] = StopReason.STALLED
+        return True
+    return False
 
 
 _EYE3 = np.eye(3)
