@@ -1091,6 +1091,7 @@ def _numeric(
         {} if batched_goals else {"rows": None, "frames": sk.kinematic_plan.shared_workspace(big)}
     )
 
+    hi_band, lo_band = d_hi - band, d_lo + band  # (the shell's bands where it is held)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1121,25 +1122,26 @@ def _numeric(
             else:
                 tg = shared_targets
             v = tg - s
-            d = np.sqrt(np.sum(v * v, axis=-1))
-            c = np.clip(d, d_lo, d_hi)
-            near = (d > d_hi - band) | (d < d_lo + band)
+            d = np.sqrt(np.add.reduce(v * v, axis=-1))
+            c = np.minimum(np.maximum(d, d_lo), d_hi)  # (np.clip's values)
+            near = (d > hi_band) | (d < lo_band)
             safe = np.where(d > 0.0, d, 1.0)
             u = v / safe[..., None]
-            gerr[:, n_num:] = np.abs(d - c)
+            out_by = d - c
+            gerr[:, n_num:] = np.abs(out_by)
             if scalar:
                 # the distance d − c, its row uᵀ ∂s/∂q (−∂d/∂q, as the residuals' rows),
                 # held within ``band`` inside the shell too. (The vector's Jacobian below
                 # has, outside the shell, two tangential rows ∝ 1 − c/d that hold the
                 # shoulder's slide along the sphere: that slide would be missing from
                 # the rest step's null space, and the rest term's tail zig-zags.)
-                e[:, m_num:m_goal] = sqw_k * (d - c)
+                e[:, m_num:m_goal] = sqw_k * out_by
                 if near.any():
                     js = ev.J[:, m_num:m_aux].reshape(b, na, 3, nf)
                     jd = np.einsum("bki,bkin->bkn", u, js)
                     jac[:, m_num:m_goal, :nf] = np.where(near[..., None], sqw_k[:, None] * jd, 0.0)
             else:
-                err = (d - c)[..., None] * u
+                err = out_by[..., None] * u
                 e[:, m_num:m_goal] = (sqw_k[:, None] * err).reshape(b, 3 * na)
                 if near.any():  # (else every row of the constraints' Jacobian is 0)
                     # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
@@ -1170,8 +1172,10 @@ def _numeric(
         if met_layout is not None:  # one goal level of short blocks tiling e's rows
             starts, limit = met_layout
             met1 = np.all(np.add.reduceat(e * e, starts, axis=1) <= limit, axis=1)
-            og1 = np.where(met1, 0.0, sum_squares(e))
-            return np.stack([og1, rest_sq], axis=1)
+            out = np.empty((e.shape[0], 2))
+            out[:, 0] = np.where(met1, 0.0, sum_squares(e))
+            out[:, 1] = rest_sq
+            return out
         og = step.objective(e, goal_blocks)
         if og.ndim == 1:  # one goal level: TaskPriorityStep gives ‖e‖², 0 when met here
             met = np.all(
