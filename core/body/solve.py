@@ -519,7 +519,7 @@ def _warm_first(
         q,
         x_start,
         every,
-        dataclasses.replace(settings, rest_weight=0.0),
+        _warm_settings(plan, settings),
         measured=True,
     )
     q[:, free] = x[:, : free.size]
@@ -558,6 +558,15 @@ def _warm_first(
             for f, g in zip(feasible, part[2], strict=True)
         )
     return q, swivel, feasible, limb_ok, iterations, reasons, gerr
+
+
+def _warm_settings(plan: dict[str, Any], settings: BodySettings) -> BodySettings:
+    """``settings`` without the rest term (the warm path's), kept in ``plan`` (a plan is
+    kept per every settings value: :func:`_cached_plan`)."""
+    warm: BodySettings | None = plan.get("warm_settings")
+    if warm is None:
+        warm = plan["warm_settings"] = dataclasses.replace(settings, rest_weight=0.0)
+    return warm
 
 
 def _goals_at(goals: tuple[Goal, ...], rows: IntArray, big: int) -> tuple[Goal, ...]:
@@ -1109,10 +1118,15 @@ def _numeric(
     q_rest = plan["q_rest"]
     pref = x[:, nf:]
     targets = [np.asarray(goals[an.goal].position, dtype=np.float64) for an in analytic]  # type: ignore[union-attr]
-    batched_goals = any(batch_size(g) is not None for g in goals)
     eye3 = _EYE3
-    memo: dict[str, Any] = {}  # the skeleton's evaluation buffers (shared targets)
+    batched_goals = any(batch_size(g) is not None for g in goals)
+    # the skeleton's evaluation buffers (shared targets); the frames in this thread's kept
+    # workspace (only e, J and the goal errors, new arrays, are read of an evaluation)
+    memo: dict[str, Any] = (
+        {} if batched_goals else {"rows": None, "frames": sk.kinematic_plan.shared_workspace(big)}
+    )
 
+    hi_band, lo_band = d_hi - band, d_lo + band  # (the shell's bands where it is held)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1143,25 +1157,26 @@ def _numeric(
             else:
                 tg = shared_targets
             v = tg - s
-            d = np.sqrt(np.sum(v * v, axis=-1))
-            c = np.clip(d, d_lo, d_hi)
-            near = (d > d_hi - band) | (d < d_lo + band)
+            d = np.sqrt(np.add.reduce(v * v, axis=-1))
+            c = np.minimum(np.maximum(d, d_lo), d_hi)  # (np.clip's values)
+            near = (d > hi_band) | (d < lo_band)
             safe = np.where(d > 0.0, d, 1.0)
             u = v / safe[..., None]
-            gerr[:, n_num:] = np.abs(d - c)
+            out_by = d - c
+            gerr[:, n_num:] = np.abs(out_by)
             if scalar:
                 # the distance d − c, its row uᵀ ∂s/∂q (−∂d/∂q, as the residuals' rows),
                 # held within ``band`` inside the shell too. (The vector's Jacobian below
                 # has, outside the shell, two tangential rows ∝ 1 − c/d that hold the
                 # shoulder's slide along the sphere: that slide would be missing from
                 # the rest step's null space, and the rest term's tail zig-zags.)
-                e[:, m_num:m_goal] = sqw_k * (d - c)
+                e[:, m_num:m_goal] = sqw_k * out_by
                 if near.any():
                     js = ev.J[:, m_num:m_aux].reshape(b, na, 3, nf)
                     jd = np.einsum("bki,bkin->bkn", u, js)
                     jac[:, m_num:m_goal, :nf] = np.where(near[..., None], sqw_k[:, None] * jd, 0.0)
             else:
-                err = (d - c)[..., None] * u
+                err = out_by[..., None] * u
                 e[:, m_num:m_goal] = (sqw_k[:, None] * err).reshape(b, 3 * na)
                 if near.any():  # (else every row of the constraints' Jacobian is 0)
                     # ∂(s + c u)/∂s = I − (c/d)(I − u uᵀ) outside the shell (u uᵀ on its
@@ -1192,8 +1207,10 @@ def _numeric(
         if met_layout is not None:  # one goal level of short blocks tiling e's rows
             starts, limit = met_layout
             met1 = np.all(np.add.reduceat(e * e, starts, axis=1) <= limit, axis=1)
-            og1 = np.where(met1, 0.0, sum_squares(e))
-            return np.stack([og1, rest_sq], axis=1)
+            out = np.empty((e.shape[0], 2))
+            out[:, 0] = np.where(met1, 0.0, sum_squares(e))
+            out[:, 1] = rest_sq
+            return out
         og = step.objective(e, goal_blocks)
         if og.ndim == 1:  # one goal level: TaskPriorityStep gives ‖e‖², 0 when met here
             met = np.all(
@@ -1232,6 +1249,8 @@ def _numeric(
         out: FloatArray = dq + budget(dq, delta, settings.max_step)[:, None] * delta
         return out
 
+    # a DOF at (within 1e-12 of) a limit that a step takes beyond it by more than 1e-12
+    lo_out, lo_at, hi_out, hi_at = lower - 1e-12, lower + 1e-12, upper + 1e-12, upper - 1e-12
     x = reduced.clip_unchecked(x)
     act = np.arange(big)
     kappa_all = np.full(big, step.RESIDUAL_DAMPING)
@@ -1264,16 +1283,15 @@ def _numeric(
         if reduced.has_limits and settings.use_limits:
             # a DOF at a limit that the step pushes outward is held, the rest re-solved
             # (only the rows that hold a new DOF: the others' steps stay as they are)
-            todo = np.arange(xa.shape[0])
+            todo: IntArray | None = None  # (None: every row)
             for _ in range(2):
-                xt, dt = xa[todo], dx[todo]
-                out = ((xt + dt < lower - 1e-12) & (xt <= lower + 1e-12)) | (
-                    (xt + dt > upper + 1e-12) & (xt >= upper - 1e-12)
-                )
-                new = (out & ~held[todo]).any(axis=1)
+                xt, dt = (xa, dx) if todo is None else (xa[todo], dx[todo])
+                xd = xt + dt
+                out = ((xd < lo_out) & (xt <= lo_at)) | ((xd > hi_out) & (xt >= hi_at))
+                new = (out & ~(held if todo is None else held[todo])).any(axis=1)
                 if not new.any():
                     break
-                todo = todo[new]
+                todo = np.flatnonzero(new) if todo is None else todo[new]
                 held[todo] |= out[new]
                 ht = held[todo]
                 dx[todo] = cascade(
@@ -1289,6 +1307,25 @@ def _numeric(
             if not act.size:
                 break
         cand = evaluate(xn, act)
+        if act.size == 1:  # one row (a warm frame): the same decisions on Python scalars
+            x[act] = xn
+            iterations[act] += 1
+            obj = objective(cand[0], cand[3])
+            if _settle_one(
+                int(act[0]),
+                float(np.max(np.abs(xn - xa))),
+                bool(np.all(cand[2] <= settings.tolerance)),
+                obj[0].tolist(),
+                now[0].tolist(),
+                stall,
+                polish,
+                reasons,
+                settings.step_tolerance,
+            ):
+                act = act[:0]
+                break
+            cur, now = cand, obj
+            continue
         moved = np.max(np.abs(xn - xa), axis=1)
         x[act] = xn
         iterations[act] += 1
@@ -1313,6 +1350,43 @@ def _numeric(
         now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
+
+
+def _settle_one(
+    row: int,
+    moved: float,
+    met: bool,
+    obj: list[float],
+    now: list[float],
+    stall: NDArray[np.int_],
+    polish: NDArray[np.bool_],
+    reasons: NDArray[np.object_],
+    step_tolerance: float,
+) -> bool:
+    """:func:`_numeric`'s stop test after an evaluation, for its one active row ``row``
+    on Python scalars (the same comparisons as the batched test): its stall count,
+    polishing flag and reason updated in place. ``moved``: the step's largest |Δx|;
+    ``met``: every goal within tolerance; ``obj``, ``now``: the objective after and
+    before the step (compared lexicographically as :func:`lexicographic_less` does).
+    Returns whether the row is done."""
+    improved = False
+    for a, b in zip(obj, now, strict=True):
+        improved = improved or a < b * (1.0 - _PROGRESS)
+        if a != b:
+            break
+    count = 0 if improved else int(stall[row]) + 1
+    stall[row] = count
+    small = moved <= step_tolerance
+    if met:
+        if small or count >= _SETTLED or polish[row]:
+            return True
+        if moved <= _REST_STEP:
+            polish[row] = True
+        return False
+    if small or count >= _STALL:
+        reasons[row] = StopReason.STALLED
+        return True
+    return False
 
 
 _EYE3 = np.eye(3)

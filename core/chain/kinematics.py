@@ -4,6 +4,7 @@ batched frames, DOF axes and origins are computed without a Python loop over row
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,9 @@ CYC = np.array([0, 1, 2, 0, 1], dtype=np.intp)
 
 #: From this many rows on, forward kinematics runs batch-last (see KinematicPlan).
 BATCH_LAST_ROWS = 64
+
+#: Row counts whose workspace :meth:`KinematicPlan.shared_workspace` keeps per thread.
+_SHARED_ROW_COUNTS = 8
 
 
 def axis_basis(a: FloatArray) -> FloatArray:
@@ -237,6 +241,7 @@ class KinematicPlan:
         self.dof_cyc = dof_node[:, None]
         self.joint_node = np.array([new[nd] for nd in joint_node], dtype=np.intp)
         self.n_dofs = n_dofs
+        self._local = threading.local()  # per thread: {rows: workspace} (shared_workspace)
 
     def workspace(self, b: int) -> tuple[Any, ...]:
         """Preallocated buffers of :meth:`frames` for ``b`` rows: ``(b, batch_last,
@@ -245,6 +250,25 @@ class KinematicPlan:
         if b >= BATCH_LAST_ROWS and self.n_dofs and not self.prismatic.size:
             return (b, True, self._workspace_last(b))
         return (b, False, self._workspace_first(b))
+
+    def shared_workspace(self, b: int) -> tuple[Any, ...]:
+        """This thread's kept :meth:`workspace` for ``b`` rows (below
+        :data:`BATCH_LAST_ROWS`; a new one from there on), for callers that read the frames
+        before the next forward kinematics in their thread (any later call with this
+        workspace overwrites them): building the buffers and level views costs about half
+        a forward-kinematics pass of a few rows. Each thread has its own (threaded
+        solves never share one)."""
+        if b >= BATCH_LAST_ROWS:
+            return self.workspace(b)
+        kept: dict[int, tuple[Any, ...]] | None = getattr(self._local, "kept", None)
+        if kept is None:
+            kept = self._local.kept = {}
+        ws = kept.get(b)
+        if ws is None:
+            if len(kept) >= _SHARED_ROW_COUNTS:
+                kept.clear()
+            ws = kept[b] = self.workspace(b)
+        return ws
 
     def frames(self, q: FloatArray, ws: tuple[Any, ...] | None = None) -> FloatArray:
         """(B, N, ≥3, 5) global node frames [R | t | R·a] (rows 0–2; a fourth row, if

@@ -212,11 +212,27 @@ def rotation_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatAr
     """The joint rotation to ``rotation``: the axis-angle vector of R_t R_jᵀ; columns
     through the inverse right Jacobian of SO(3)."""
     rt = frame.target(goal, goal.rotation, 2)  # type: ignore[union-attr]
+    err = rotation_errors(rt, frame.rotation)
+    return err, rotation_columns(err, frame)
+
+
+def rotation_errors(targets: FloatArray, rotations: FloatArray) -> FloatArray:
+    """(..., 3) :func:`rotation_residual`'s error, the axis-angle vector of R_t R_jᵀ, of
+    target rotations ``targets`` and joint rotations ``rotations`` (..., 3, 3) — one goal's
+    rows or several goals' stacked (each matrix by the same operations)."""
     # R_t R_jᵀ of finite rotations: finite, so the unvalidated kernel
-    axis, angle = axis_angle_of(rt @ np.swapaxes(frame.rotation, -1, -2))
-    err: FloatArray = axis * angle[:, None]
-    cols = None if frame.wt is None else inv_right_jacobian(err) @ frame.wt
-    return err, cols
+    axis, angle = axis_angle_of(targets @ np.swapaxes(rotations, -1, -2))
+    err: FloatArray = axis * angle[..., None]
+    return err
+
+
+def rotation_columns(err: FloatArray, frame: GoalFrame) -> FloatArray | None:
+    """:func:`rotation_residual`'s Jacobian columns for its error ``err`` (b, 3): through
+    the inverse right Jacobian of SO(3) (None without a Jacobian)."""
+    if frame.wt is None:
+        return None
+    cols: FloatArray = inv_right_jacobian(err) @ frame.wt
+    return cols
 
 
 def direction_residual(goal: Goal, frame: GoalFrame) -> tuple[FloatArray, FloatArray | None]:

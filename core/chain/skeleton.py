@@ -111,6 +111,8 @@ from .residuals import (
     RowBlock,
     goal_kinds,
     goal_rows,
+    rotation_columns,
+    rotation_errors,
 )
 
 #: Goal-list structures whose evaluation plans a skeleton keeps (cleared when full).
@@ -338,7 +340,8 @@ class Skeleton:
     def kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """Global rotations (B, J, 3, 3), origins (B, J, 3), DOF world axes (B, n, 3) and
         DOF origins (B, n, 3) for batched ``q`` (B, n) (float64, unvalidated)."""
-        return self.kinematics_of(self._kin.frames(q))
+        kin = self._kin  # (kinematics_of copies what it picks: the frames may be reused)
+        return self.kinematics_of(kin.frames(q, kin.shared_workspace(q.shape[0])))
 
     _kinematics = kinematics
 
@@ -512,8 +515,27 @@ class Skeleton:
             not grouped[i] and kind in (BlockKind.POSITION, BlockKind.AIM)
             for i, kind in enumerate(kinds_flat)
         )
+        # ROTATION blocks, when there are several: their errors are computed stacked
+        rot_blocks = [i for i, kind in enumerate(kinds_flat) if kind is BlockKind.ROTATION]
+        rot: tuple[Any, ...] | None = None
+        if len(rot_blocks) > 1:
+            block_goal = [gi for gi in range(len(goals)) for _ in per[gi][2]]
+            rot_goals = [block_goal[i] for i in rot_blocks]
+            rot = (
+                {bi: k for k, bi in enumerate(rot_blocks)},
+                tuple(rot_goals),
+                np.array([per[gi][1] for gi in rot_goals], dtype=np.intp),
+            )
         per.append(
-            (pos, grouped.tolist(), np.array(starts, dtype=np.intp), skip, all(skip), need_mt)
+            (
+                pos,
+                grouped.tolist(),
+                np.array(starts, dtype=np.intp),
+                skip,
+                all(skip),
+                need_mt,
+                rot,
+            )
         )
         return blocks, per
 
@@ -555,7 +577,7 @@ class Skeleton:
             ws = kin.workspace(b)
             if memo is not None:
                 memo["frames"] = ws
-        pos, grouped, starts, skip, all_skip, need_mt = per[-1]
+        pos, grouped, starts, skip, all_skip, need_mt, rot = per[-1]
         if ws[1] and all_skip:
             ev = self._evaluate_last(
                 q, goals, blocks, pos, ws[2], rows, jacobian, target_based, memo
@@ -638,6 +660,7 @@ class Skeleton:
                         jac4[:, sel] = cols_all * gmask
         bi = 0
         frame = GoalFrame(rows, b, wt, mt, target_based)
+        stacked = {} if rot is None else self._rotation_errors(goals, rot, g, rows)
         for gi, goal in enumerate(() if all_skip else goals):
             _, node, kinds, sw, maskw, zero_point = per[gi]
             if masks is not None:
@@ -654,14 +677,19 @@ class Skeleton:
                     bi += 1
                     continue
                 r0 = 3 * bi
-                err, cols = RESIDUALS[kind](goal, frame)
+                norm = None
+                if bi in stacked:
+                    err, norm = stacked[bi]
+                    cols = rotation_columns(err, frame)
+                else:
+                    err, cols = RESIDUALS[kind](goal, frame)
                 e[:, r0 : r0 + 3] = err if sw == 1.0 else sw * err
                 if jac is not None and cols is not None:
                     if maskw is None:
                         jac[:, r0 : r0 + 3, :] = cols
                     else:
                         np.multiply(cols, maskw, out=jac[:, r0 : r0 + 3, :])
-                bn[:, bi] = norm_rows(err)
+                bn[:, bi] = norm_rows(err) if norm is None else norm
                 bi += 1
         if nb == len(goals):
             gerr = bn
@@ -670,6 +698,31 @@ class Skeleton:
         else:
             gerr = np.maximum.reduceat(bn, starts, axis=1)
         return Evaluation(e, jac, gerr, blocks, g)
+
+    def _rotation_errors(
+        self,
+        goals: Sequence[Goal],
+        rot: tuple[Any, ...],
+        g: FloatArray,
+        rows: IntArray | None,
+    ) -> dict[int, tuple[FloatArray, FloatArray]]:
+        """Per ROTATION block of the goal plan (``rot``: their block positions, goals and
+        joint nodes) its :func:`rotation_residual` error (b, 3) and its norm (b,), from the
+        frames ``g`` (b, N, 3+, 5): all blocks by one stacked call (norms as
+        :func:`norm_rows` of each, summed in the same order). The joint rotations
+        are copied into a buffer strided as the frames are (every other column), so that
+        R_t R_jᵀ takes the same matrix-product loop as one goal's and each error is the
+        same to the bit."""
+        _, gis, nodes = rot
+        b = g.shape[0]
+        rj = np.empty((len(gis), b, 3, 6))[..., ::2]
+        np.copyto(rj, g[:, nodes, :3, :3].swapaxes(0, 1))
+        rt = np.empty((len(gis), b, 3, 3))
+        for k, gi in enumerate(gis):
+            rt[k] = goal_rows(goals[gi], goals[gi].rotation, rows, b, 2)
+        err = rotation_errors(rt, rj)
+        norm = norm_rows(err)
+        return {bi: (err[k], norm[k]) for bi, k in rot[0].items()}
 
     def _column_plan(
         self, per: list[Any], columns: IntArray
@@ -717,7 +770,7 @@ class Skeleton:
         ws = memo.get("frames")
         if ws is None or ws[0] != b:
             ws = memo["frames"] = self._kin.workspace(b)
-        pos, *_, all_skip, _ = per[-1]
+        pos, *_, all_skip, _, _ = per[-1]
         if not (ws[1] and all_skip):
             ev = self.evaluate(q, goals, rows=rows, jacobian=False, memo=memo)
             return sum_squares(ev.e)
@@ -845,5 +898,7 @@ class Skeleton:
     def goal_errors(self, q: ArrayLike, goals: Sequence[Goal]) -> FloatArray:
         """Unweighted error of each goal (largest 3-block norm; m or ≈ rad), (G,) / (B, G)."""
         qb, batched = self.check_batch(q, goals)
-        ev = self.evaluate(qb, goals, jacobian=False)
+        # (the goal errors are new arrays: the frames may be this thread's kept buffers)
+        memo = {"rows": None, "frames": self._kin.shared_workspace(qb.shape[0])}
+        ev = self.evaluate(qb, goals, jacobian=False, memo=memo)
         return ev.goal_error if batched else ev.goal_error[0]

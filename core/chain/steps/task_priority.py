@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -36,7 +37,37 @@ def _levels(blocks: tuple[RowBlock, ...]) -> list[NDArray[np.intp]]:
     return out
 
 
+#: :func:`_level_slices` of the block tuples seen last: id → (blocks, levels). The
+#: tuples are the goal plans' (kept by the skeleton and the body's plans), so one
+#: structure is looked up per cascade instead of re-derived.
+_LEVEL_SLICES: dict[int, tuple[tuple[RowBlock, ...], Any]] = {}
+
+#: Block tuples :data:`_LEVEL_SLICES` keeps (cleared when full).
+_LEVEL_SLICES_KEPT = 32
+
+
 def _level_slices(
+    blocks: tuple[RowBlock, ...],
+) -> tuple[tuple[slice | NDArray[np.intp], bool], ...]:
+    """:func:`_level_slices_of`, kept per block tuple (:data:`_LEVEL_SLICES`; the entry
+    holds the tuple, so its id is not reused while kept)."""
+    hit = _LEVEL_SLICES.get(id(blocks))
+    if hit is not None and hit[0] is blocks:
+        out: tuple[tuple[slice | NDArray[np.intp], bool], ...] = hit[1]
+        return out
+    out = tuple(_level_slices_of(blocks))
+    if not isinstance(blocks, tuple):  # (a list may change: not kept)
+        return out
+    for rows, _ in out:
+        if isinstance(rows, np.ndarray):
+            rows.setflags(write=False)
+    if len(_LEVEL_SLICES) >= _LEVEL_SLICES_KEPT:
+        _LEVEL_SLICES.clear()
+    _LEVEL_SLICES[id(blocks)] = (blocks, out)
+    return out
+
+
+def _level_slices_of(
     blocks: tuple[RowBlock, ...],
 ) -> list[tuple[slice | NDArray[np.intp], bool]]:
     """:func:`_levels` with each level whose rows are one ascending run as a slice (its
