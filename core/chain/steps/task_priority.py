@@ -37,33 +37,15 @@ def _levels(blocks: tuple[RowBlock, ...]) -> list[NDArray[np.intp]]:
     return out
 
 
-#: :func:`_level_slices` of the block tuples seen last: id → (blocks, levels). The
-#: tuples are the goal plans' (kept by the skeleton and the body's plans), so one
-#: structure is looked up per cascade instead of re-derived.
-_LEVEL_SLICES: dict[int, tuple[tuple[RowBlock, ...], Any]] = {}
-
-#: Block tuples :data:`_LEVEL_SLICES` keeps (cleared when full).
-_LEVEL_SLICES_KEPT = 32
-
-
 def _level_slices(
     blocks: tuple[RowBlock, ...],
 ) -> tuple[tuple[slice | NDArray[np.intp], bool], ...]:
-    """:func:`_level_slices_of`, kept per block tuple (:data:`_LEVEL_SLICES`; the entry
-    holds the tuple, so its id is not reused while kept)."""
-    hit = _LEVEL_SLICES.get(id(blocks))
-    if hit is not None and hit[0] is blocks:
-        out: tuple[tuple[slice | NDArray[np.intp], bool], ...] = hit[1]
-        return out
+    """:func:`_level_slices_of` as a tuple, its index arrays read-only (it may be kept:
+    :meth:`TaskPriorityStep._levels`)."""
     out = tuple(_level_slices_of(blocks))
-    if not isinstance(blocks, tuple):  # (a list may change: not kept)
-        return out
     for rows, _ in out:
         if isinstance(rows, np.ndarray):
             rows.setflags(write=False)
-    if len(_LEVEL_SLICES) >= _LEVEL_SLICES_KEPT:
-        _LEVEL_SLICES.clear()
-    _LEVEL_SLICES[id(blocks)] = (blocks, out)
     return out
 
 
@@ -284,6 +266,8 @@ class TaskPriorityStep(IKSolver):
     KAPPA_TRIES = 4
     #: Per batch row κ of this solve (:meth:`_kappa`); created on first use.
     _kappas: FloatArray | None = None
+    #: The level layout of the block tuple this step last factorised (:meth:`_levels`).
+    _kept_levels: tuple[Any, Any] | None = None
     #: Feasibility restoration (:meth:`_restore`): target fraction of ``tolerance`` for
     #: the levels above the lowest after a step, and the most projections per step.
     RESTORE_FRACTION = 0.1
@@ -291,6 +275,20 @@ class TaskPriorityStep(IKSolver):
 
     lexicographic = True
     clamps_itself = True
+
+    def _levels(
+        self, blocks: tuple[RowBlock, ...]
+    ) -> tuple[tuple[slice | NDArray[np.intp], bool], ...]:
+        """:func:`_level_slices` of ``blocks``, kept on the step for the tuple it last saw
+        (a solve's iterations share one block tuple: one derivation per solve)."""
+        kept = self._kept_levels
+        if kept is not None and kept[0] is blocks:
+            out: tuple[tuple[slice | NDArray[np.intp], bool], ...] = kept[1]
+            return out
+        out = _level_slices(blocks)
+        if isinstance(blocks, tuple):  # (a list may change: not kept)
+            self._kept_levels = (blocks, out)
+        return out
 
     def objective(self, e: FloatArray, blocks: tuple[RowBlock, ...]) -> FloatArray:
         """(b, L) per priority level: 0 where every goal of the level is met (unweighted
@@ -337,7 +335,7 @@ class TaskPriorityStep(IKSolver):
         st = state.settings
         e_all = state.e if subset is None else state.e[subset]
         b, _, n = j_all.shape
-        levels = _level_slices(state.blocks)
+        levels = self._levels(state.blocks)
         last = len(levels) - 1
         # the projector onto the levels' common null space, needed by the levels below
         # the first only (None: the identity)
@@ -537,7 +535,7 @@ class TaskPriorityStep(IKSolver):
                 i = pos[blk.rows.start]
                 w_up[i : i + 3] = blk.weight
         bound = (self.RESTORE_FRACTION * st.tolerance) ** 2 * w_up
-        aims = [aim for _, aim in _level_slices(state.blocks)]
+        aims = [aim for _, aim in self._levels(state.blocks)]
         prev = np.full(b, np.inf)
         for p in range(self.RESTORE_PASSES + 1):
             qn = state.q + dq
