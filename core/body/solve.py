@@ -1311,10 +1311,17 @@ def _numeric(
             x[act] = xn
             iterations[act] += 1
             obj = objective(cand[0], cand[3])
+            met_one = bool(np.all(cand[2] <= settings.tolerance))
             if _settle_one(
                 int(act[0]),
                 float(np.max(np.abs(xn - xa))),
-                bool(np.all(cand[2] <= settings.tolerance)),
+                met_one,
+                met_one
+                or (
+                    near_rows is not None
+                    and bool(near_rows[act[0]])
+                    and bool(np.all(cand[2] <= near_tol))
+                ),
                 obj[0].tolist(),
                 now[0].tolist(),
                 stall,
@@ -1331,18 +1338,12 @@ def _numeric(
         iterations[act] += 1
         met = np.all(cand[2] <= settings.tolerance, axis=1)
         obj = objective(cand[0], cand[3])
-        improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
-        stall[act] = np.where(improved, 0, stall[act] + 1)
-        small = moved <= settings.step_tolerance
-        done_conv = met & (small | (stall[act] >= _SETTLED) | polish[act])
-        # the rest term's tail is cut (module docstring): one goal-only step, then stop
         near = met
         if near_rows is not None:
             near = met | (near_rows[act] & np.all(cand[2] <= near_tol, axis=1))
-        polish[act[near & ~done_conv & (moved <= _REST_STEP)]] = True
-        done_stall = ~met & (small | (stall[act] >= _STALL))
-        reasons[act[done_stall]] = StopReason.STALLED
-        keep = ~(done_conv | done_stall)
+        keep = _settle_rows(
+            act, moved, met, near, obj, now, stall, polish, reasons, settings.step_tolerance
+        )
         act = act[keep]
         if not act.size:
             break
@@ -1352,10 +1353,45 @@ def _numeric(
     return x, iterations, reasons
 
 
+def _settle_rows(
+    act: IntArray,
+    moved: FloatArray,
+    met: NDArray[np.bool_],
+    near: NDArray[np.bool_],
+    obj: FloatArray,
+    now: FloatArray,
+    stall: NDArray[np.int_],
+    polish: NDArray[np.bool_],
+    reasons: NDArray[np.object_],
+    step_tolerance: float,
+) -> NDArray[np.bool_]:
+    """:func:`_numeric`'s stop test after an evaluation of its active rows ``act``: their
+    stall counts, polishing flags and reasons updated in place. ``moved``: each step's
+    largest |Δx|; ``met``: every goal within tolerance; ``near``: the goals near enough
+    to cut the rest term's tail (``met``, or within :data:`_NEAR` × the tolerance for a
+    resumed row); ``obj``, ``now``: the objectives after and before the step. A row whose
+    goals are met is done once its step is below ``step_tolerance``, it has not improved
+    for :data:`_SETTLED` iterations or it has polished; with its goals near and a step
+    ≤ :data:`_REST_STEP` it polishes next (one goal-only step: the rest term's tail cut,
+    module docstring); a row whose goals are not met stops STALLED on a step below
+    ``step_tolerance`` or after :data:`_STALL` iterations without improvement. Returns
+    which rows go on."""
+    improved = lexicographic_less(obj, now, 1.0 - _PROGRESS)[0]
+    stall[act] = np.where(improved, 0, stall[act] + 1)
+    small = moved <= step_tolerance
+    done_conv = met & (small | (stall[act] >= _SETTLED) | polish[act])
+    polish[act[near & ~done_conv & (moved <= _REST_STEP)]] = True
+    done_stall = ~met & (small | (stall[act] >= _STALL))
+    reasons[act[done_stall]] = StopReason.STALLED
+    keep: NDArray[np.bool_] = ~(done_conv | done_stall)
+    return keep
+
+
 def _settle_one(
     row: int,
     moved: float,
     met: bool,
+    near: bool,
     obj: list[float],
     now: list[float],
     stall: NDArray[np.int_],
@@ -1363,12 +1399,9 @@ def _settle_one(
     reasons: NDArray[np.object_],
     step_tolerance: float,
 ) -> bool:
-    """:func:`_numeric`'s stop test after an evaluation, for its one active row ``row``
-    on Python scalars (the same comparisons as the batched test): its stall count,
-    polishing flag and reason updated in place. ``moved``: the step's largest |Δx|;
-    ``met``: every goal within tolerance; ``obj``, ``now``: the objective after and
-    before the step (compared lexicographically as :func:`lexicographic_less` does).
-    Returns whether the row is done."""
+    """:func:`_settle_rows` for one active row ``row`` on Python scalars (the same
+    comparisons; ``obj``, ``now`` compared lexicographically as
+    :func:`lexicographic_less` does). Returns whether the row is done."""
     improved = False
     for a, b in zip(obj, now, strict=True):
         improved = improved or a < b * (1.0 - _PROGRESS)
@@ -1377,13 +1410,11 @@ def _settle_one(
     count = 0 if improved else int(stall[row]) + 1
     stall[row] = count
     small = moved <= step_tolerance
-    if met:
-        if small or count >= _SETTLED or polish[row]:
-            return True
-        if moved <= _REST_STEP:
-            polish[row] = True
-        return False
-    if small or count >= _STALL:
+    if met and (small or count >= _SETTLED or polish[row]):
+        return True
+    if near and moved <= _REST_STEP:
+        polish[row] = True
+    if not met and (small or count >= _STALL):
         reasons[row] = StopReason.STALLED
         return True
     return False
