@@ -243,6 +243,17 @@ class KinematicPlan:
         self.n_dofs = n_dofs
         self._local = threading.local()  # per thread: {rows: workspace} (shared_workspace)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled / copied without the threads' kept workspaces (buffers, rebuilt on
+        use), so a Skeleton still pickles for another process."""
+        state = self.__dict__.copy()
+        del state["_local"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
+
     def workspace(self, b: int) -> tuple[Any, ...]:
         """Preallocated buffers of :meth:`frames` for ``b`` rows: ``(b, batch_last,
         buffers)`` (built once per solver run and row count, see

@@ -5,7 +5,9 @@ exactly as a fresh one."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 import threading
 
 import numpy as np
@@ -99,3 +101,18 @@ def test_threads_sharing_a_body_solve_as_one_thread() -> None:
         t.join()
     assert not failures, failures
     assert len(plan_store(body)) <= _PLANS_KEPT + len(threads)
+
+
+def test_a_body_that_has_solved_pickles_and_copies_and_solves_the_same() -> None:
+    """What a solve keeps on the Body and its Skeleton (plans, each thread's forward-
+    kinematics buffers) does not stop it going to another process or being copied."""
+    body = humanoid()
+    q = _frames(3)
+    first = solve_body(body, end_goals(body, q[1]), q[0])
+    body.skeleton.goal_errors(q[:1], end_goals(body, q[1]))
+    for other in (pickle.loads(pickle.dumps(body)), copy.deepcopy(body)):
+        again = solve_body(other, end_goals(other, q[1]), q[0])
+        np.testing.assert_array_equal(again.q, first.q)
+        np.testing.assert_array_equal(
+            other.skeleton.kinematics(q[:2])[1], body.skeleton.kinematics(q[:2])[1]
+        )
