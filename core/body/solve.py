@@ -919,9 +919,9 @@ def _level_errors(
 
 #: SLSQP's iteration limit per row and level. A level SLSQP can meet converges in tens of
 #: iterations; a conflicting lowest level (a hips pin behind a hand beyond reach, under
-#: the feet's and the hand's equalities) does not converge to ``ftol`` at all, and its
-#: distance to its optimum after 100 iterations is as far from it as after 500 (both a
-#: few millimetres, either way): docs/decisions.md.
+#: the feet's and the hand's equalities) does not converge to ``ftol`` at all: after 100
+#: iterations it stands within a few millimetres of where 500 leave it, at a fifth of
+#: the cost (docs/decisions.md).
 _SLSQP_ITERATIONS = 100
 
 
