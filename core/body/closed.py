@@ -171,19 +171,17 @@ def _rows_of(m: V.Mat, b: int, s: int) -> FloatArray:
 def sampled_poses(
     limb: Limb, local: Local, wrist: FloatArray | None, phis: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """``limb`` without limits at each swivel of ``phis`` (S,) for each of the B rows of
-    ``local``: R1 (B·S, 3, 3), θ4 (B·S,), R2 (B·S, 3, 3), row by row, S samples each —
-    the values :func:`~core.limb.solve_limb` gives for the B·S goals (each row's goal
-    repeated) with ``swivel`` = ``phis`` tiled, by its arithmetic element by element: the
-    goal reduced and its elbow circle (Eq. 5–6) computed once per row, the poses (Eq. 7)
-    with the rows' values broadcast against the samples."""
+    """``limb`` (without limits: the witness's) at each swivel of ``phis`` (S,) for each
+    of the B rows of ``local``: R1 (B·S, 3, 3), θ4 (B·S,), R2 (B·S, 3, 3), row by row,
+    S samples each — the values :func:`~core.limb.solve_limb` gives for the B·S goals
+    (each row's goal repeated) with ``swivel`` = ``phis`` tiled, by its arithmetic
+    element by element: the goal reduced and its elbow circle (Eq. 5–6) computed once
+    per row (:func:`_circle`), the poses (Eq. 7) with the rows' values broadcast against
+    the samples."""
     b, s = local.position.shape[0], phis.size
-    w = None  # (as solve_limb holds it: the default shared, a given wrist per row)
-    if local.rotation is None:
-        w = np.eye(3) if wrist is None else np.broadcast_to(wrist, (b, 3, 3))
-    pr = reduce_target(limb, local.position, local.rotation, w, b)
-    aref = V.vec_of(np.asarray(limb.swivel_reference))
-    ci = solve_circle(V.ArrayOps, limb.constants, pr.wg, pr.tbe, aref, None)
+    # (a given wrist per row, as solve_limb holds it for the repeated goals)
+    held = None if wrist is None else np.broadcast_to(wrist, (b, 3, 3))
+    pr, ci = _circle(limb, local.position, local.rotation, held, V.ArrayOps, b)
     for name in ("RW", "R2"):
         setattr(pr, name, _column(getattr(pr, name)))
     for name in ("theta", "n", "u", "v", "x_r", "y_r", "z_r"):
