@@ -454,21 +454,13 @@ def solve_body(
     level = _level_errors(sk, list(goals), q, gerr)
     within = np.all((q >= sk.lower - LIMIT_SLACK) & (q <= sk.upper + LIMIT_SLACK), axis=1)
     all_met = reached.all(axis=1)
-    if not batched:  # one row: the same reason on scalars
-        reason = reasons[0]
-        if all_met[0]:
-            reason = StopReason.REACHED
-        elif reason != StopReason.MAX_ITERATIONS:
-            reason = StopReason.STALLED
-        reasons = np.array([reason], dtype=object)
-    else:
-        reasons = _reasons(
-            all_met,
-            StopReason.REACHED,
-            _reasons(
-                reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
-            ),
-        )
+    reasons = _reasons(
+        all_met,
+        StopReason.REACHED,
+        _reasons(
+            reasons == StopReason.MAX_ITERATIONS, StopReason.MAX_ITERATIONS, StopReason.STALLED
+        ),
+    )
     if batched:
         return BodySolution(
             q, reached, gerr, level, swivel, feasible, limb_ok, within, iterations, reasons
