@@ -138,9 +138,9 @@ def thin_svd(a: FloatArray, cutoff: float) -> tuple[FloatArray, FloatArray, Floa
         return np.linalg.svd(a, full_matrices=False)
     at = np.swapaxes(a, -1, -2)
     wide = m <= n
-    lam, w = np.linalg.eigh(a @ at if wide else at @ a)
-    lam = lam[:, ::-1]  # descending, like the SVD
-    w = w[:, :, ::-1]
+    lam_up, w_up = np.linalg.eigh(a @ at if wide else at @ a)  # (ascending)
+    lam = lam_up[:, ::-1]  # descending, like the SVD
+    w = w_up[:, :, ::-1]
     top = lam[:, :1]
     zero = lam <= (CLEAN_ZERO * cutoff * cutoff) * top
     # kept: well conditioned, and clear of the cutoff (a large user cutoff)
@@ -148,12 +148,14 @@ def thin_svd(a: FloatArray, cutoff: float) -> tuple[FloatArray, FloatArray, Floa
     clean = np.all(zero | kept, axis=1)
     s = np.sqrt(np.maximum(lam, 0.0))
     inv = np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, s))
+    # (the products with eigh's own columns, reversed after: a product with the reversed
+    # view would leave BLAS for numpy's element loop, several times slower)
     if wide:  # w = U (m, m); V = Aᵀ U Σ⁻¹
         u = w
-        vt = (np.swapaxes(w, -1, -2) @ a) * inv[:, :, None]
+        vt = (np.swapaxes(w_up, -1, -2) @ a)[:, ::-1] * inv[:, :, None]
     else:  # w = V (n, n); U = A V Σ⁻¹
         vt = np.swapaxes(w, -1, -2)
-        u = (a @ w) * inv[:, None, :]
+        u = (a @ w_up)[:, :, ::-1] * inv[:, None, :]
     if not clean.all():
         dirty = np.flatnonzero(~clean)
         u[dirty], s[dirty], vt[dirty] = np.linalg.svd(a[dirty], full_matrices=False)
