@@ -59,11 +59,11 @@ _NO_POLE = "no pole object; using the swivel angle"
 class PlainFrame:
     """What a call of :func:`solve_object` reads once for all its plain limbs: the
     evaluated world matrix (its float32 bytes; :meth:`world`), the bones with drivers,
-    whether the armature shows its rest position, the object's name, its original
-    (``pbs``: if read) and evaluated pose bones, the F-curves that may animate its
-    settings (:func:`~.bridge.read.setting_fcurves`)."""
+    whether the armature shows its rest position, the object's name and pointer, its
+    original (``pbs``: if read) and evaluated pose bones, the F-curves that may animate
+    its settings (:func:`~.bridge.read.setting_fcurves`)."""
 
-    __slots__ = ("_world", "driven", "fcurves", "name", "pbs", "pbs_eval", "rest",
+    __slots__ = ("_world", "driven", "fcurves", "name", "pbs", "pbs_eval", "pointer", "rest",
                  "world_key", "world_matrix")
 
     def __init__(self, obj: Any, obj_eval: Any, pbs: Any = None) -> None:
@@ -73,6 +73,7 @@ class PlainFrame:
         self.world_key = float32_bytes(self.world_matrix)
         self._world: Any = None
         self.name = obj.name
+        self.pointer = obj.as_pointer()
         self.pbs = obj.pose.bones if pbs is None else pbs
         self.pbs_eval = obj_eval.pose.bones
         self.fcurves = setting_fcurves(obj)
@@ -85,17 +86,17 @@ class PlainFrame:
         return self._world
 
 
-def _notes(obj: Any, rig: LimbRig, pole_missing: bool) -> list[str] | None:
+def _notes(obj: Any, rig: LimbRig, pole_missing: bool, name: str) -> list[str] | None:
     """A plain limb's notes (frame-independent: kept with the rig), or None when the rig
-    has overrides (not plain)."""
-    remarks, over = solve.rig_notes(obj, rig)
+    has overrides (not plain). ``name``: the object's."""
+    remarks, over = solve.rig_notes(obj, rig, name)
     if over:
         return None
     return [_NO_POLE, *remarks] if pole_missing else remarks
 
 
 def _solve_pose(settings: Any, rig: LimbRig, key: tuple[Any, ...], read: Any,
-                target: list[list[float]], pole: Any, swivel: float
+                target: list[list[float]], pole: Any, swivel: float, swivel_mode: str
                 ) -> tuple[Any, float, float]:
     """The plain POSE limb's solve: (solution, the frame's uniform scale, µs in the core),
     the solution None for a frame that is not a similarity. The frame's parts are looked
@@ -112,7 +113,7 @@ def _solve_pose(settings: Any, rig: LimbRig, key: tuple[Any, ...], read: Any,
         if parts is None:
             return None, 0.0, 0.0
     position, rotation, kwargs, scale = requests.pose_goal_floats(
-        settings, *parts, target, pole, swivel)
+        settings, *parts, target, pole, swivel, swivel_mode)
     t1 = time.perf_counter()
     sol: Any = solve_pose_floats(rig.limb, position, rotation, **kwargs)
     if sol is None:  # the goal as plain_request gives it: views of one 4×4 frame
@@ -150,8 +151,9 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     bones = solve.limb_pose_bones(obj, settings, names, pf.pbs)
     if bones is None:
         return None
+    limb = settings.name
     try:
-        rig = solve.rig_for(obj, settings, bones, names)
+        rig = solve.rig_for(obj, settings, bones, names, (pf.name, limb, pf.pointer))
     except (MappingError, ReadError, LimberError, ValueError):
         return None  # the general road reports it
     if rig.helpers:
@@ -162,7 +164,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     if constrained(bones[0]) or constrained(bones[1]) or constrained(bones[2]):
         return None
     pole = settings.pole if swivel_mode == "POLE" else None
-    notes = _notes(obj, rig, swivel_mode == "POLE" and pole is None)
+    notes = _notes(obj, rig, swivel_mode == "POLE" and pole is None, pf.name)
     if notes is None:
         return None
     pbs = pf.pbs_eval
@@ -209,14 +211,14 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         if kind == "POSE":
             key = (pf.world_key, None if pmat is None else float32_bytes(pmat), float32_bytes(loc))
             sol, scale, solve_us = _solve_pose(settings, rig, key, read, target_rows,
-                                               pole_at, swivel)
+                                               pole_at, swivel, swivel_mode)
         else:
             sol, scale, solve_us = _solve_position(settings, rig, read())
     except (LimberError, ValueError):
         return None
     if sol is None:
         return None  # a sheared frame: the general road's forward kinematics
-    st = solve.LimbStatus(object=pf.name, limb=settings.name, solver=solver, frame=frame)
+    st = solve.LimbStatus(object=pf.name, limb=limb, solver=solver, frame=frame)
     st.solve_us = solve_us
     st.written = write_limb(obj, rig, sol.shoulder, float(sol.elbow),
                             sol.wrist if kind == "POSE" else None, bones, modes=rig.modes)

@@ -227,20 +227,26 @@ def rigs_held() -> bool:
     return bool(_HELD_RIGS)
 
 
+#: Who a limb is: (object name, limb name, object pointer), as :func:`rig_for` reads it.
+LimbIdent = tuple[str, str, int]
+
+
 def rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
-            names: tuple[str, str, str] | None = None) -> LimbRig:
+            names: tuple[str, str, str] | None = None, ident: LimbIdent | None = None
+            ) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed.
     ``bones``: the limb's (upper, lower, end) pose bones when the caller has looked them
     up (:func:`limb_pose_bones`); ``names``: their names (:func:`limb_bone_names`) when
-    read."""
+    read; ``ident``: (``obj.name``, ``settings.name``, ``obj.as_pointer()``) when read
+    (a live solve reads the object's once for all its limbs)."""
     if _HELD_RIGS:
         held = _HELD_RIGS[-1].get(("rig", obj.name, settings.name))
         if held is not None:
             return held  # type: ignore[no-any-return]
-        rig = _rig_for(obj, settings, bones, names)
+        rig = _rig_for(obj, settings, bones, names, ident)
         _HELD_RIGS[-1][("rig", obj.name, settings.name)] = rig
         return rig
-    return _rig_for(obj, settings, bones, names)
+    return _rig_for(obj, settings, bones, names, ident)
 
 
 def limb_bone_names(settings: Any) -> tuple[str, str, str]:
@@ -263,9 +269,10 @@ def limb_pose_bones(obj: Any, settings: Any, names: tuple[str, str, str] | None 
 
 
 def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: bool,
-                   bones: tuple[Any, Any, Any] | None = None) -> tuple[Any, ...]:
+                   bones: tuple[Any, Any, Any] | None = None, pointer: int | None = None
+                   ) -> tuple[Any, ...]:
     """What a limb's cached rig depends on (see :func:`bone_signature`; ``keep``: to be
-    stored); () when a bone is missing."""
+    stored; ``pointer``: ``obj.as_pointer()`` if read); () when a bone is missing."""
     if bones is None:
         bones = limb_pose_bones(obj, settings)
     try:
@@ -286,22 +293,24 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
         if parent is not None:
             rest = parent.bone.matrix_local
             sig += (rest.copy() if keep else rest,)
-        sig += (obj.as_pointer(), settings.hinge_found[:], settings.hinge_found_source)
+        sig += (obj.as_pointer() if pointer is None else pointer, settings.hinge_found[:],
+                settings.hinge_found_source)
     except KeyError:
         sig = ()  # let build_rig name the missing bone
     return sig
 
 
 def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
-             names: tuple[str, str, str] | None = None) -> LimbRig:
+             names: tuple[str, str, str] | None = None, ident: LimbIdent | None = None
+             ) -> LimbRig:
     if names is None:
         names = _LIMB_BONES(settings)
-    key = (obj.name, settings.name)
+    key, pointer = ((obj.name, settings.name), None) if ident is None else (ident[:2], ident[2])
     hit = _RIGS.get(key)
     if hit is not None and hit[0] and hit[0] == _rig_signature(obj, settings, names, False,
-                                                               bones):
+                                                               bones, pointer):
         return hit[1]
-    sig = _rig_signature(obj, settings, names, True, bones)
+    sig = _rig_signature(obj, settings, names, True, bones, pointer)
     source, _, bone = settings.hinge_found_source.partition(":")
     found = (tuple(settings.hinge_found), source) if source and bone == names[1] else None
     rig = mapping.build_rig(
@@ -409,12 +418,14 @@ def overrides(obj: Any, rig: LimbRig, bones: tuple[Any, Any, Any] | None = None
 _RIG_NOTES: dict[tuple[str, ...], tuple[LimbRig, tuple[list[str], list[str]]]] = {}
 
 
-def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
+def rig_notes(obj: Any, rig: LimbRig, name: str | None = None
+              ) -> tuple[list[str], list[str]]:
     """The notes that depend only on a limb's rig: (remarks on the model: limits not about
     the hinge, a guessed hinge axis; overrides: bones that do not inherit rotation or full
     scale). Kept with the rig: :func:`rig_for` rebuilds the rig when a bone's inherit
-    modes change (they are in :func:`bone_signature`); helper bones' are read each time."""
-    key = (obj.name, rig.upper, rig.lower, rig.end)
+    modes change (they are in :func:`bone_signature`); helper bones' are read each time.
+    ``name``: ``obj.name`` if read."""
+    key = (obj.name if name is None else name, rig.upper, rig.lower, rig.end)
     hit = _RIG_NOTES.get(key)
     if hit is not None and hit[0] is rig:
         return hit[1]
