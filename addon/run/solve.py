@@ -561,10 +561,12 @@ def _numeric(
     return q
 
 
-def finish_status(st: LimbStatus, msgs: list[str]) -> None:
-    """Notes of a solve → ``st.notes`` and ``st.message`` (see :func:`verify.status_message`)."""
+def finish_status(st: LimbStatus, msgs: list[str], reached: bool | None = None) -> None:
+    """Notes of a solve → ``st.notes`` and ``st.message`` (see :func:`verify.status_message`).
+    ``reached``: :func:`verify.reached` of the status's errors if the caller has it."""
     st.notes = [m for m in msgs if m]
-    st.reached = st.solved and verify.reached(st.position_error, st.orientation_error)
+    st.reached = st.solved and (verify.reached(st.position_error, st.orientation_error)
+                                if reached is None else reached)
     st.message = verify.status_message(st)
 
 
@@ -702,10 +704,10 @@ def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
 
 def similarity_errors(kind: str, scale: float, sol: Any) -> tuple[float, float]:
     """:func:`verify.model_errors` of a one-frame POSE or POSITION solve whose frame is a
-    similarity of uniform ``scale``, on floats: the core's own errors scaled."""
-    aim = getattr(sol, "aim_error", None)
+    similarity of uniform ``scale``, on floats: the core's own errors scaled (neither goal
+    has an aim error)."""
     return (float(sol.position_error) * scale,
-            0.0 if kind == "POSITION" else float(sol.orientation_error if aim is None else aim))
+            0.0 if kind == "POSITION" else float(sol.orientation_error))
 
 
 def fill_solution(st: LimbStatus, sol: Any, pos: float, ori: float, notes: list[str],
@@ -715,12 +717,12 @@ def fill_solution(st: LimbStatus, sol: Any, pos: float, ori: float, notes: list[
     st.orientation_error = ori
     st.solved = True
     st.within_limits = bool(sol.within_limits)
-    st.reachable = bool(sol.reachable) or verify.reached(st.position_error,
-                                                         st.orientation_error)
+    ok = verify.reached(pos, ori)
+    st.reachable = ok or bool(sol.reachable)
     st.swivel = float(sol.swivel)
     st.feasible_swivel = tuple((float(lo), float(hi)) for lo, hi in sol.feasible_swivel)
     st.proven = proven
-    finish_status(st, list(notes))
+    finish_status(st, notes, ok)
 
 
 def hinge_notes(rig: LimbRig) -> list[str]:
