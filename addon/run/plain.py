@@ -6,7 +6,9 @@ plain: an Analytic POSE or POSITION goal, no Rigify IK controls, no helper bones
 model proven equal to Blender's evaluation (no acting constraints or drivers on the limb's
 bones, full inheritance below the upper bone, unit pose scale on its bones, the upper bone
 following its parent plainly, the armature in its pose position), in a frame that is a
-similarity (no shear or non-uniform scale above the limb). For those,
+similarity (no shear or non-uniform scale above the limb). The bones' settings (inherit
+modes, constraints) are read on the original bones, which the rig check compares every
+frame; the pose (scale, the parent's pose, the location) on the evaluated ones. For those,
 :func:`solve_plain` runs the same stages with the same functions
 (:func:`~.bridge.requests.plain_request`: the goal and options of
 :func:`~.bridge.requests.limb_request`, :func:`core.solve_limb`,
@@ -50,8 +52,6 @@ from . import solve
 #: The limb settings that decide whether a limb is plain, read in one C call.
 _SETTINGS = attrgetter("goal_type", "solver", "switch_bone", "target", "swivel_mode",
                        "target_bone")
-#: The evaluated upper bone's inheritance (its frame is composed from its parent).
-_INHERIT = attrgetter("use_inherit_rotation", "inherit_scale")
 _UNIT = (1.0, 1.0, 1.0)
 _NO_POLE = "no pole object; using the swivel angle"
 
@@ -156,8 +156,8 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         rig = solve.rig_for(obj, settings, bones, names, (pf.name, limb, pf.pointer))
     except (MappingError, ReadError, LimberError, ValueError):
         return None  # the general road reports it
-    if rig.helpers:
-        return None
+    if rig.helpers or not rig.upper_inherits:
+        return None  # (the rig check compared the upper bone's inherit modes just now)
     upper, lower, end = rig.upper, rig.lower, rig.end
     if pf.driven and (upper in pf.driven or lower in pf.driven or end in pf.driven):
         return None
@@ -169,9 +169,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         return None
     pbs = pf.pbs_eval
     up, lo, en = pbs[upper], pbs[lower], pbs[end]
-    inherit_rotation, inherit_scale = _INHERIT(up.bone)
-    if (not inherit_rotation or inherit_scale != "FULL" or constrained(up)
-            or not up.scale[:] == lo.scale[:] == en.scale[:] == _UNIT):
+    if not up.scale[:] == lo.scale[:] == en.scale[:] == _UNIT:
         return None
     try:
         # the target's world frame: rows of floats, and an array when a read needs one
