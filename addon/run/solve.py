@@ -293,11 +293,20 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
         if parent is not None:
             rest = parent.bone.matrix_local
             sig += (rest.copy() if keep else rest,)
-        sig += (obj.as_pointer() if pointer is None else pointer, settings.hinge_found[:],
-                settings.hinge_found_source)
+        sig += (obj.as_pointer() if pointer is None else pointer,
+                *_hinge_found(settings, names[1]))
     except KeyError:
         sig = ()  # let build_rig name the missing bone
     return sig
+
+
+def _hinge_found(settings: Any, lower: str) -> tuple[str, Any]:
+    """The found hinge axis a limb's rig is built from: (the settings'
+    ``hinge_found_source``, their ``hinge_found`` when that source is of the ``lower``
+    bone, else None: not read, the rig does not use it)."""
+    source = settings.hinge_found_source
+    kind, _, bone = source.partition(":")
+    return source, settings.hinge_found[:] if kind and bone == lower else None
 
 
 def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
@@ -311,8 +320,8 @@ def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
                                                                bones, pointer):
         return hit[1]
     sig = _rig_signature(obj, settings, names, True, bones, pointer)
-    source, _, bone = settings.hinge_found_source.partition(":")
-    found = (tuple(settings.hinge_found), source) if source and bone == names[1] else None
+    source, axis = _hinge_found(settings, names[1])
+    found = None if axis is None else (tuple(axis), source.partition(":")[0])
     rig = mapping.build_rig(
         obj, names, hinge_axis=settings.hinge_axis, use_limits=settings.use_limits,
         hinge_custom=tuple(settings.hinge_custom), hinge_found=found,
@@ -322,7 +331,7 @@ def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
         try:
             settings.hinge_found = tuple(rig.hinge_axis)
             settings.hinge_found_source = f"{rig.hinge_source}:{names[1]}"
-            sig = sig[:-2] + (settings.hinge_found[:], settings.hinge_found_source)
+            sig = sig[:-2] + _hinge_found(settings, names[1])
         except (AttributeError, RuntimeError):
             pass  # a panel's draw may not write data: kept at the next solve
     _RIGS[key] = (sig, rig)
