@@ -20,7 +20,8 @@ written — one update per round for all of them — and analytic limbs that mis
 re-solved with a corrected goal (:func:`verify_pending`). Statuses are stored in the
 items' ``status`` properties (:func:`store_statuses`). A limb that is plain on the frame
 (proven, nothing but its target, pole and swivel to read) takes a shorter road through the
-same stages (:func:`.plain.solve_plain`), with the same result.
+same stages (:func:`.plain.solve_plain`), with the same result; the plain limbs of a call
+are read one after the other, then solved and written together (:func:`.plain.flush`).
 
 Order: bodies first (:mod:`.body`), then chains, then limbs (a spine chain moves the
 shoulders the arms hang from).
@@ -1036,29 +1037,67 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     ]
     todo += [(solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)]
     todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in pick_items(data.limbs, limbs)]
-    out = []
-    written: set[str] = set()
+    out: list[LimbStatus] = []
+    written: set[str] = set()  # bones written in this call since the last update
     check: list[tuple[LimbStatus, Any]] = []
-    pf = None
+    pf: plain.PlainFrame | None = None
     pbs = obj.pose.bones
-    for fn, settings, base in todo:
-        if written and write and hangs_below(obj, base, written, pbs):
-            dg.update()  # the base frame depends on bones written in this call
-            obj_eval = obj.evaluated_get(dg)
-            written.clear()
-            pf = None
-        st = None
-        if fn is solve_limb_settings and write:
-            if pf is None:
-                pf = plain.PlainFrame(obj, obj_eval, pbs)
-            st = plain.solve_plain(obj, obj_eval, settings, dg, pf, frame)
-        if st is None:
-            st = fn(obj, obj_eval, settings, dg, write=write)
+
+    def done(st: LimbStatus, settings: Any) -> None:
         st.frame = frame
         written.update(st.written)
         out.append(st)
         if st.solved and not st.proven:
             check.append((st, settings))
+
+    # Plain limbs are queued (plain.solve_plain), then solved and written together
+    # (plain.flush) before anything else runs: before another road, an update, or a limb
+    # the queue kept off the plain road (``retry``: tried again once the queue is
+    # written). ``first``: the index in ``todo`` of the first limb queued. When a queued
+    # limb's solve fails, it takes the general road (``general``) and the limbs after it
+    # are solved again: as if each had been solved and written in turn.
+    i = first = 0
+    general = retry = -1
+    try:
+        while i < len(todo) or (pf is not None and pf.queued):
+            queued = pf.queued_bones if pf is not None and pf.queued else None
+            fn, settings, base = todo[i] if i < len(todo) else (None, None, "")
+            take = fn is solve_limb_settings and write and i != general
+            below = bool(write and fn is not None and (written or queued) and hangs_below(
+                obj, base, written if queued is None else written | queued, pbs))
+            if pf is not None and queued is not None and (below or not take or i == retry):
+                sts, cut = plain.flush(obj, pf)
+                for k, st in enumerate(sts):
+                    done(st, todo[first + k][1])
+                if cut:
+                    i = general = first + len(sts)
+                    continue
+                if fn is None:
+                    break
+            if below:
+                dg.update()  # the base frame depends on bones written in this call
+                obj_eval = obj.evaluated_get(dg)
+                written.clear()
+                pf = None
+            if take:
+                if pf is None:
+                    pf = plain.PlainFrame(obj, obj_eval, pbs)
+                behind = bool(pf.queued)
+                if not behind:
+                    first = i
+                if plain.solve_plain(obj, obj_eval, settings, dg, pf, frame) is not None:
+                    i += 1
+                    continue
+                if behind:
+                    retry = i
+                    continue
+            assert fn is not None
+            done(fn(obj, obj_eval, settings, dg, write=write), settings)
+            i += 1
+    except BaseException:
+        if pf is not None and pf.queued:
+            plain.flush(obj, pf)  # what one by one would have written before the error
+        raise
     if write and verify_pose and check:
         verify_pending(obj, dg, check)
     elif check:
