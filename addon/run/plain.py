@@ -73,7 +73,7 @@ class PlainFrame:
     its settings (:func:`~.bridge.read.setting_fcurves`)."""
 
     __slots__ = ("_world", "driven", "fcurves", "name", "pbs", "pbs_eval", "pointer", "queued",
-                 "queued_bones", "rest", "world_key", "world_matrix")
+                 "queued_bones", "rest", "waiting", "world_key", "world_matrix")
 
     def __init__(self, obj: Any, obj_eval: Any, pbs: Any = None) -> None:
         self.driven = solve.driven_bones(obj)
@@ -90,6 +90,9 @@ class PlainFrame:
         #: by :func:`flush`, and the bones they will write.
         self.queued: list[_Queued] = []
         self.queued_bones: set[str] = set()
+        #: The last :func:`solve_plain` left its limb only because it shares a bone with a
+        #: queued one (plain again once the queue is written).
+        self.waiting = False
 
     def world(self) -> Any:
         """The evaluated world matrix as a (1, 4, 4) array (made when first needed: a
@@ -203,8 +206,8 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     road, a depsgraph update) and before it returns: so each stage (checks and reads, the
     solve, the writes and status) runs for all plain limbs of a solve in turn, while its
     code is still in the processor's caches. Nothing a limb's checks and reads look at
-    changes with the rotations of another limb, unless they share a bone: such a limb is
-    left to the general road (after the queue is written)."""
+    changes with the rotations of another limb, unless they share a bone: such a limb
+    waits (None, ``pf.waiting``) to be checked again once the queue is written."""
     if solve.rigs_held():
         return None  # a bake's range: the general road holds its notes for the range
     t0 = time.perf_counter()
@@ -214,7 +217,10 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
         return None
     names = solve.limb_bone_names(settings)
     bones = solve.limb_pose_bones(obj, settings, names, pf.pbs)
-    if bones is None or (pf.queued_bones and not pf.queued_bones.isdisjoint(names)):
+    if bones is None:
+        return None
+    pf.waiting = bool(pf.queued_bones) and not pf.queued_bones.isdisjoint(names)
+    if pf.waiting:
         return None
     limb = settings.name
     try:

@@ -1052,10 +1052,11 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
 
     # Plain limbs are queued (plain.solve_plain), then solved and written together
     # (plain.flush) before anything else runs: before another road, an update, or a limb
-    # the queue kept off the plain road (``retry``: tried again once the queue is
-    # written). ``first``: the index in ``todo`` of the first limb queued. When a queued
-    # limb's solve fails, it takes the general road (``general``) and the limbs after it
-    # are solved again: as if each had been solved and written in turn.
+    # that shares bones with the queue (``retry``: tried again once the queue is written).
+    # ``first``: the index in ``todo`` of the first limb queued. A limb left to the general
+    # road, or a queued limb whose solve fails, takes it once the queue is written
+    # (``general``; after a failed solve the limbs after it are solved again): as if each
+    # had been solved and written in turn.
     i = first = 0
     general = retry = -1
     try:
@@ -1082,14 +1083,16 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
             if take:
                 if pf is None:
                     pf = plain.PlainFrame(obj, obj_eval, pbs)
-                behind = bool(pf.queued)
-                if not behind:
+                if not pf.queued:
                     first = i
                 if plain.solve_plain(obj, obj_eval, settings, dg, pf, frame) is not None:
                     i += 1
                     continue
-                if behind:
-                    retry = i
+                if pf.queued:  # written first; then this one, or the general road
+                    if pf.waiting:
+                        retry = i
+                    else:
+                        general = i
                     continue
             assert fn is not None
             done(fn(obj, obj_eval, settings, dg, write=write), settings)
