@@ -208,6 +208,7 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     code is still in the processor's caches. Nothing a limb's checks and reads look at
     changes with the rotations of another limb, unless they share a bone: such a limb
     waits (None, ``pf.waiting``) to be checked again once the queue is written."""
+    pf.waiting = False
     if solve.rigs_held():
         return None  # a bake's range: the general road holds its notes for the range
     t0 = time.perf_counter()
@@ -219,8 +220,8 @@ def solve_plain(obj: Any, obj_eval: Any, settings: Any, depsgraph: Any, pf: Plai
     bones = solve.limb_pose_bones(obj, settings, names, pf.pbs)
     if bones is None:
         return None
-    pf.waiting = bool(pf.queued_bones) and not pf.queued_bones.isdisjoint(names)
-    if pf.waiting:
+    if pf.queued_bones and not pf.queued_bones.isdisjoint(names):
+        pf.waiting = True
         return None
     limb = settings.name
     try:
