@@ -77,8 +77,10 @@ def limb_goal(kind: str, axis_name: str, g: Any) -> Any:
     return PositionGoal(position=p)
 
 
-def limb_kwargs(settings: Any, wrist: Any, elbow_target: Any, swivel: Any) -> dict[str, Any]:
-    """solve_limb keyword arguments (single or batched values)."""
+def limb_kwargs(settings: Any, wrist: Any, elbow_target: Any, swivel: Any,
+                swivel_mode: str | None = None) -> dict[str, Any]:
+    """solve_limb keyword arguments (single or batched values); ``swivel_mode``: the
+    settings' if read."""
     kwargs: dict[str, Any] = {}
     if wrist is not None:
         kwargs["wrist"] = wrist
@@ -86,7 +88,7 @@ def limb_kwargs(settings: Any, wrist: Any, elbow_target: Any, swivel: Any) -> di
         kwargs["elbow_target"] = elbow_target
     else:
         kwargs["swivel"] = swivel
-        if settings.swivel_mode == "LIMITS_MIDPOINT":
+        if (settings.swivel_mode if swivel_mode is None else swivel_mode) == "LIMITS_MIDPOINT":
             kwargs["strategy"] = SwivelStrategy.MIDPOINT
     return kwargs
 
@@ -305,7 +307,7 @@ def plain_request(settings: Any, rig: Any, read: LimbRead
 def pose_goal_floats(settings: Any, inverse: FloatArray, scale: float,
                      inverse_rows: Sequence[Sequence[float]],
                      target: Sequence[Sequence[float]], pole: FloatArray | None,
-                     swivel: float) -> tuple[
+                     swivel: float, swivel_mode: str | None = None) -> tuple[
         tuple[float, float, float], Any, dict[str, Any], float]:
     """:func:`plain_request` of a POSE limb with the goal as Python floats, from its parts:
     (position, rotation rows, the :func:`core.solve_limb` keyword arguments, the frame's
@@ -313,11 +315,11 @@ def pose_goal_floats(settings: Any, inverse: FloatArray, scale: float,
     bit for bit), for :func:`core.solve_pose_floats`. The parts: the frame's inverse,
     uniform scale and inverse as rows of floats (of :func:`plain_frame_parts`), the
     target's world frame as rows of floats, the pole's world position ((1, 3) or None) and
-    the swivel angle. Raises ``ValueError`` for a degenerate target frame (as
-    :func:`plain_request` does)."""
+    the swivel angle (``swivel_mode``: the settings' if read). Raises ``ValueError`` for a
+    degenerate target frame (as :func:`plain_request` does)."""
     position, rotation = pose_goal_rows(inverse_rows, target)
     elbow = None if pole is None else transform_points(inverse, pole)[0]
-    return position, rotation, limb_kwargs(settings, None, elbow, swivel), scale
+    return position, rotation, limb_kwargs(settings, None, elbow, swivel, swivel_mode), scale
 
 
 def plain_frame_parts(rig: Any, read: LimbRead, key: Any = None

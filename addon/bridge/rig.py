@@ -279,6 +279,9 @@ class LimbRig:
     hinge_source: str = "CHOSEN"
     #: The rotation modes of (upper, lower, end) when the rig was built (None: not read).
     modes: tuple[str, str, str] | None = None
+    #: The upper bone inherits its parent's rotation and full scale (its pose is composed
+    #: from the parent's), as the bone was when the rig was built.
+    upper_inherits: bool = True
     #: One-frame request parts by what they depend on (see
     #: :func:`addon.bridge.requests.limb_request`).
     frames: dict[bytes, Any] = field(default_factory=dict)
@@ -390,6 +393,7 @@ def build_rig(
         helpers=helper_bones(up, lo, en),
         hinge_source=source,
         modes=(str(up.rotation_mode), str(lo.rotation_mode), str(en.rotation_mode)),
+        upper_inherits=bool(up.bone.use_inherit_rotation) and up.bone.inherit_scale == "FULL",
     )
 
 

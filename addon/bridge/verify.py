@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -79,16 +79,27 @@ def held_tolerances() -> Iterator[Tolerance]:
         _HELD.pop()
 
 
-@contextmanager
-def tolerance_when_needed() -> Iterator[None]:
+class _WhenNeeded:
+    """:func:`tolerance_when_needed`'s context manager (a class: a live solve enters one
+    per frame, and a generator's context manager costs several times more to enter)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _HELD.append(None)
+
+    def __exit__(self, *exc: object) -> None:
+        _HELD.pop()
+
+
+_WHEN_NEEDED = _WhenNeeded()
+
+
+def tolerance_when_needed() -> AbstractContextManager[None]:
     """:func:`held_tolerances`, the preferences read only when a decision inside needs
     them (:func:`reached` decides errors below every allowed tolerance or above all of
     them without; a live solve of proven limbs usually needs no read)."""
-    _HELD.append(None)
-    try:
-        yield
-    finally:
-        _HELD.pop()
+    return _WHEN_NEEDED
 
 
 def tolerance() -> Tolerance:

@@ -20,7 +20,8 @@ written — one update per round for all of them — and analytic limbs that mis
 re-solved with a corrected goal (:func:`verify_pending`). Statuses are stored in the
 items' ``status`` properties (:func:`store_statuses`). A limb that is plain on the frame
 (proven, nothing but its target, pole and swivel to read) takes a shorter road through the
-same stages (:func:`.plain.solve_plain`), with the same result.
+same stages (:func:`.plain.solve_plain`), with the same result; the plain limbs of a call
+are read one after the other, then solved and written together (:func:`.plain.flush`).
 
 Order: bodies first (:mod:`.body`), then chains, then limbs (a spine chain moves the
 shoulders the arms hang from).
@@ -227,20 +228,26 @@ def rigs_held() -> bool:
     return bool(_HELD_RIGS)
 
 
+#: Who a limb is: (object name, limb name, object pointer), as :func:`rig_for` reads it.
+LimbIdent = tuple[str, str, int]
+
+
 def rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
-            names: tuple[str, str, str] | None = None) -> LimbRig:
+            names: tuple[str, str, str] | None = None, ident: LimbIdent | None = None
+            ) -> LimbRig:
     """The (cached) :class:`LimbRig` of a limb's settings; rebuilt when anything changed.
     ``bones``: the limb's (upper, lower, end) pose bones when the caller has looked them
     up (:func:`limb_pose_bones`); ``names``: their names (:func:`limb_bone_names`) when
-    read."""
+    read; ``ident``: (``obj.name``, ``settings.name``, ``obj.as_pointer()``) when read
+    (a live solve reads the object's once for all its limbs)."""
     if _HELD_RIGS:
         held = _HELD_RIGS[-1].get(("rig", obj.name, settings.name))
         if held is not None:
             return held  # type: ignore[no-any-return]
-        rig = _rig_for(obj, settings, bones, names)
+        rig = _rig_for(obj, settings, bones, names, ident)
         _HELD_RIGS[-1][("rig", obj.name, settings.name)] = rig
         return rig
-    return _rig_for(obj, settings, bones, names)
+    return _rig_for(obj, settings, bones, names, ident)
 
 
 def limb_bone_names(settings: Any) -> tuple[str, str, str]:
@@ -263,9 +270,10 @@ def limb_pose_bones(obj: Any, settings: Any, names: tuple[str, str, str] | None 
 
 
 def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: bool,
-                   bones: tuple[Any, Any, Any] | None = None) -> tuple[Any, ...]:
+                   bones: tuple[Any, Any, Any] | None = None, pointer: int | None = None
+                   ) -> tuple[Any, ...]:
     """What a limb's cached rig depends on (see :func:`bone_signature`; ``keep``: to be
-    stored); () when a bone is missing."""
+    stored; ``pointer``: ``obj.as_pointer()`` if read); () when a bone is missing."""
     if bones is None:
         bones = limb_pose_bones(obj, settings)
     try:
@@ -286,24 +294,35 @@ def _rig_signature(obj: Any, settings: Any, names: tuple[str, str, str], keep: b
         if parent is not None:
             rest = parent.bone.matrix_local
             sig += (rest.copy() if keep else rest,)
-        sig += (obj.as_pointer(), settings.hinge_found[:], settings.hinge_found_source)
+        sig += (obj.as_pointer() if pointer is None else pointer,
+                *_hinge_found(settings, names[1]))
     except KeyError:
         sig = ()  # let build_rig name the missing bone
     return sig
 
 
+def _hinge_found(settings: Any, lower: str) -> tuple[str, Any]:
+    """The found hinge axis a limb's rig is built from: (the settings'
+    ``hinge_found_source``, their ``hinge_found`` when that source is of the ``lower``
+    bone, else None: not read, the rig does not use it)."""
+    source = settings.hinge_found_source
+    kind, _, bone = source.partition(":")
+    return source, settings.hinge_found[:] if kind and bone == lower else None
+
+
 def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
-             names: tuple[str, str, str] | None = None) -> LimbRig:
+             names: tuple[str, str, str] | None = None, ident: LimbIdent | None = None
+             ) -> LimbRig:
     if names is None:
         names = _LIMB_BONES(settings)
-    key = (obj.name, settings.name)
+    key, pointer = ((obj.name, settings.name), None) if ident is None else (ident[:2], ident[2])
     hit = _RIGS.get(key)
     if hit is not None and hit[0] and hit[0] == _rig_signature(obj, settings, names, False,
-                                                               bones):
+                                                               bones, pointer):
         return hit[1]
-    sig = _rig_signature(obj, settings, names, True, bones)
-    source, _, bone = settings.hinge_found_source.partition(":")
-    found = (tuple(settings.hinge_found), source) if source and bone == names[1] else None
+    sig = _rig_signature(obj, settings, names, True, bones, pointer)
+    source, axis = _hinge_found(settings, names[1])
+    found = None if axis is None else (tuple(axis), source.partition(":")[0])
     rig = mapping.build_rig(
         obj, names, hinge_axis=settings.hinge_axis, use_limits=settings.use_limits,
         hinge_custom=tuple(settings.hinge_custom), hinge_found=found,
@@ -313,7 +332,7 @@ def _rig_for(obj: Any, settings: Any, bones: tuple[Any, Any, Any] | None = None,
         try:
             settings.hinge_found = tuple(rig.hinge_axis)
             settings.hinge_found_source = f"{rig.hinge_source}:{names[1]}"
-            sig = sig[:-2] + (settings.hinge_found[:], settings.hinge_found_source)
+            sig = sig[:-2] + _hinge_found(settings, names[1])
         except (AttributeError, RuntimeError):
             pass  # a panel's draw may not write data: kept at the next solve
     _RIGS[key] = (sig, rig)
@@ -409,12 +428,14 @@ def overrides(obj: Any, rig: LimbRig, bones: tuple[Any, Any, Any] | None = None
 _RIG_NOTES: dict[tuple[str, ...], tuple[LimbRig, tuple[list[str], list[str]]]] = {}
 
 
-def rig_notes(obj: Any, rig: LimbRig) -> tuple[list[str], list[str]]:
+def rig_notes(obj: Any, rig: LimbRig, name: str | None = None
+              ) -> tuple[list[str], list[str]]:
     """The notes that depend only on a limb's rig: (remarks on the model: limits not about
     the hinge, a guessed hinge axis; overrides: bones that do not inherit rotation or full
     scale). Kept with the rig: :func:`rig_for` rebuilds the rig when a bone's inherit
-    modes change (they are in :func:`bone_signature`); helper bones' are read each time."""
-    key = (obj.name, rig.upper, rig.lower, rig.end)
+    modes change (they are in :func:`bone_signature`); helper bones' are read each time.
+    ``name``: ``obj.name`` if read."""
+    key = (obj.name if name is None else name, rig.upper, rig.lower, rig.end)
     hit = _RIG_NOTES.get(key)
     if hit is not None and hit[0] is rig:
         return hit[1]
@@ -550,10 +571,12 @@ def _numeric(
     return q
 
 
-def finish_status(st: LimbStatus, msgs: list[str]) -> None:
-    """Notes of a solve → ``st.notes`` and ``st.message`` (see :func:`verify.status_message`)."""
+def finish_status(st: LimbStatus, msgs: list[str], reached: bool | None = None) -> None:
+    """Notes of a solve → ``st.notes`` and ``st.message`` (see :func:`verify.status_message`).
+    ``reached``: :func:`verify.reached` of the status's errors if the caller has it."""
     st.notes = [m for m in msgs if m]
-    st.reached = st.solved and verify.reached(st.position_error, st.orientation_error)
+    st.reached = st.solved and (verify.reached(st.position_error, st.orientation_error)
+                                if reached is None else reached)
     st.message = verify.status_message(st)
 
 
@@ -691,10 +714,10 @@ def fill_analytic(st: LimbStatus, sol: Any, req: LimbRequest, notes: list[str],
 
 def similarity_errors(kind: str, scale: float, sol: Any) -> tuple[float, float]:
     """:func:`verify.model_errors` of a one-frame POSE or POSITION solve whose frame is a
-    similarity of uniform ``scale``, on floats: the core's own errors scaled."""
-    aim = getattr(sol, "aim_error", None)
+    similarity of uniform ``scale``, on floats: the core's own errors scaled (neither goal
+    has an aim error)."""
     return (float(sol.position_error) * scale,
-            0.0 if kind == "POSITION" else float(sol.orientation_error if aim is None else aim))
+            0.0 if kind == "POSITION" else float(sol.orientation_error))
 
 
 def fill_solution(st: LimbStatus, sol: Any, pos: float, ori: float, notes: list[str],
@@ -704,12 +727,12 @@ def fill_solution(st: LimbStatus, sol: Any, pos: float, ori: float, notes: list[
     st.orientation_error = ori
     st.solved = True
     st.within_limits = bool(sol.within_limits)
-    st.reachable = bool(sol.reachable) or verify.reached(st.position_error,
-                                                         st.orientation_error)
+    ok = verify.reached(pos, ori)
+    st.reachable = ok or bool(sol.reachable)
     st.swivel = float(sol.swivel)
     st.feasible_swivel = tuple((float(lo), float(hi)) for lo, hi in sol.feasible_swivel)
     st.proven = proven
-    finish_status(st, list(notes))
+    finish_status(st, notes, ok)
 
 
 def hinge_notes(rig: LimbRig) -> list[str]:
@@ -1014,29 +1037,70 @@ def _solve_items(obj: Any, dg: Any, limbs: Iterable[str] | None, write: bool,
     ]
     todo += [(solve_chain_settings, c, c.root_bone) for c in pick_items(data.chains, chains)]
     todo += [(solve_limb_settings, lb, lb.upper_bone) for lb in pick_items(data.limbs, limbs)]
-    out = []
-    written: set[str] = set()
+    out: list[LimbStatus] = []
+    written: set[str] = set()  # bones written in this call since the last update
     check: list[tuple[LimbStatus, Any]] = []
-    pf = None
+    pf: plain.PlainFrame | None = None
     pbs = obj.pose.bones
-    for fn, settings, base in todo:
-        if written and write and hangs_below(obj, base, written, pbs):
-            dg.update()  # the base frame depends on bones written in this call
-            obj_eval = obj.evaluated_get(dg)
-            written.clear()
-            pf = None
-        st = None
-        if fn is solve_limb_settings and write:
-            if pf is None:
-                pf = plain.PlainFrame(obj, obj_eval, pbs)
-            st = plain.solve_plain(obj, obj_eval, settings, dg, pf, frame)
-        if st is None:
-            st = fn(obj, obj_eval, settings, dg, write=write)
+
+    def done(st: LimbStatus, settings: Any) -> None:
         st.frame = frame
         written.update(st.written)
         out.append(st)
         if st.solved and not st.proven:
             check.append((st, settings))
+
+    # Plain limbs are queued (plain.solve_plain), then solved and written together
+    # (plain.flush) before anything else runs: before another road, an update, or a limb
+    # that shares bones with the queue (``retry``: tried again once the queue is written).
+    # ``first``: the index in ``todo`` of the first limb queued. A limb left to the general
+    # road, or a queued limb whose solve fails, takes it once the queue is written
+    # (``general``; after a failed solve the limbs after it are solved again): as if each
+    # had been solved and written in turn.
+    i = first = 0
+    general = retry = -1
+    try:
+        while i < len(todo) or (pf is not None and pf.queued):
+            queued = pf.queued_bones if pf is not None and pf.queued else None
+            fn, settings, base = todo[i] if i < len(todo) else (None, None, "")
+            take = fn is solve_limb_settings and write and i != general
+            below = bool(write and fn is not None and (written or queued) and hangs_below(
+                obj, base, written if queued is None else written | queued, pbs))
+            if pf is not None and queued is not None and (below or not take or i == retry):
+                sts, cut = plain.flush(obj, pf)
+                for k, st in enumerate(sts):
+                    done(st, todo[first + k][1])
+                if cut:
+                    i = general = first + len(sts)
+                    continue
+                if fn is None:
+                    break
+            if below:
+                dg.update()  # the base frame depends on bones written in this call
+                obj_eval = obj.evaluated_get(dg)
+                written.clear()
+                pf = None
+            if take:
+                if pf is None:
+                    pf = plain.PlainFrame(obj, obj_eval, pbs)
+                if not pf.queued:
+                    first = i
+                if plain.solve_plain(obj, obj_eval, settings, dg, pf, frame) is not None:
+                    i += 1
+                    continue
+                if pf.queued:  # written first; then this one, or the general road
+                    if pf.waiting:
+                        retry = i
+                    else:
+                        general = i
+                    continue
+            assert fn is not None
+            done(fn(obj, obj_eval, settings, dg, write=write), settings)
+            i += 1
+    except BaseException:
+        if pf is not None and pf.queued:
+            plain.flush(obj, pf)  # what one by one would have written before the error
+        raise
     if write and verify_pose and check:
         verify_pending(obj, dg, check)
     elif check:
