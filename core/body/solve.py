@@ -664,7 +664,59 @@ def _solve_rows(
             None if f is None else _scatter_intervals(f, rows_any, g)
             for f, g in zip(feasible, fs_any, strict=True)
         )
+        # a start the result does not clearly improve on is kept (a solve from its own
+        # answer is a fixed point)
+        keep, sub_q = _keep_start(body, goals, plan, q_start[rows_any], q[rows_any], rows_any,
+                                  settings)
+        if keep.any():
+            rows = rows_any[keep]
+            q[rows] = sub_q[0][keep]
+            swivel[rows] = sub_q[1][keep]
+            limb_ok[rows] = sub_q[3][keep]
+            feasible = tuple(
+                None if f is None else _scatter_intervals(f, rows, g[keep])
+                for f, g in zip(feasible, sub_q[2], strict=True)
+            )
+            reasons[rows] = StopReason.STALLED
     return q, swivel, feasible, limb_ok, iterations, reasons
+
+
+#: Relative margin (of the larger error) by which a level's error must improve on the
+#: start's for a solve to leave its start (:func:`_keep_start`).
+_KEEP = 1e-6
+
+
+def _keep_start(
+    body: Body,
+    goals: tuple[Goal, ...],
+    plan: dict[str, Any],
+    q_start: FloatArray,
+    q: FloatArray,
+    rows: IntArray,
+    settings: BodySettings,
+) -> tuple[NDArray[np.bool_], tuple[Any, ...]]:
+    """Rows whose result ``q`` leaves a level unmet and is not clearly better than the
+    start: ``q_start`` with its goaled limbs placed as the solve places them (closed
+    form, φ nearest the start's elbow). Levels compared lexicographically, level 0 first,
+    a level met (≤ the tolerance) by both counting as equal and others as equal within
+    the tolerance + :data:`_KEEP` × the larger error: the first level that differs by
+    more decides. Returns the rows to keep and the placed start (q, swivels, feasible
+    intervals, limbs reached) of all rows."""
+    sk = body.skeleton
+    cand = q_start.copy()
+    placed = _limbs(body, goals, plan, cand, None, rows)
+    sub = [_goal_rows(g, rows) for g in goals]
+    new, old = _level_errors(sk, sub, q), _level_errors(sk, sub, cand)
+    tol = settings.tolerance
+    a, b = np.where(new <= tol, 0.0, new), np.where(old <= tol, 0.0, old)
+    undecided = np.ones(q.shape[0], dtype=bool)
+    better = np.zeros(q.shape[0], dtype=bool)
+    for k in range(a.shape[1]):
+        apart = np.abs(a[:, k] - b[:, k]) > tol + _KEEP * np.maximum(a[:, k], b[:, k])
+        better |= undecided & apart & (a[:, k] < b[:, k])
+        undecided &= ~apart
+    keep = ~better & np.any(new > tol, axis=1)
+    return keep, (cand, placed[0], placed[1], placed[2])
 
 
 def _rest_start(body: Body, plan: dict[str, Any], q: FloatArray) -> FloatArray:
@@ -812,6 +864,9 @@ def _lexicographic_polish(
         blocks = at(out[i]).blocks
         x = out[i]
         for k in range(len(prios)):
+            members = [j for j, g in enumerate(row_goals) if g.priority == prios[k]]
+            if np.all(at(x).goal_error[0, members] <= settings.tolerance):
+                continue  # met: moving within its solution set only disturbs the start
             rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
             above = _rows_of(blocks, lambda p, k=k: p < prios[k])
             above_goals = [j for j, g in enumerate(row_goals) if g.priority < prios[k]]
