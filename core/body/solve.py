@@ -606,6 +606,9 @@ def _solve_rows(
     # settle; strict priority is then TASK_PRIORITY's over every joint)
     rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
     if rows_any.size:
+        # the start with its limbs placed as the solve places them: a candidate of the
+        # finish and the result to keep when nothing better is found
+        placed = _placed_start(body, goals, plan, q_start[rows_any], rows_any)
         # one batched pass for the rows with an infeasible limb, one for the rows with a
         # conflict only (their budgets differ); each row's limbs placed by its own pattern
         with_bad = bad[rows_any].any(axis=1)
@@ -639,9 +642,10 @@ def _solve_rows(
             if lower.any():
                 sub_goals = [_goal_rows(g, rows[lower]) for g in goals]
                 best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
-                # from the start and from the rest pose too (the conflict may have
-                # another basin there)
-                for start in (q_start[rows[lower]], _rest_start(body, plan, q_start[rows[lower]])):
+                # from the (placed) start and from the rest pose too (the conflict may
+                # have another basin there)
+                from_start = placed[0][np.searchsorted(rows_any, rows[lower])]
+                for start in (from_start, _rest_start(body, plan, q_start[rows[lower]])):
                     alt = _lexicographic_polish(sk, sub_goals, start, settings)
                     better = _level_better(
                         _level_errors(sk, sub_goals, alt),
@@ -666,16 +670,15 @@ def _solve_rows(
         )
         # a start the result does not clearly improve on is kept (a solve from its own
         # answer is a fixed point)
-        keep, sub_q = _keep_start(body, goals, plan, q_start[rows_any], q[rows_any], rows_any,
-                                  settings)
+        keep = _keep_start(sk, goals, placed[0], q[rows_any], rows_any, settings)
         if keep.any():
             rows = rows_any[keep]
-            q[rows] = sub_q[0][keep]
-            swivel[rows] = sub_q[1][keep]
-            limb_ok[rows] = sub_q[3][keep]
+            q[rows] = placed[0][keep]
+            swivel[rows] = placed[1][keep]
+            limb_ok[rows] = placed[3][keep]
             feasible = tuple(
                 None if f is None else _scatter_intervals(f, rows, g[keep])
-                for f, g in zip(feasible, sub_q[2], strict=True)
+                for f, g in zip(feasible, placed[2], strict=True)
             )
             reasons[rows] = StopReason.STALLED
     return q, swivel, feasible, limb_ok, iterations, reasons
@@ -686,27 +689,33 @@ def _solve_rows(
 _KEEP = 1e-6
 
 
+def _placed_start(
+    body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], q_start: FloatArray, rows: IntArray
+) -> tuple[Any, ...]:
+    """The start ``q_start`` with its goaled limbs placed as the solve places them at the
+    end (closed form, φ nearest the start's elbow; a straight limb's φ the preferred
+    one): q, swivels, feasible intervals, limbs reached (``rows``: their indices in the
+    goals' batch)."""
+    cand = q_start.copy()
+    swivel, feasible, ok, _ = _limbs(body, goals, plan, cand, None, rows)
+    return cand, swivel, feasible, ok
+
+
 def _keep_start(
-    body: Body,
+    sk: Any,
     goals: tuple[Goal, ...],
-    plan: dict[str, Any],
-    q_start: FloatArray,
+    start: FloatArray,
     q: FloatArray,
     rows: IntArray,
     settings: BodySettings,
-) -> tuple[NDArray[np.bool_], tuple[Any, ...]]:
+) -> NDArray[np.bool_]:
     """Rows whose result ``q`` leaves a level unmet and is not clearly better than the
-    start: ``q_start`` with its goaled limbs placed as the solve places them (closed
-    form, φ nearest the start's elbow). Levels compared lexicographically, level 0 first,
-    a level met (≤ the tolerance) by both counting as equal and others as equal within
-    the tolerance + :data:`_KEEP` × the larger error: the first level that differs by
-    more decides. Returns the rows to keep and the placed start (q, swivels, feasible
-    intervals, limbs reached) of all rows."""
-    sk = body.skeleton
-    cand = q_start.copy()
-    placed = _limbs(body, goals, plan, cand, None, rows)
+    placed start ``start`` (:func:`_placed_start`; ``rows``: their indices in the goals'
+    batch). Levels compared lexicographically, level 0 first, a level met (≤ the
+    tolerance) by both counting as equal and others as equal within the tolerance +
+    :data:`_KEEP` × the larger error: the first level that differs by more decides."""
     sub = [_goal_rows(g, rows) for g in goals]
-    new, old = _level_errors(sk, sub, q), _level_errors(sk, sub, cand)
+    new, old = _level_errors(sk, sub, q), _level_errors(sk, sub, start)
     tol = settings.tolerance
     a, b = np.where(new <= tol, 0.0, new), np.where(old <= tol, 0.0, old)
     undecided = np.ones(q.shape[0], dtype=bool)
@@ -715,8 +724,8 @@ def _keep_start(
         apart = np.abs(a[:, k] - b[:, k]) > tol + _KEEP * np.maximum(a[:, k], b[:, k])
         better |= undecided & apart & (a[:, k] < b[:, k])
         undecided &= ~apart
-    keep = ~better & np.any(new > tol, axis=1)
-    return keep, (cand, placed[0], placed[1], placed[2])
+    keep: NDArray[np.bool_] = ~better & np.any(new > tol, axis=1)
+    return keep
 
 
 def _rest_start(body: Body, plan: dict[str, Any], q: FloatArray) -> FloatArray:
