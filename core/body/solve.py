@@ -606,9 +606,7 @@ def _solve_rows(
     # settle; strict priority is then TASK_PRIORITY's over every joint)
     rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
     if rows_any.size:
-        # the start with its limbs placed as the solve places them: a candidate of the
-        # finish and the result to keep when nothing better is found
-        placed = _placed_start(body, goals, plan, q_start[rows_any], rows_any)
+        conflict: list[IntArray] = []  # the rows finished by SLSQP (a level unmet)
         # one batched pass for the rows with an infeasible limb, one for the rows with a
         # conflict only (their budgets differ); each row's limbs placed by its own pattern
         with_bad = bad[rows_any].any(axis=1)
@@ -641,11 +639,12 @@ def _solve_rows(
             lower = ~res.level_reached.all(axis=1)
             if lower.any():
                 sub_goals = [_goal_rows(g, rows[lower]) for g in goals]
+                conflict.append(rows[lower])
                 best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
-                # from the (placed) start and from the rest pose too (the conflict may
-                # have another basin there)
-                from_start = placed[0][np.searchsorted(rows_any, rows[lower])]
-                for start in (from_start, _rest_start(body, plan, q_start[rows[lower]])):
+                # from the start (its limbs placed) and from the rest pose too (the
+                # conflict may have another basin there)
+                placed = _placed_start(body, goals, plan, q_start[rows[lower]], rows[lower])
+                for start in (placed[0], _rest_start(body, plan, q_start[rows[lower]])):
                     alt = _lexicographic_polish(sk, sub_goals, start, settings)
                     better = _level_better(
                         _level_errors(sk, sub_goals, alt),
@@ -670,17 +669,20 @@ def _solve_rows(
         )
         # a start the result does not clearly improve on is kept (a solve from its own
         # answer is a fixed point)
-        keep = _keep_start(sk, goals, placed[0], q[rows_any], rows_any, settings)
-        if keep.any():
-            rows = rows_any[keep]
-            q[rows] = placed[0][keep]
-            swivel[rows] = placed[1][keep]
-            limb_ok[rows] = placed[3][keep]
-            feasible = tuple(
-                None if f is None else _scatter_intervals(f, rows, g[keep])
-                for f, g in zip(feasible, placed[2], strict=True)
-            )
-            reasons[rows] = StopReason.STALLED
+        if conflict:
+            cand = np.sort(np.concatenate(conflict))
+            placed = _placed_start(body, goals, plan, q_start[cand], cand)
+            keep = _keep_start(sk, goals, placed[0], q[cand], cand, settings)
+            rows = cand[keep]
+            if rows.size:
+                q[rows] = placed[0][keep]
+                swivel[rows] = placed[1][keep]
+                limb_ok[rows] = placed[3][keep]
+                feasible = tuple(
+                    None if f is None else _scatter_intervals(f, rows, g[keep])
+                    for f, g in zip(feasible, placed[2], strict=True)
+                )
+                reasons[rows] = StopReason.STALLED
     return q, swivel, feasible, limb_ok, iterations, reasons
 
 
