@@ -50,9 +50,13 @@ inside them); where that leaves priority 0 unmet, from the start pose placed lik
 level still unmet there is finished by SLSQP (scipy) with the levels above as equality
 constraints and the limits as bounds (one per row: a Python loop), since the clamping
 loop of TASK_PRIORITY stops short of the bounded optimum; it starts from the whole-body
-result, from the start and from the rest pose at the start's root (the conflict's
-basins), and a level above that SLSQP leaves off by more than the tolerance is restored
-by Gauss–Newton steps before its candidate is judged. Rows whose limbs all have a
+result, from the start (its limbs placed as below) and from the rest pose at the start's
+root (the conflict's basins), a level already met is not minimised again, and a level
+above that SLSQP leaves off by more than the tolerance is restored by Gauss–Newton steps
+before its candidate is judged. Such a row keeps its start, its limbs placed as below,
+when the result is not lexicographically better by more than the tolerance +
+:data:`_KEEP` × the error at some level (so a solve from its own answer gives the
+answer). Rows whose limbs all have a
 feasible φ get a short whole-body pass (the finish settles their conflict). The limbs
 are then solved in closed form again, with the swivel whose elbow is nearest the
 numeric one (§3.2.2); a limb whose closed form does not reach the goal keeps its
@@ -862,7 +866,9 @@ def _lexicographic_polish(
     conflict), :func:`_restore` brings that level back first. Loops over the rows in
     Python (one SLSQP per row and level, one skeleton evaluation per point it visits); a
     result that still breaks a level above, or does not lower its own level's error, is
-    discarded."""
+    discarded. A level met (every goal within the tolerance) is skipped: any point of its
+    solution set would "lower" its error by float noise, and SLSQP's wandering there
+    would move the start of the levels below."""
     prios = sorted({g.priority for g in goals})
     bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
     out = q.copy()
@@ -877,7 +883,7 @@ def _lexicographic_polish(
         for k in range(len(prios)):
             members = [j for j, g in enumerate(row_goals) if g.priority == prios[k]]
             if np.all(at(x).goal_error[0, members] <= settings.tolerance):
-                continue  # met: moving within its solution set only disturbs the start
+                continue
             rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
             above = _rows_of(blocks, lambda p, k=k: p < prios[k])
             above_goals = [j for j, g in enumerate(row_goals) if g.priority < prios[k]]
