@@ -81,7 +81,8 @@ def _moved(body: Body, a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     ra, oa, _, _ = body.skeleton.kinematics(a[None])
     rb, ob, _, _ = body.skeleton.kinematics(b[None])
     cos = (np.trace(np.swapaxes(ra, -1, -2) @ rb, axis1=-2, axis2=-1) - 1.0) / 2.0
-    return float(np.linalg.norm(oa - ob, axis=-1).max()), float(np.arccos(np.clip(cos, -1, 1)).max())
+    angle = np.arccos(np.clip(cos, -1.0, 1.0))
+    return float(np.linalg.norm(oa - ob, axis=-1).max()), float(angle.max())
 
 
 def _start(body: Body, draw: int) -> np.ndarray:
