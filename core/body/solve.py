@@ -715,23 +715,32 @@ def _keep_start(
     rows: IntArray,
     settings: BodySettings,
 ) -> NDArray[np.bool_]:
-    """Rows whose result ``q`` leaves a level unmet and is not clearly better than the
-    placed start ``start`` (:func:`_placed_start`; ``rows``: their indices in the goals'
-    batch). Levels compared lexicographically, level 0 first, a level met (≤ the
-    tolerance) by both counting as equal and others as equal within the tolerance +
-    :data:`_KEEP` × the larger error: the first level that differs by more decides."""
+    """Rows whose result ``q`` leaves a level unmet and is not clearly better
+    (:func:`_clearly_better`) than the placed start ``start`` (:func:`_placed_start`;
+    ``rows``: their indices in the goals' batch). A start outside the limits
+    (``use_limits``) is never kept."""
     sub = [_goal_rows(g, rows) for g in goals]
     new, old = _level_errors(sk, sub, q), _level_errors(sk, sub, start)
     tol = settings.tolerance
+    keep: NDArray[np.bool_] = ~_clearly_better(new, old, tol) & np.any(new > tol, axis=1)
+    if settings.use_limits:  # (a limb without a feasible φ may leave its limits)
+        keep &= np.all((start >= sk.lower - LIMIT_SLACK) & (start <= sk.upper + LIMIT_SLACK), 1)
+    return keep
+
+
+def _clearly_better(new: FloatArray, old: FloatArray, tol: float) -> NDArray[np.bool_]:
+    """(B,) whether the per-level errors ``new`` (B, L) are lexicographically better than
+    ``old``, level 0 first: a level met (≤ ``tol``) by both counts as equal, others as
+    equal within ``tol`` + :data:`_KEEP` × the larger error; the first level that
+    differs by more decides."""
     a, b = np.where(new <= tol, 0.0, new), np.where(old <= tol, 0.0, old)
-    undecided = np.ones(q.shape[0], dtype=bool)
-    better = np.zeros(q.shape[0], dtype=bool)
+    undecided = np.ones(new.shape[0], dtype=bool)
+    better = np.zeros(new.shape[0], dtype=bool)
     for k in range(a.shape[1]):
         apart = np.abs(a[:, k] - b[:, k]) > tol + _KEEP * np.maximum(a[:, k], b[:, k])
         better |= undecided & apart & (a[:, k] < b[:, k])
         undecided &= ~apart
-    keep: NDArray[np.bool_] = ~better & np.any(new > tol, axis=1)
-    return keep
+    return better
 
 
 def _rest_start(body: Body, plan: dict[str, Any], q: FloatArray) -> FloatArray:

@@ -11,6 +11,9 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from core import (
     Body,
@@ -22,6 +25,7 @@ from core import (
     pose_swivel,
     solve_body,
 )
+from core.body.solve import _clearly_better
 from core.geometry.rotations import euler_to_matrix
 from tests.fixtures.humanoid import LIMBS, end_goals, humanoid_skeleton, random_poses
 
@@ -120,3 +124,32 @@ def test_solving_again_from_the_answer_moves_nothing(scale: float, draw: int) ->
     pos, rot = _moved(body, first.q, again.q)
     assert pos <= 1e-9 * scale and rot <= 1e-6, (pos, rot)
     np.testing.assert_allclose(again.level_error, first.level_error, rtol=1e-9, atol=1e-9)
+
+
+TOL = 1e-6
+errors = arrays(
+    np.float64,
+    st.tuples(st.integers(1, 4), st.integers(1, 4)),
+    elements=st.sampled_from([0.0, 1e-9, 1e-6, 2e-6, 1e-3, 0.1, 0.1000001, 1.0]),
+)
+
+
+@given(errors, errors)
+def test_the_start_is_left_only_for_a_clearly_better_level(
+    new: np.ndarray, old: np.ndarray
+) -> None:
+    """The keep-start comparison (``_clearly_better``): never between equal errors, never
+    both ways, met-by-both levels equal, and a level above decides before any below."""
+    old = np.resize(old, new.shape)
+    assert not _clearly_better(new, new, TOL).any()
+    assert not (_clearly_better(new, old, TOL) & _clearly_better(old, new, TOL)).any()
+    both_met = np.all((new <= TOL) & (old <= TOL), axis=1)
+    assert not _clearly_better(new, old, TOL)[both_met].any()
+    # a clearly lower first level wins whatever the levels below say
+    first = old.copy()
+    first[:, 0] = 0.5
+    lower = first.copy()
+    lower[:, 0] = 0.4
+    lower[:, 1:] = 10.0
+    assert _clearly_better(lower, first, TOL).all()
+    assert not _clearly_better(first, lower, TOL).any()
