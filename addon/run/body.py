@@ -24,7 +24,9 @@ live solving, live playback and ``limber.bake``) calls for each enabled body
    (:func:`..bridge.verify.corrected_goal`).
 
 The body's status (kind ``"body"``) is its worst pin; each pin's is stored in its own
-``status``.
+``status``. A solve that left a pin unmet is remembered (goals, pose and pins as they
+stand after its write): solving again with all of them unchanged keeps that answer
+instead of solving from the float32 pose (docs/decisions.md, "Full body beyond reach").
 """
 
 from __future__ import annotations
@@ -339,9 +341,8 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
     settings = BodySettings(tolerance=BODY_TOLERANCE, max_iterations=int(body.max_iterations),
                             use_limits=bool(body.use_limits), swivel=start_swivels(core_body, q0))
     last = _ANSWERS.pop((obj.name, body.name), None)
-    inputs = (_goals_key(goals), settings.max_iterations, settings.use_limits)
-    if write and last is not None and last[0] is core_body and last[1] == inputs and (
-            np.array_equal(last[2], q0)):
+    if (write and last is not None and last[0] is core_body and np.array_equal(last[2], q0)
+            and last[1] == _inputs_key(goals, settings)):
         # the pose is this body's own last answer at the same targets: where every pin
         # measures as it did, it stays, with its status (beyond reach a pin in conflict
         # lies in a flat valley, and a solve from the answer as Blender stores it, in
@@ -397,17 +398,18 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
     if write and not st.reached:  # the inputs as the next solve will read them
         after = _goals(obj, rig, pins, body_map.root_frame(obj.evaluated_get(depsgraph), rig),
                        depsgraph)
-        _ANSWERS[(obj.name, body.name)] = (
-            core_body, (_goals_key(after), settings.max_iterations, settings.use_limits),
-            mapping.read_chain_q(obj, rig.chain), dataclasses.replace(st))
+        _ANSWERS[(obj.name, body.name)] = (core_body, _inputs_key(after, settings),
+                                           mapping.read_chain_q(obj, rig.chain),
+                                           dataclasses.replace(st))
 
 
-def _goals_key(goals: list[Any]) -> tuple[Any, ...]:
-    """The core goals as a comparable value (every field; arrays by their bytes)."""
-    return tuple(
+def _inputs_key(goals: list[Any], settings: BodySettings) -> tuple[Any, ...]:
+    """The core goals (every field; arrays by their bytes) and the settings the pose does
+    not give, as a comparable value."""
+    return (settings.max_iterations, settings.use_limits, settings.tolerance, *(
         (type(g).__name__, *(v.tobytes() if isinstance(v, np.ndarray) else v
                              for v in (getattr(g, f.name) for f in dataclasses.fields(g))))
-        for g in goals)
+        for g in goals))
 
 
 def start_swivels(core_body: Body, q0: Any, names: set[str] | None = None
