@@ -24,11 +24,14 @@ live solving, live playback and ``limber.bake``) calls for each enabled body
    (:func:`..bridge.verify.corrected_goal`).
 
 The body's status (kind ``"body"``) is its worst pin; each pin's is stored in its own
-``status``.
+``status``. A solve that left a pin unmet is remembered (goals, pose and pins as they
+stand after its write): solving again with all of them unchanged keeps that answer
+instead of solving from the float32 pose (docs/decisions.md, "Full body beyond reach").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +76,9 @@ NEAR_SHELL = 1e-3
 BODY_STATUS: dict[tuple[str, str], LimbStatus] = {}
 _RIGS: dict[tuple[str, str], tuple[tuple[Any, ...], BodyRig, Body]] = {}
 _HEADS: dict[tuple[str, str, str], tuple[tuple[Any, ...], ChainRig]] = {}
+#: Per (object name, body name), the last written solve that left a pin unmet: its Body,
+#: its settings, and the goals, pose and status as they stand after its write.
+_ANSWERS: dict[tuple[str, str], tuple[Body, tuple[Any, ...], Any, LimbStatus]] = {}
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,7 @@ def clear_caches() -> None:
     """Forget cached body rigs and statuses (with :func:`.solve.clear_caches`)."""
     _RIGS.clear()
     _HEADS.clear()
+    _ANSWERS.clear()
     BODY_STATUS.clear()
 
 
@@ -333,6 +340,20 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
     q0 = mapping.read_chain_q(obj, rig.chain)
     settings = BodySettings(tolerance=BODY_TOLERANCE, max_iterations=int(body.max_iterations),
                             use_limits=bool(body.use_limits), swivel=start_swivels(core_body, q0))
+    last = _ANSWERS.pop((obj.name, body.name), None)
+    if (write and last is not None and last[0] is core_body and np.array_equal(last[2], q0)
+            and last[1] == _inputs_key(goals, settings)):
+        # the pose is this body's own last answer at the same targets: where every pin
+        # measures as it did, it stays, with its status (beyond reach a pin in conflict
+        # lies in a flat valley, and a solve from the answer as Blender stores it, in
+        # float32, can still move the body by millimetres; docs/decisions.md)
+        measure_pins(obj, depsgraph, body, st)
+        if st.effectors == last[3].effectors:
+            for f in dataclasses.fields(LimbStatus):
+                setattr(st, f.name, getattr(last[3], f.name))
+            st.solve_us = 0.0
+            _ANSWERS[(obj.name, body.name)] = last
+            return
     t1 = time.perf_counter()
     sol = solve_body(core_body, goals, q0, settings)
     st.solve_us = (time.perf_counter() - t1) * 1e6
@@ -374,6 +395,21 @@ def _solve(obj: Any, obj_eval: Any, body: Any, depsgraph: Any, st: LimbStatus,
             notes.append(f"{', '.join(yielding)} yield to higher-priority pins")
     st.notes = notes
     st.message = verify.status_message(st)
+    if write and not st.reached:  # the inputs as the next solve will read them
+        after = _goals(obj, rig, pins, body_map.root_frame(obj.evaluated_get(depsgraph), rig),
+                       depsgraph)
+        _ANSWERS[(obj.name, body.name)] = (core_body, _inputs_key(after, settings),
+                                           mapping.read_chain_q(obj, rig.chain),
+                                           dataclasses.replace(st))
+
+
+def _inputs_key(goals: list[Any], settings: BodySettings) -> tuple[Any, ...]:
+    """The core goals (every field; arrays by their bytes) and the settings the pose does
+    not give, as a comparable value."""
+    return (settings.max_iterations, settings.use_limits, settings.tolerance, *(
+        (type(g).__name__, *(v.tobytes() if isinstance(v, np.ndarray) else v
+                             for v in (getattr(g, f.name) for f in dataclasses.fields(g))))
+        for g in goals))
 
 
 def start_swivels(core_body: Body, q0: Any, names: set[str] | None = None

@@ -50,9 +50,13 @@ inside them); where that leaves priority 0 unmet, from the start pose placed lik
 level still unmet there is finished by SLSQP (scipy) with the levels above as equality
 constraints and the limits as bounds (one per row: a Python loop), since the clamping
 loop of TASK_PRIORITY stops short of the bounded optimum; it starts from the whole-body
-result, from the start and from the rest pose at the start's root (the conflict's
-basins), and a level above that SLSQP leaves off by more than the tolerance is restored
-by Gauss–Newton steps before its candidate is judged. Rows whose limbs all have a
+result, from the start (its limbs placed as below) and from the rest pose at the start's
+root (the conflict's basins), a level already met is not minimised again, and a level
+above that SLSQP leaves off by more than the tolerance is restored by Gauss–Newton steps
+before its candidate is judged. Such a row keeps its start, its limbs placed as below,
+when the result is not lexicographically better by more than the tolerance +
+:data:`_KEEP` × the error at some level (so a solve from its own answer gives the
+answer). Rows whose limbs all have a
 feasible φ get a short whole-body pass (the finish settles their conflict). The limbs
 are then solved in closed form again, with the swivel whose elbow is nearest the
 numeric one (§3.2.2); a limb whose closed form does not reach the goal keeps its
@@ -606,6 +610,7 @@ def _solve_rows(
     # settle; strict priority is then TASK_PRIORITY's over every joint)
     rows_any = np.flatnonzero(bad.any(axis=1) | (reasons != StopReason.REACHED))
     if rows_any.size:
+        conflict: list[IntArray] = []  # the rows finished by SLSQP (a level unmet)
         # one batched pass for the rows with an infeasible limb, one for the rows with a
         # conflict only (their budgets differ); each row's limbs placed by its own pattern
         with_bad = bad[rows_any].any(axis=1)
@@ -638,10 +643,12 @@ def _solve_rows(
             lower = ~res.level_reached.all(axis=1)
             if lower.any():
                 sub_goals = [_goal_rows(g, rows[lower]) for g in goals]
+                conflict.append(rows[lower])
                 best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
-                # from the start and from the rest pose too (the conflict may have
-                # another basin there)
-                for start in (q_start[rows[lower]], _rest_start(body, plan, q_start[rows[lower]])):
+                # from the start (its limbs placed) and from the rest pose too (the
+                # conflict may have another basin there)
+                placed = _placed_start(body, goals, plan, q_start[rows[lower]], rows[lower])
+                for start in (placed[0], _rest_start(body, plan, q_start[rows[lower]])):
                     alt = _lexicographic_polish(sk, sub_goals, start, settings)
                     better = _level_better(
                         _level_errors(sk, sub_goals, alt),
@@ -664,7 +671,76 @@ def _solve_rows(
             None if f is None else _scatter_intervals(f, rows_any, g)
             for f, g in zip(feasible, fs_any, strict=True)
         )
+        # a start the result does not clearly improve on is kept (a solve from its own
+        # answer is a fixed point)
+        if conflict:
+            cand = np.sort(np.concatenate(conflict))
+            placed = _placed_start(body, goals, plan, q_start[cand], cand)
+            keep = _keep_start(sk, goals, placed[0], q[cand], cand, settings)
+            rows = cand[keep]
+            if rows.size:
+                q[rows] = placed[0][keep]
+                swivel[rows] = placed[1][keep]
+                limb_ok[rows] = placed[3][keep]
+                feasible = tuple(
+                    None if f is None else _scatter_intervals(f, rows, g[keep])
+                    for f, g in zip(feasible, placed[2], strict=True)
+                )
+                reasons[rows] = StopReason.STALLED
     return q, swivel, feasible, limb_ok, iterations, reasons
+
+
+#: Relative margin (of the larger error) by which a level's error must improve on the
+#: start's for a solve to leave its start (:func:`_keep_start`).
+_KEEP = 1e-6
+
+
+def _placed_start(
+    body: Body, goals: tuple[Goal, ...], plan: dict[str, Any], q_start: FloatArray, rows: IntArray
+) -> tuple[Any, ...]:
+    """The start ``q_start`` with its goaled limbs placed as the solve places them at the
+    end (closed form, φ nearest the start's elbow; a straight limb's φ the preferred
+    one): q, swivels, feasible intervals, limbs reached (``rows``: their indices in the
+    goals' batch)."""
+    cand = q_start.copy()
+    swivel, feasible, ok, _ = _limbs(body, goals, plan, cand, None, rows)
+    return cand, swivel, feasible, ok
+
+
+def _keep_start(
+    sk: Any,
+    goals: tuple[Goal, ...],
+    start: FloatArray,
+    q: FloatArray,
+    rows: IntArray,
+    settings: BodySettings,
+) -> NDArray[np.bool_]:
+    """Rows whose result ``q`` leaves a level unmet and is not clearly better
+    (:func:`_clearly_better`) than the placed start ``start`` (:func:`_placed_start`;
+    ``rows``: their indices in the goals' batch). A start outside the limits
+    (``use_limits``) is never kept."""
+    sub = [_goal_rows(g, rows) for g in goals]
+    new, old = _level_errors(sk, sub, q), _level_errors(sk, sub, start)
+    tol = settings.tolerance
+    keep: NDArray[np.bool_] = ~_clearly_better(new, old, tol) & np.any(new > tol, axis=1)
+    if settings.use_limits:  # (a limb without a feasible φ may leave its limits)
+        keep &= np.all((start >= sk.lower - LIMIT_SLACK) & (start <= sk.upper + LIMIT_SLACK), 1)
+    return keep
+
+
+def _clearly_better(new: FloatArray, old: FloatArray, tol: float) -> NDArray[np.bool_]:
+    """(B,) whether the per-level errors ``new`` (B, L) are lexicographically better than
+    ``old``, level 0 first: a level met (≤ ``tol``) by both counts as equal, others as
+    equal within ``tol`` + :data:`_KEEP` × the larger error; the first level that
+    differs by more decides."""
+    a, b = np.where(new <= tol, 0.0, new), np.where(old <= tol, 0.0, old)
+    undecided = np.ones(new.shape[0], dtype=bool)
+    better = np.zeros(new.shape[0], dtype=bool)
+    for k in range(a.shape[1]):
+        apart = np.abs(a[:, k] - b[:, k]) > tol + _KEEP * np.maximum(a[:, k], b[:, k])
+        better |= undecided & apart & (a[:, k] < b[:, k])
+        undecided &= ~apart
+    return better
 
 
 def _rest_start(body: Body, plan: dict[str, Any], q: FloatArray) -> FloatArray:
@@ -799,7 +875,9 @@ def _lexicographic_polish(
     conflict), :func:`_restore` brings that level back first. Loops over the rows in
     Python (one SLSQP per row and level, one skeleton evaluation per point it visits); a
     result that still breaks a level above, or does not lower its own level's error, is
-    discarded."""
+    discarded. A level met (every goal within the tolerance) is skipped: any point of its
+    solution set would "lower" its error by float noise, and SLSQP's wandering there
+    would move the start of the levels below."""
     prios = sorted({g.priority for g in goals})
     bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
     out = q.copy()
@@ -812,6 +890,9 @@ def _lexicographic_polish(
         blocks = at(out[i]).blocks
         x = out[i]
         for k in range(len(prios)):
+            members = [j for j, g in enumerate(row_goals) if g.priority == prios[k]]
+            if np.all(at(x).goal_error[0, members] <= settings.tolerance):
+                continue
             rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
             above = _rows_of(blocks, lambda p, k=k: p < prios[k])
             above_goals = [j for j, g in enumerate(row_goals) if g.priority < prios[k]]

@@ -354,14 +354,9 @@ def test_live_playback_pins_the_feet_of_the_mocap_clip(limber: Any) -> None:
         scene.limber.live_playback = False
 
 
-CREEP = pytest.mark.xfail(strict=True, reason="known bug: beyond reach the hips pin (lowest "
-                          "level, in conflict) is still converging when the body's numeric "
-                          "level stops (MAX_ITERATIONS / STALLED): each solve moves it on")
-
-
 @pytest.mark.parametrize(("kind", "reach"), [
-    ("cmu", 0.8), ("cmu", 1.3), ("mixamo", 0.8), pytest.param("mixamo", 1.3, marks=CREEP),
-    ("game", 0.8), pytest.param("game", 1.3, marks=CREEP)])
+    ("cmu", 0.8), ("cmu", 1.3), ("mixamo", 0.8), ("mixamo", 1.3),
+    ("game", 0.8), ("game", 1.3)])
 def test_solving_again_moves_nothing(limber: Any, kind: str, reach: float) -> None:
     """Live solving runs again on any depsgraph change: with the targets where they are,
     a solve from the pose the last one left moves no bone (within and beyond reach)."""
