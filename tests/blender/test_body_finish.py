@@ -18,6 +18,7 @@ from mathutils import Matrix, Vector
 
 from tests.blender import test_body_rigs as rigs
 from tests.blender.limber_rigs import evaluate, metarig, normalized, rotation_angle, world_pose
+from tests.blender.test_body_repeat import _beyond_reach
 from tests.blender.test_body_rigs import mixamo_rig
 
 #: 0.01 mm and 0.01°.
@@ -159,13 +160,7 @@ def test_the_finish_does_not_turn_a_stretched_limb_about_itself(limber: Any, kin
     the goal a hair beyond reach, fully straight, where the elbow's residual offset from
     the A-pose bone data (nanometres, 90° off the bend) named the swivel: the arm turned
     90° about itself."""
-    obj = rigs.RIGS[kind][0]()
-    body = rigs._add_body(obj)
-    hand = body.pins["hand.L"]
-    shoulder, length = rigs._arm(obj, hand)
-    start = world_pose(obj, hand.tip_bone)[:3, 3]
-    inward = (start - shoulder) / np.linalg.norm(start - shoulder)
-    rigs._move(hand.target, shoulder + inward * length * reach)
+    obj, body = _beyond_reach(kind, reach)
     run_body = limber.sub("addon.run.body")
     finish = run_body._finish
     written: dict[str, dict[str, np.ndarray]] = {}
@@ -196,13 +191,7 @@ def test_solving_again_does_not_turn_a_stretched_arm_about_itself(limber: Any) -
     it the axis of each stretched arm; the arms keep the side they bend to (before: the
     right arm, its elbow 40 µm off its axis, took the φ nearest that point on the moved
     axis and turned 180° about itself)."""
-    obj = rigs.RIGS["game"][0]()
-    body = rigs._add_body(obj)
-    hand = body.pins["hand.L"]
-    shoulder, length = rigs._arm(obj, hand)
-    start = world_pose(obj, hand.tip_bone)[:3, 3]
-    inward = (start - shoulder) / np.linalg.norm(start - shoulder)
-    rigs._move(hand.target, shoulder + inward * length * 1.3)
+    obj, body = _beyond_reach("game")
     rigs._solve(limber, obj)
     arms = [b for p in ("hand.L", "hand.R")
             for b in (body.pins[p].upper_bone, body.pins[p].lower_bone)]
