@@ -10,7 +10,6 @@ One row is solved on Python floats (the limb's scalar kernel), several rows vect
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,6 +200,11 @@ def sampled_poses(
 #: A numeric elbow nearer than this (× the limb's length) to its shoulder–wrist line
 #: marks a straight limb (:func:`straight_targets`).
 STRAIGHT = 1e-6
+#: A numeric elbow nearer than this (× the limb's length) to its shoulder–wrist line is
+#: nearly straight: its elbow point lies so near the axis that the goal's axis, moved with
+#: the trunk, passes it on either side, so the limb keeps its own swivel (the side it
+#: bends to, :func:`core.pose_swivel`) instead of the φ nearest that point.
+NEAR_STRAIGHT = 1e-3
 
 
 def straight_targets(
@@ -209,22 +213,23 @@ def straight_targets(
     wrist: FloatArray | None,
     target: FloatArray,
     straight: BoolArray,
-    fallback: float,
+    fallback: float | FloatArray,
 ) -> FloatArray:
     """``target`` (B, 3), elbow targets in the shoulder frame, with each row in
     ``straight`` (B,) replaced by a point whose desired swivel (§3.2.2:
     :func:`~core.limb.kernel.desired_swivel`) on that row's elbow circle is ``fallback``
-    (rad). A straight limb's elbow lies on the shoulder–wrist axis, where the swivel of
-    the nearest elbow is rounding noise: a straight (T-pose) arm would turn about itself
-    by up to π while its hand stays on target. The rows' circles are this goal's, as
-    :class:`Kernel` and :func:`~core.limb.solve_limb` compute them."""
+    (rad; or per row, (B,)). A straight limb's elbow lies on the shoulder–wrist axis,
+    where the swivel of the nearest elbow is rounding noise: a straight (T-pose) arm
+    would turn about itself by up to π while its hand stays on target. The rows' circles
+    are this goal's, as :class:`Kernel` and :func:`~core.limb.solve_limb` compute them."""
     rows = np.flatnonzero(straight)
     if not rows.size:
         return target
     c = limb.constants
     rot = None if local.rotation is None else local.rotation[rows]
     _, ci = _circle(limb, local.position[rows], rot, wrist, V.ArrayOps, rows.size)
-    cos, sin = math.cos(fallback) * c.length, math.sin(fallback) * c.length
+    phi = fallback if np.ndim(fallback) == 0 else np.asarray(fallback)[rows]
+    cos, sin = np.cos(phi) * c.length, np.sin(phi) * c.length
     point = V.axpy(ci.ep, ci.n, V.add(V.scale(ci.u, cos), V.scale(ci.v, sin)))
     out = target.copy()
     out[rows] = np.stack([np.broadcast_to(x, rows.shape) for x in point], axis=-1)

@@ -112,7 +112,9 @@ from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb
 from ..limb.feasible import feasible_intervals
 from ..limb.model import family_violations
+from ..limb.reach import pose_swivel
 from .closed import (
+    NEAR_STRAIGHT,
     STRAIGHT,
     Kernel,
     Local,
@@ -693,6 +695,23 @@ def _solve_rows(
 #: Relative margin (of the larger error) by which a level's error must improve on the
 #: start's for a solve to leave its start (:func:`_keep_start`).
 _KEEP = 1e-6
+
+
+def _bend_swivels(
+    body: Body, an: _Analytic, q: FloatArray, rows: NDArray[np.bool_], pref: float
+) -> FloatArray:
+    """(B,) the preferred swivel ``pref``, and on ``rows`` the swivel of the limb's pose
+    in ``q`` (:func:`core.pose_swivel`: the side a nearly straight limb bends to)."""
+    sk = body.skeleton
+    u, lo, _ = body.joints[an.limb]
+    order = getattr(sk.joints[u].dofs, "order", "XYZ")
+    out = np.full(q.shape[0], pref)
+    for r in np.flatnonzero(rows).tolist():
+        phi = pose_swivel(an.model, euler_to_matrix(q[r, sk.dof_slices[u]], order),
+                          float(q[r, sk.dof_slices[lo]][0]))
+        if phi is not None:
+            out[r] = phi
+    return out
 
 
 def _placed_start(
@@ -1696,13 +1715,16 @@ def _limbs(
         frt, org = _shoulder_frame(body, an, q, kin)
         upper, whole = org[:, lo] - org[:, u], org[:, e] - org[:, u]
         target = (frt @ upper[..., None])[..., 0]
-        # a straight limb's elbow gives no side: its preferred swivel is taken
+        # a straight limb's elbow gives no side: its preferred swivel is taken; a nearly
+        # straight one keeps the side it bends to
         off = np.linalg.norm(np.cross(upper, unit_rows(whole)), axis=-1)
-        straight = off <= STRAIGHT * an.model.length
-        if straight.any():
+        near = off <= NEAR_STRAIGHT * an.model.length
+        if near.any():
             local = local_k[k]
             wrist = an.wrist if local.rotation is None else None
-            target = straight_targets(an.model, local, wrist, target, straight, plan["pref"][k])
+            phi = _bend_swivels(body, an, q, near & (off > STRAIGHT * an.model.length),
+                                plan["pref"][k])
+            target = straight_targets(an.model, local, wrist, target, near, phi)
         options.append({"elbow_target": target})
     # the limbs with limits: their kernel passes, and all their feasible sets in one call
     kernels = {

@@ -30,6 +30,7 @@ from .model import (
     LimbGoal,
     LimbSolution,
     SwivelStrategy,
+    bend_direction,
 )
 
 _FULL_CIRCLE = ((-math.pi, math.pi),)
@@ -70,8 +71,9 @@ def solve_fast(
     strategy CLOSEST or MIDPOINT, scalar ``swivel`` / ``elbow_near``, a (3,)
     ``elbow_target``. Returns None — the caller then takes the general path — for
     anything else, including input the general path rejects and the degenerate
-    geometry of :func:`solve_circle`'s fallback branches (straight limb, goal at the
-    shoulder, reference along the shoulder–goal axis).
+    geometry of :func:`solve_circle`'s fallback branches (goal at the shoulder, reference
+    along the shoulder–goal axis); a straight or folded limb takes its bend branch here
+    too.
     """
     if wrist is not None or goal.joint is not None or batch_size(goal) is not None:
         return None
@@ -216,8 +218,9 @@ def _solve_rows(
     delta = eq.delta
     t_plus = V.wrap(delta + beta)
     elbow_lim = None if limits is None else limits.elbow
+    plus = True
     if elbow_lim is not None:
-        theta, _ = pick_root(V.ScalarOps, t_plus, V.wrap(delta - beta), elbow_lim, near)
+        theta, plus = pick_root(V.ScalarOps, t_plus, V.wrap(delta - beta), elbow_lim, near)
         lo, hi = elbow_lim
         dl = (theta - lo) % V.TAU
         if not (dl <= hi - lo + LIMIT_TOLERANCE or dl >= V.TAU - LIMIT_TOLERANCE):
@@ -250,10 +253,15 @@ def _solve_rows(
     ep = ta0 * x0 + ta1 * x1 + ta2 * x2
     p0, p1, p2 = -ep * x0 + ta0, -ep * x1 + ta1, -ep * x2 + ta2
     erad = sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-    if not erad > c.eps_erad:
-        return None
-    s_ = 1.0 / erad
-    y0, y1, y2 = p0 * s_, p1 * s_, p2 * s_
+    if erad > c.eps_erad:
+        s_ = 1.0 / erad
+        y0, y1, y2 = p0 * s_, p1 * s_, p2 * s_
+    else:  # straight or folded: the side θ4 bends to (solve_circle's σ)
+        if elbow_lim is not None and (beta == 0.0 or beta == math.pi):
+            sigma = 1.0 if V.wrap(0.5 * (elbow_lim[0] + elbow_lim[1]) - theta) >= 0.0 else -1.0
+        else:
+            sigma = (1.0 if plus else -1.0) * (1.0 if beta < 0.5 * math.pi else -1.0)
+        y0, y1, y2 = bend_direction(V.ScalarOps, c, (x0, x1, x2), ep, (rt0, rt1, rt2), sigma)
     s_ = -(y0 * x0 + y1 * x1 + y2 * x2)  # _reorthonormalise
     p0, p1, p2 = s_ * x0 + y0, s_ * x1 + y1, s_ * x2 + y2
     s_ = 1.0 / sqrt(p0 * p0 + p1 * p1 + p2 * p2)

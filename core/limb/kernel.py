@@ -84,7 +84,12 @@ def solve_circle(
         theta, plus = pick_root(ops, t_plus, V.wrap(delta - beta), elbow, near)
 
     def sigma() -> Any:  # which way θ4 moves away from the straight (β = 0) or folded pose
-        return ops.where(plus, 1.0, -1.0) * ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
+        s = ops.where(plus, 1.0, -1.0) * ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
+        if elbow is None:
+            return s
+        # at the ends of reach both roots coincide: the limb bends into its elbow limits
+        into = ops.where(V.wrap(0.5 * (elbow[0] + elbow[1]) - theta) >= 0.0, 1.0, -1.0)
+        return ops.where((beta == 0.0) | (beta == math.pi), into, s)
 
     cth = ops.cos(theta)
     sth = ops.sin(theta)
@@ -102,7 +107,7 @@ def solve_circle(
     eperp = V.axpy(-ep, x_r, c.ta)
     erad = ops.sqrt(V.dot(eperp, eperp))
     y_r = ops.lazy(
-        erad > EPS_LEN * c.L1,
+        erad > c.eps_erad,
         lambda: V.scale(eperp, 1.0 / ops.maximum(erad, TINY)),
         lambda: bend_direction(ops, c, x_r, ep, rt, sigma()),
     )

@@ -44,6 +44,14 @@ REACH_TOLERANCE = 1e-9
 
 EPS_LEN = 1e-9
 
+#: A limb whose elbow lies within this × its upper length of the shoulder–terminal axis is
+#: straight (or folded) for the swivel: its elbow circle's frame and :func:`core.pose_swivel`
+#: take the side the elbow bends to (:func:`bend_direction`), not the direction of that
+#: residual offset. A limb read from float32 bone data keeps an offset of ~1e-8 of its length
+#: at full extension, in no particular direction (an A-pose game arm's is 90° off its bend):
+#: φ measured from it turns a stretched limb about itself.
+STRAIGHT_OFFSET = 1e-4
+
 TINY = 1e-300
 
 IDENTITY = np.eye(3)
@@ -403,7 +411,7 @@ class LimbConstants:
         # computed exactly as :func:`reduce_goal` and :func:`solve_circle` compute them.
         self.REt: V.Mat = V.transpose(self.RE)
         self.eps = EPS_LEN * self.length
-        self.eps_erad = EPS_LEN * self.L1
+        self.eps_erad = STRAIGHT_OFFSET * self.L1
         ident = V.mat_of(IDENTITY)
         self.eq5_pose = _Eq5(self, self.tb)
         self.eq5_position = _Eq5(self, V.add(self.tb, V.mv(self.Rb, V.mv(ident, self.tE))))

@@ -20,16 +20,20 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..geometry import vec3 as V
 from ..geometry.rotations import (
     euler_spec,
     euler_to_matrix,
     matrix_to_euler_families,
     relative_angle,
+    rodrigues,
 )
 from .model import (
+    EPS_LEN,
     EulerLimits,
     Limb,
     LimbLimits,
+    bend_direction,
     effector_frame,
     least_violating_family,
     wrist_centre,
@@ -108,25 +112,49 @@ def swivel_of(limb: Limb, shoulder: FloatArray, terminal: FloatArray) -> float |
     return math.atan2(float(ep @ np.cross(n, u)), float(ep @ u))
 
 
-#: Elbow step (rad) :func:`pose_swivel` bends a straight limb by to see its elbow's side.
-_STRAIGHT_STEP = 1e-3
-
-
 def pose_swivel(limb: Limb, shoulder: ArrayLike, elbow: float) -> float | None:
     """φ (rad) of the limb pose (R1 ``shoulder``, θ4 ``elbow``): :func:`swivel_of` its
-    elbow and wrist centre. A straight limb (the elbow on the shoulder–wrist axis: a
-    T-pose arm) has the φ of the same shoulder rotation with the elbow bent by
-    :data:`_STRAIGHT_STEP` toward the middle of its limits (toward positive θ4 without
-    limits): the side the elbow leaves the axis to. None only when that is on the axis
-    too."""
+    elbow and wrist centre, the φ :func:`core.solve_limb` needs to give the pose back. A
+    straight (or folded) limb, its elbow within :data:`~core.limb.model.STRAIGHT_OFFSET`
+    of the shoulder–wrist axis (a T-pose arm, an arm stretched toward a goal beyond
+    reach), has the φ of the side its elbow leaves the axis to as θ4 moves away from the
+    straight (folded) angle, as :func:`core.solve_limb` places such a limb: the side θ4
+    lies on, and at exactly the straight (folded) angle toward the middle of the elbow
+    limits (without limits: toward positive θ4 from straight, negative from folded). None
+    only when the wrist centre sits on the shoulder or the reference is along the
+    axis."""
     r1 = np.asarray(shoulder, dtype=np.float64)
-    phi = swivel_of(limb, r1, limb.wrist_position(r1, float(elbow)))
-    if phi is not None:
-        return phi
+    th = float(elbow)
+    c = limb.constants
+    # the wrist centre with the shoulder at rest (solve_circle's triangle, Eq. 7)
+    rt = np.asarray(rodrigues(np.array(c.k), th)) @ np.array(c.tb)
+    x_r = np.add(c.ta, np.array(c.Ra) @ rt)
+    rw = float(np.linalg.norm(x_r))
+    if rw < EPS_LEN * c.length:
+        return None
+    x_r /= rw
+    ep = float(np.dot(c.ta, x_r))
+    if float(np.linalg.norm(np.subtract(c.ta, ep * x_r))) > c.eps_erad:
+        return swivel_of(limb, r1, limb.wrist_position(r1, th))
+    # σ, the way θ4 leaves the straight (folded) angle, as solve_circle takes it: the side
+    # θ4 lies on; exactly at the angle into the elbow limits, else + (straight) / − (folded)
+    d = float(V.wrap(th - c.eq5_pose.delta))
+    straight = abs(d) < 0.5 * math.pi
     rng = limb.limits.elbow if limb.limits is not None else None
-    side = 1.0 if rng is None else (1.0 if 0.5 * (rng[0] + rng[1]) >= float(elbow) else -1.0)
-    bent = float(elbow) + side * _STRAIGHT_STEP
-    return swivel_of(limb, r1, limb.wrist_position(r1, bent))
+    if d in (0.0, -math.pi):
+        sigma = ((1.0 if straight else -1.0) if rng is None
+                 else (1.0 if V.wrap(0.5 * (rng[0] + rng[1]) - th) >= 0.0 else -1.0))
+    else:
+        sigma = (1.0 if d > 0.0 else -1.0) * (1.0 if straight else -1.0)
+    y_r = np.array(bend_direction(V.ScalarOps, c, V.vec_of(x_r), ep, V.vec_of(rt), sigma))
+    n, e = r1 @ x_r, r1 @ y_r
+    aref = np.asarray(limb.swivel_reference)
+    u = aref - (aref @ n) * n
+    un = float(np.linalg.norm(u))
+    if un < 1e-9:
+        return None
+    u /= un
+    return math.atan2(float(e @ np.cross(n, u)), float(e @ u))
 
 
 def reach_toward(

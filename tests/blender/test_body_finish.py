@@ -3,7 +3,8 @@ from the body's model (here a clavicle turned by a constraint the body does not 
 the limb whose pin misses is solved again from its evaluated shoulder frame with the
 swivel of the pose the body wrote, and lands on its target; a straight arm (the elbow on
 the shoulder–wrist axis, where the elbow gives no direction) keeps its turn about its own
-axis; pins the body's write already meets are not solved again."""
+axis; pins the body's write already meets are not solved again; a limb the body left
+at the end of its reach is finished without turning about itself."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from typing import Any
 
 import bpy
 import numpy as np
+import pytest
 from mathutils import Matrix, Vector
 
-from tests.blender.limber_rigs import evaluate, metarig, rotation_angle, world_pose
+from tests.blender import test_body_rigs as rigs
+from tests.blender.limber_rigs import evaluate, metarig, normalized, rotation_angle, world_pose
+from tests.blender.test_body_repeat import _beyond_reach
 from tests.blender.test_body_rigs import mixamo_rig
 
 #: 0.01 mm and 0.01°.
@@ -133,3 +137,69 @@ def test_pins_the_write_meets_are_not_solved_again(limber: Any) -> None:
     evaluate()
     got = world_pose(obj, hand.tip_bone)[:3, 3]
     assert np.linalg.norm(got - np.array(hand.target.matrix_world.translation)) <= POS_TOL
+
+
+def _twist(before: np.ndarray, after: np.ndarray) -> float:
+    """The angle (rad) a bone turned about its own (Y) axis from ``before`` to ``after``
+    (world matrices): the twist part of the relative rotation."""
+    rel = normalized(after)[:3, :3] @ normalized(before)[:3, :3].T
+    q = Matrix(rel.tolist()).to_quaternion()
+    axis = normalized(before)[:3, 1]
+    return abs(2.0 * math.atan2(float(np.dot(axis, np.array(q[1:]))), abs(q[0])))
+
+
+@pytest.mark.parametrize("reach", [0.8, 1.3])
+@pytest.mark.parametrize("kind", list(rigs.RIGS))
+def test_the_finish_does_not_turn_a_stretched_limb_about_itself(limber: Any, kind: str,
+                                                                 reach: float) -> None:
+    """The left hand's target at ``reach`` arm lengths (feet pinned, hand at priority 1,
+    head aim, hips lowest): every limb the finish solves again keeps its upper and lower
+    bones' turn about their own axes as the body wrote them. Beyond reach on the game rig
+    the body leaves the arm stretched (its elbow a few µm off the axis, where the body's
+    swivel names the side it bends to); the finish solves it from the evaluated shoulder,
+    the goal a hair beyond reach, fully straight, where the elbow's residual offset from
+    the A-pose bone data (nanometres, 90° off the bend) named the swivel: the arm turned
+    90° about itself."""
+    obj, body = _beyond_reach(kind, reach)
+    run_body = limber.sub("addon.run.body")
+    finish = run_body._finish
+    written: dict[str, dict[str, np.ndarray]] = {}
+
+    def spy(obj_: Any, rig: Any, swivels: Any, pins: Any, st: Any, dg: Any) -> Any:
+        for p in pins:  # the body's pose as written and evaluated, before the finish
+            if p.kind in ("HAND", "FOOT"):
+                written[p.name] = {b: world_pose(obj, b) for b in (p.upper_bone, p.lower_bone)}
+        return finish(obj_, rig, swivels, pins, st, dg)
+
+    run_body._finish = spy
+    try:
+        st = rigs._solve(limber, obj)
+    finally:
+        run_body._finish = finish
+    assert st.solved, st.message
+    for name, bones in written.items():
+        for bone, m in bones.items():
+            twist = _twist(m, world_pose(obj, bone))
+            assert twist <= ROT_TOL, (kind, reach, name, bone, math.degrees(twist))
+    rigs.assert_statuses_true(obj, body, (kind, reach))
+
+
+def test_solving_again_does_not_turn_a_stretched_arm_about_itself(limber: Any) -> None:
+    """The game rig, left hand at 1.3 arm lengths, solved, then solved again from the
+    pose as Blender stores it (the add-on's memory of its last answer cleared: a full
+    core solve). The hips' level moves the trunk by millimetres (a flat valley), and with
+    it the axis of each stretched arm; the arms keep the side they bend to (before: the
+    right arm, its elbow 40 µm off its axis, took the φ nearest that point on the moved
+    axis and turned 180° about itself)."""
+    obj, body = _beyond_reach("game")
+    rigs._solve(limber, obj)
+    arms = [b for p in ("hand.L", "hand.R")
+            for b in (body.pins[p].upper_bone, body.pins[p].lower_bone)]
+    before = {b: world_pose(obj, b) for b in arms}
+    limber.sub("addon.run.body")._ANSWERS.clear()
+    st = rigs._solve(limber, obj)
+    assert st.solved, st.message
+    for bone, m in before.items():
+        twist = _twist(m, world_pose(obj, bone))
+        assert twist <= math.radians(0.1), (bone, math.degrees(twist))
+    rigs.assert_statuses_true(obj, body, "again")

@@ -16,15 +16,16 @@ from tests.blender import test_body_rigs as rigs
 from tests.blender.limber_rigs import evaluate, rotation_angle, world_pose
 
 
-def _beyond_reach(kind: str) -> tuple[Any, Any]:
-    """The rig with a body whose left hand's target is 1.3 arm lengths from the shoulder."""
+def _beyond_reach(kind: str, reach: float = 1.3) -> tuple[Any, Any]:
+    """The rig with a body whose left hand's target is ``reach`` arm lengths from the
+    shoulder."""
     obj = rigs.RIGS[kind][0]()
     body = rigs._add_body(obj)
     hand = body.pins["hand.L"]
     shoulder, length = rigs._arm(obj, hand)
     start = world_pose(obj, hand.tip_bone)[:3, 3]
     inward = (start - shoulder) / np.linalg.norm(start - shoulder)
-    rigs._move(hand.target, shoulder + inward * length * 1.3)
+    rigs._move(hand.target, shoulder + inward * length * reach)
     return obj, body
 
 

@@ -1841,6 +1841,38 @@ def test_fast_path_equals_general_path(kind: str, elbow_limits: tuple[float, flo
     assert taken > 900  # the fast path is the common case
 
 
+@pytest.mark.parametrize("elbow_limits", [None, (0.0, 2.6), (-2.0, 0.0)])
+def test_fast_path_equals_general_path_for_stretched_limbs(
+    elbow_limits: tuple[float, float] | None,
+) -> None:
+    """Limbs whose elbow is straight (or a few nanometres off the bending plane, as
+    float32 bone data leave it) at full reach, goals at and beyond it: the fast path
+    takes the bend branch, bit-for-bit the general path's."""
+    from core.limb import fast_path
+
+    rng = np.random.default_rng(3)
+    lim = None if elbow_limits is None else LimbLimits(elbow=elbow_limits)
+    taken = 0
+    for off in (0.0, 3e-9, -2e-8):
+        a, b = np.eye(4), np.eye(4)
+        a[:3, 3], b[:3, 3] = (off, 0.3, 0.0), (0.0, 0.28, 0.0)
+        limb = Limb(a, b, (1.0, 0.0, 0.0), limits=lim)
+        for _ in range(20):
+            d = rng.normal(size=3)
+            d /= np.linalg.norm(d)
+            p = d * 0.58 * rng.choice([1.0, 1.0 + 1e-12, 1.01, 2.0])
+            goal = PoseGoal(p, rand_rot(rng)) if rng.random() < 0.5 else PositionGoal(p)
+            for kw in ({}, {"swivel": float(rng.uniform(-7.0, 7.0))},
+                       {"elbow_near": float(rng.uniform(-PI, PI))}):
+                fast = fast_path.solve_fast(limb, goal, kw.get("swivel"), None,
+                                            SwivelStrategy.CLOSEST, None, kw.get("elbow_near"))
+                general = _general_solve(limb, goal, **kw)
+                if fast is not None:
+                    taken += 1
+                    _assert_identical(fast, general)
+    assert taken >= 120
+
+
 def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
     """Batched goals, Euler limits, a given wrist, an effector point, callable strategies
     and degenerate geometry go to the general path (which validates and handles them)."""
@@ -1866,7 +1898,8 @@ def test_fast_path_declines_what_it_does_not_cover(arm: Limb) -> None:
     assert fast(arm, goal, swivel=0.1, elbow_target=(0.0, 0.0, 1.0)) is None
     lim = LimbLimits(shoulder=EulerLimits("XYZ", (-1.0, None, None), (1.0, None, None)))
     assert fast(arm.with_limits(lim), goal) is None
-    assert fast(arm, PositionGoal((0.0, 0.63, 0.0))) is None  # straight: bend fallback
+    straight = PositionGoal((0.0, 0.63, 0.0))  # the bend branch: covered
+    _assert_identical(fast(arm, straight), _general_solve(arm, straight))  # type: ignore[arg-type]
     assert fast(arm, PositionGoal((0.0, 0.0, 0.0))) is None  # goal at the shoulder
     # Full-turn limits do not restrict: the fast path applies.
     free = LimbLimits(shoulder=EulerLimits("XYZ", (-4.0, None, None), (4.0, None, None)))

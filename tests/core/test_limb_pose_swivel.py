@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import Limb, PoseGoal, pose_swivel, solve_limb
+from core import Limb, LimbLimits, PoseGoal, PositionGoal, pose_swivel, solve_limb
 from core.geometry.rotations import rodrigues
 
 
@@ -47,3 +47,34 @@ def test_a_straight_limb_has_the_swivel_of_its_elbow_leaving_the_axis(seed: int)
     bent = pose_swivel(limb, r1, 0.01)
     assert bent is not None
     assert abs(np.angle(np.exp(1j * (phi - bent)))) <= 1e-2  # the side, not the opposite one
+
+
+@pytest.mark.parametrize("elbow", [None, (-2.5, 0.0), (0.0, 2.5)])
+@pytest.mark.parametrize("seed", range(10))
+def test_a_stretched_limb_keeps_its_swivel_beyond_reach(
+    seed: int, elbow: tuple[float, float] | None
+) -> None:
+    """The elbow a few nanometres off the bending plane (as bone data in float32 leaves
+    it): a goal beyond reach stretches the limb straight, where that offset is all that
+    is left of the elbow's distance from the axis. With the same φ the limb bends to the
+    same side as for a goal just inside reach (before: turned 90° about itself, the
+    hinge axis along the offset; with elbow limits bending it negative, 180°), and
+    pose_swivel gives φ back on both."""
+    rng = np.random.default_rng(seed)
+    a = np.eye(4)
+    a[:3, 3] = (3e-9, 0.3, 0.0)  # off the plane the elbow (about X) bends in
+    b = np.eye(4)
+    b[:3, 3] = (0.0, 0.28, 0.0)
+    limb = Limb(a, b, (1.0, 0.0, 0.0), limits=None if elbow is None else LimbLimits(elbow=elbow))
+    d = rng.normal(size=3)
+    d /= np.linalg.norm(d)
+    phi = float(rng.uniform(-np.pi, np.pi))
+    inside = solve_limb(limb, PositionGoal(d * 0.58 * (1.0 - 1e-6)), swivel=phi)
+    beyond = solve_limb(limb, PositionGoal(d * 0.58 * 1.01), swivel=phi)
+    assert bool(inside.reachable) and not bool(beyond.reachable)
+    hinge_in, hinge_out = inside.shoulder[:, 0], beyond.shoulder[:, 0]
+    assert float(hinge_in @ hinge_out) >= np.cos(1e-5)
+    for sol in (inside, beyond):
+        got = pose_swivel(limb, sol.shoulder, float(sol.elbow))
+        assert got is not None
+        assert abs(np.angle(np.exp(1j * (got - phi)))) <= 1e-9
