@@ -953,14 +953,17 @@ def _evaluation_cache(sk: Any, goals: tuple[Goal, ...]) -> Any:
     objective, the constraints and their derivatives at the same point). ``at(x,
     jacobian=False)``: the residual and goal errors only (J may be None): SLSQP's line
     search asks for values at many points where it never asks for a derivative, and
-    the residual does not depend on whether the Jacobian is computed with it."""
+    the residual does not depend on whether the Jacobian is computed with it. The
+    gathered targets and forward-kinematics buffers are kept across points (the
+    evaluation's ``memo``; its ``frames`` are not used)."""
     last: list[Any] = [None, None]
+    memo: dict[str, Any] = {}
 
     def at(x: FloatArray, jacobian: bool = True) -> Any:
         x = np.asarray(x, dtype=np.float64)
         key = x.tobytes()
         if last[0] != key or (jacobian and last[1].J is None):
-            last[0], last[1] = key, sk.evaluate(x[None], goals, jacobian=jacobian)
+            last[0], last[1] = key, sk.evaluate(x[None], goals, jacobian=jacobian, memo=memo)
         return last[1]
 
     return at
