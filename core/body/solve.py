@@ -916,21 +916,26 @@ def _lexicographic_polish(
             above = _rows_of(blocks, lambda p, k=k: p < prios[k])
             above_goals = [j for j, g in enumerate(row_goals) if g.priority < prios[k]]
 
-            def fun(v: FloatArray, rk: IntArray = rk, at: Any = at) -> tuple[float, FloatArray]:
+            def fun(v: FloatArray, rk: IntArray = rk, at: Any = at) -> float:
+                e = at(v, jacobian=False).e[0, rk]
+                return 0.5 * float(e @ e)
+
+            def grad(v: FloatArray, rk: IntArray = rk, at: Any = at) -> FloatArray:
                 ev = at(v)
                 assert ev.J is not None
-                e = ev.e[0, rk]
-                return 0.5 * float(e @ e), -ev.J[0, rk].T @ e
+                g: FloatArray = -ev.J[0, rk].T @ ev.e[0, rk]
+                return g
 
             with warnings.catch_warnings():  # SLSQP's own clip into the bounds
                 warnings.filterwarnings("ignore", message="Values in x were outside bounds")
-                res = _slsqp(at, fun, x, bounds, above)
+                res = _slsqp(at, fun, grad, x, bounds, above)
             cand = np.clip(res.x, sk.lower, sk.upper) if bounds else np.asarray(res.x)
             if above.size:
                 cand = _restore(sk, at, cand, above, above_goals, settings)
             if (
-                not above.size or np.all(at(cand).goal_error[0, above_goals] <= settings.tolerance)
-            ) and fun(cand)[0] < fun(x)[0]:
+                not above.size
+                or np.all(at(cand, jacobian=False).goal_error[0, above_goals] <= settings.tolerance)
+            ) and fun(cand) < fun(x):
                 x = cand
         out[i] = x
     return out
@@ -945,14 +950,20 @@ def _rows_of(blocks: tuple[RowBlock, ...], keep: Any) -> IntArray:
 def _evaluation_cache(sk: Any, goals: tuple[Goal, ...]) -> Any:
     """``at(x)``: the skeleton's evaluation (residual, Jacobian, goal errors) of one
     row's ``goals`` at ``x`` (n,), the last point remembered (SLSQP asks for the
-    objective, the constraints and their derivatives at the same point)."""
+    objective, the constraints and their derivatives at the same point). ``at(x,
+    jacobian=False)``: the residual and goal errors only (J may be None): SLSQP's line
+    search asks for values at many points where it never asks for a derivative, and
+    the residual does not depend on whether the Jacobian is computed with it. The
+    gathered targets and forward-kinematics buffers are kept across points (the
+    evaluation's ``memo``; its ``frames`` are not used)."""
     last: list[Any] = [None, None]
+    memo: dict[str, Any] = {}
 
-    def at(x: FloatArray) -> Any:
+    def at(x: FloatArray, jacobian: bool = True) -> Any:
         x = np.asarray(x, dtype=np.float64)
         key = x.tobytes()
-        if last[0] != key:
-            last[0], last[1] = key, sk.evaluate(x[None], goals)
+        if last[0] != key or (jacobian and last[1].J is None):
+            last[0], last[1] = key, sk.evaluate(x[None], goals, jacobian=jacobian, memo=memo)
         return last[1]
 
     return at
@@ -977,9 +988,9 @@ def _restore(
     stops on its iteration limit; the step is as small as that violation (≲ 1e-4), so
     the level being minimised moves by as little."""
     for _ in range(_RESTORE_STEPS):
-        ev = at(x)
-        if np.all(ev.goal_error[0, members] <= 0.1 * settings.tolerance):
+        if np.all(at(x, jacobian=False).goal_error[0, members] <= 0.1 * settings.tolerance):
             break
+        ev = at(x)
         e, jac = ev.e[0, rows], ev.J[0, rows]
         free = np.ones(x.shape[0], dtype=bool)
         for _ in range(2):
@@ -1017,21 +1028,22 @@ def _level_errors(
 _SLSQP_ITERATIONS = 100
 
 
-def _slsqp(at: Any, fun: Any, x: FloatArray, bounds: Any, above: IntArray) -> Any:
-    """SLSQP (scipy) on ``fun`` (value and gradient) from ``x`` within ``bounds``, with
-    the residual rows ``above`` of the evaluation ``at`` (if any) as equality
-    constraints."""
+def _slsqp(at: Any, fun: Any, grad: Any, x: FloatArray, bounds: Any, above: IntArray) -> Any:
+    """SLSQP (scipy) on ``fun`` (its gradient ``grad``) from ``x`` within ``bounds``,
+    with the residual rows ``above`` of the evaluation ``at`` (if any) as equality
+    constraints. Values and derivatives apart: SLSQP asks for the derivatives only at
+    the points its line search accepts."""
     constraints = [
         {
             "type": "eq",
-            "fun": lambda v: at(v).e[0, above],
+            "fun": lambda v: at(v, jacobian=False).e[0, above],
             "jac": lambda v: -at(v).J[0, above],
         }
     ]
     return minimize(
         fun,
         x,
-        jac=True,
+        jac=grad,
         bounds=bounds,
         constraints=constraints if above.size else [],
         method="SLSQP",
