@@ -707,8 +707,11 @@ def _bend_swivels(
     order = getattr(sk.joints[u].dofs, "order", "XYZ")
     out = np.full(q.shape[0], pref)
     for r in np.flatnonzero(rows).tolist():
-        phi = pose_swivel(an.model, euler_to_matrix(q[r, sk.dof_slices[u]], order),
-                          float(q[r, sk.dof_slices[lo]][0]))
+        phi = pose_swivel(
+            an.model,
+            euler_to_matrix(q[r, sk.dof_slices[u]], order),
+            float(q[r, sk.dof_slices[lo]][0]),
+        )
         if phi is not None:
             out[r] = phi
     return out
@@ -1734,8 +1737,9 @@ def _limbs(
         if near.any():
             local = local_k[k]
             wrist = an.wrist if local.rotation is None else None
-            phi = _bend_swivels(body, an, q, near & (off > STRAIGHT * an.model.length),
-                                plan["pref"][k])
+            phi = _bend_swivels(
+                body, an, q, near & (off > STRAIGHT * an.model.length), plan["pref"][k]
+            )
             target = straight_targets(an.model, local, wrist, target, near, phi)
         options.append({"elbow_target": target})
     # the limbs with limits: their kernel passes, and all their feasible sets in one call
