@@ -46,7 +46,6 @@ from ...core import (
     Method,
     SolveSettings,
     affine_inverse,
-    euler_to_matrix,
     goal_in_frame,
     pose_swivel,
     solve,
@@ -183,9 +182,8 @@ def _finish_limb(obj: Any, obj_eval: Any, rig: LimbRig, pin: Any, depsgraph: Any
     frame with the swivel φ ``swivel`` (the body's: its limb model is built from the same
     bones as the limb rig, so φ puts the elbow / knee where the body did, and for a
     straight limb, whose elbow gives no direction, keeps the upper bone's turn about its
-    axis); returns (request,
-    written). ``reads``: a request to solve again (its swivel kept) for the goal
-    ``goal_frame``."""
+    axis); returns (request, written). ``reads``: a request to solve again (its swivel
+    kept) for the goal ``goal_frame``."""
     view = PinLimb(pin=pin, name=pin.name, goal_type=pin.goal_type, axis=pin.axis,
                    target=pin.target, target_bone=pin.target_bone, swivel=swivel)
     if reads is None:
@@ -420,15 +418,11 @@ def start_swivels(core_body: Body, q0: Any, names: set[str] | None = None
     there, not at the limb's zero-pose side, which flipped a mocap knee; a position
     goal's φ is measured about the wrist centre here). Of the body's solution: the
     swivels its limbs are finished with (:func:`_finish`). ``names``: only these limbs."""
-    sk = core_body.skeleton
     out: dict[str, float] = {}
-    for bl, model, (u, lo, _) in zip(core_body.limbs, core_body.models, core_body.joints,
-                                     strict=True):
+    for k, (bl, model) in enumerate(zip(core_body.limbs, core_body.models, strict=True)):
         if names is not None and bl.name not in names:
             continue
-        order = getattr(sk.joints[u].dofs, "order", "XYZ")  # a Ball (Body checks it)
-        phi = pose_swivel(model, euler_to_matrix(q0[sk.dof_slices[u]], order),
-                          float(q0[sk.dof_slices[lo]][0]))
+        phi = pose_swivel(model, *core_body.limb_pose(k, q0))
         if phi is not None:
             out[bl.name] = phi
     return out

@@ -28,6 +28,7 @@ from ..errors import (
     LimberError,
     format_value,
 )
+from ..geometry.rotations import euler_to_matrix
 from ..geometry.vec3 import TAU
 from ..limb import EulerLimits, Limb, LimbLimits
 
@@ -198,6 +199,16 @@ class Body:
     def names(self) -> tuple[str, ...]:
         """The limbs' names, in order."""
         return tuple(bl.name for bl in self.limbs)
+
+    def limb_pose(self, k: int, q: ArrayLike) -> tuple[NDArray[np.float64], float]:
+        """Limb ``k``'s pose in the configuration ``q`` (n_dofs,) as its model takes it:
+        (R1 (3, 3), the upper Ball's rotation in the shoulder frame; θ4, the elbow angle,
+        rad) — the arguments of :func:`core.pose_swivel`."""
+        sk = self.skeleton
+        u, lo, _ = self.joints[k]
+        q = np.asarray(q, dtype=np.float64)
+        order = sk.joints[u].dofs.order  # type: ignore[union-attr]  # a Ball (checked)
+        return euler_to_matrix(q[sk.dof_slices[u]], order), float(q[sk.dof_slices[lo]][0])
 
 
 def plan_store(body: Body) -> dict[Any, Any]:

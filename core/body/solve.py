@@ -702,16 +702,9 @@ def _bend_swivels(
 ) -> FloatArray:
     """(B,) the preferred swivel ``pref``, and on ``rows`` the swivel of the limb's pose
     in ``q`` (:func:`core.pose_swivel`: the side a nearly straight limb bends to)."""
-    sk = body.skeleton
-    u, lo, _ = body.joints[an.limb]
-    order = getattr(sk.joints[u].dofs, "order", "XYZ")
     out = np.full(q.shape[0], pref)
     for r in np.flatnonzero(rows).tolist():
-        phi = pose_swivel(
-            an.model,
-            euler_to_matrix(q[r, sk.dof_slices[u]], order),
-            float(q[r, sk.dof_slices[lo]][0]),
-        )
+        phi = pose_swivel(an.model, *body.limb_pose(an.limb, q[r]))
         if phi is not None:
             out[r] = phi
     return out
