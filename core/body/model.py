@@ -200,15 +200,18 @@ class Body:
         """The limbs' names, in order."""
         return tuple(bl.name for bl in self.limbs)
 
-    def limb_pose(self, k: int, q: ArrayLike) -> tuple[NDArray[np.float64], float]:
-        """Limb ``k``'s pose in the configuration ``q`` (n_dofs,) as its model takes it:
-        (R1 (3, 3), the upper Ball's rotation in the shoulder frame; θ4, the elbow angle,
-        rad) — the arguments of :func:`core.pose_swivel`."""
+    def limb_pose(self, k: int, q: ArrayLike) -> tuple[NDArray[np.float64], Any]:
+        """Limb ``k``'s pose in the configuration ``q`` as its model takes it: (R1, the
+        upper Ball's rotation in the shoulder frame; θ4, the elbow angle, rad) — the
+        arguments of :func:`core.pose_swivel`. ``q`` (n_dofs,): R1 (3, 3) and θ4 a float;
+        ``q`` (B, n_dofs): R1 (B, 3, 3) and θ4 (B,) (:func:`core.pose_swivels`)."""
         sk = self.skeleton
         u, lo, _ = self.joints[k]
         q = np.asarray(q, dtype=np.float64)
         order = sk.joints[u].dofs.order  # type: ignore[union-attr]  # a Ball (checked)
-        return euler_to_matrix(q[sk.dof_slices[u]], order), float(q[sk.dof_slices[lo]][0])
+        r1 = euler_to_matrix(q[..., sk.dof_slices[u]], order)
+        theta = q[..., sk.dof_slices[lo].start]
+        return r1, float(theta) if q.ndim == 1 else theta
 
 
 def plan_store(body: Body) -> dict[Any, Any]:

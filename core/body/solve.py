@@ -112,7 +112,7 @@ from ..goals import Goal, PoseGoal, PositionGoal, batch_size
 from ..limb import Limb
 from ..limb.feasible import feasible_intervals
 from ..limb.model import family_violations
-from ..limb.reach import pose_swivel
+from ..limb.reach import pose_swivels
 from .closed import (
     NEAR_STRAIGHT,
     STRAIGHT,
@@ -701,12 +701,12 @@ def _bend_swivels(
     body: Body, an: _Analytic, q: FloatArray, rows: NDArray[np.bool_], pref: float
 ) -> FloatArray:
     """(B,) the preferred swivel ``pref``, and on ``rows`` the swivel of the limb's pose
-    in ``q`` (:func:`core.pose_swivel`: the side a nearly straight limb bends to)."""
+    in ``q`` (:func:`core.pose_swivels`: the side a nearly straight limb bends to; ``pref``
+    where it has none)."""
     out = np.full(q.shape[0], pref)
-    for r in np.flatnonzero(rows).tolist():
-        phi = pose_swivel(an.model, *body.limb_pose(an.limb, q[r]))
-        if phi is not None:
-            out[r] = phi
+    if rows.any():
+        phi = pose_swivels(an.model, *body.limb_pose(an.limb, q[rows]))
+        out[rows] = np.where(np.isnan(phi), pref, phi)
     return out
 
 

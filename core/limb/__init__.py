@@ -31,7 +31,7 @@ from .partial import (
     solve_partial,
     wrist_circle,
 )
-from .reach import pose_swivel
+from .reach import pose_swivel, pose_swivels
 from .solve import feasible_swivel, solve_limb
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "FastPose",
     "feasible_swivel",
     "pose_swivel",
+    "pose_swivels",
     "solve_partial",
     "solve_aim",
     "aim_error",

@@ -16,17 +16,18 @@ Frames and units as in :mod:`core.limb`: the shoulder frame, metres, radians.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..errors import ShapeMismatchError
 from ..geometry import vec3 as V
 from ..geometry.rotations import (
     euler_spec,
     euler_to_matrix,
     matrix_to_euler_families,
     relative_angle,
-    rodrigues,
 )
 from .model import (
     EPS_LEN,
@@ -122,39 +123,80 @@ def pose_swivel(limb: Limb, shoulder: ArrayLike, elbow: float) -> float | None:
     lies on, and at exactly the straight (folded) angle toward the middle of the elbow
     limits (without limits: toward positive θ4 from straight, negative from folded). None
     only when the wrist centre sits on the shoulder or the reference is along the
-    axis."""
+    axis. Batched: :func:`pose_swivels` (the same arithmetic on arrays)."""
+    r1 = V.mat_of(np.asarray(shoulder, dtype=np.float64).reshape(3, 3))
+    phi, ok = _pose_swivel(V.ScalarOps, limb, r1, float(elbow))
+    return float(phi) if ok else None
+
+
+def pose_swivels(limb: Limb, shoulder: ArrayLike, elbow: ArrayLike) -> FloatArray:
+    """:func:`pose_swivel` of B limb poses at once: R1 ``shoulder`` (B, 3, 3), θ4
+    ``elbow`` (B,) (rad) → φ (B,) (rad), NaN where :func:`pose_swivel` gives None. Each
+    row's value is :func:`pose_swivel`'s arithmetic on that row (component-wise, as
+    :mod:`core.geometry.vec3` runs it on floats and on arrays; equal to rounding).
+
+    Raises:
+        ShapeMismatchError: ``shoulder`` not (B, 3, 3) or ``elbow`` not (B,).
+    """
     r1 = np.asarray(shoulder, dtype=np.float64)
-    th = float(elbow)
+    th = np.asarray(elbow, dtype=np.float64)
+    if r1.ndim != 3 or r1.shape[1:] != (3, 3) or th.shape != r1.shape[:1]:
+        raise ShapeMismatchError(
+            f"shoulder must be (B, 3, 3) and elbow (B,), got {r1.shape} and {th.shape}"
+        )
+    phi, ok = _pose_swivel(V.ArrayOps, limb, V.mat_of(r1), th)
+    out: FloatArray = np.where(ok, phi, np.nan)
+    return out
+
+
+def _pose_swivel(ops: V.Ops, limb: Limb, r1: V.Mat, th: Any) -> tuple[Any, Any]:
+    """:func:`pose_swivel`'s arithmetic on components (``ops``: Python floats or (B,)
+    arrays): φ and whether it is defined (where not, φ is a finite placeholder)."""
     c = limb.constants
-    # the wrist centre with the shoulder at rest (solve_circle's triangle, Eq. 7)
-    rt = np.asarray(rodrigues(np.array(c.k), th)) @ np.array(c.tb)
-    x_r = np.add(c.ta, np.array(c.Ra) @ rt)
-    rw = float(np.linalg.norm(x_r))
-    if rw < EPS_LEN * c.length:
-        return None
-    x_r /= rw
-    ep = float(np.dot(c.ta, x_r))
-    if float(np.linalg.norm(np.subtract(c.ta, ep * x_r))) > c.eps_erad:
-        return swivel_of(limb, r1, limb.wrist_position(r1, th))
-    # σ, the way θ4 leaves the straight (folded) angle, as solve_circle takes it: the side
-    # θ4 lies on; exactly at the angle into the elbow limits, else + (straight) / − (folded)
-    d = float(V.wrap(th - c.eq5_pose.delta))
-    straight = abs(d) < 0.5 * math.pi
-    rng = limb.limits.elbow if limb.limits is not None else None
-    if d in (0.0, -math.pi):
-        sigma = ((1.0 if straight else -1.0) if rng is None
-                 else (1.0 if V.wrap(0.5 * (rng[0] + rng[1]) - th) >= 0.0 else -1.0))
-    else:
-        sigma = (1.0 if d > 0.0 else -1.0) * (1.0 if straight else -1.0)
-    y_r = np.array(bend_direction(V.ScalarOps, c, V.vec_of(x_r), ep, V.vec_of(rt), sigma))
-    n, e = r1 @ x_r, r1 @ y_r
-    aref = np.asarray(limb.swivel_reference)
-    u = aref - (aref @ n) * n
-    un = float(np.linalg.norm(u))
-    if un < 1e-9:
-        return None
-    u /= un
-    return math.atan2(float(e @ np.cross(n, u)), float(e @ u))
+    cs, sn = ops.cos(th), ops.sin(th)
+    # the wrist centre with the shoulder at rest (solve_circle's triangle, Eq. 7):
+    # x_r = tA + RA·Rot(k, θ4)·tB, Rot(k, θ4)·tB by Rodrigues' formula
+    rt = V.add(
+        V.add(V.scale(c.tb, cs), V.scale(V.cross(c.k, c.tb), sn)),
+        V.scale(c.k, (1.0 - cs) * V.dot(c.k, c.tb)),
+    )
+    x_r = V.add(c.ta, V.mv(c.Ra, rt))
+    rw = ops.sqrt(V.dot(x_r, x_r))
+    ok = rw >= EPS_LEN * c.length
+    x_r = V.scale(x_r, 1.0 / ops.where(ok, rw, 1.0))
+    ep = V.dot(c.ta, x_r)
+    off = V.axpy(-ep, x_r, c.ta)
+    bent = ops.sqrt(V.dot(off, off)) > c.eps_erad
+    n = V.mv(r1, x_r)  # the shoulder–wrist axis (unit)
+
+    def elbow_off_axis() -> V.Vec:
+        """Bent: the elbow's offset from the axis (swivel_of's, Eq. 6–7)."""
+        e = V.mv(r1, c.ta)
+        return V.axpy(-V.dot(e, n), n, e)
+
+    def bend_side() -> V.Vec:
+        """Straight (folded): the side θ4 leaves the axis to — the side θ4 lies on;
+        exactly at the angle into the elbow limits, else + (straight) / − (folded)."""
+        d = V.wrap(th - c.eq5_pose.delta)
+        straight = (d > -0.5 * math.pi) & (d < 0.5 * math.pi)
+        rng = limb.limits.elbow if limb.limits is not None else None
+        if rng is None:
+            at_angle = ops.where(straight, 1.0, -1.0)
+        else:
+            mid = V.wrap(0.5 * (rng[0] + rng[1]) - th)
+            at_angle = ops.where(mid >= 0.0, 1.0, -1.0)
+        side = ops.where(d > 0.0, 1.0, -1.0) * ops.where(straight, 1.0, -1.0)
+        sigma = ops.where((d == 0.0) | (d == -math.pi), at_angle, side)
+        return V.mv(r1, bend_direction(ops, c, x_r, ep, rt, sigma))
+
+    e = ops.lazy(bent, elbow_off_axis, bend_side)
+    ok = ok & ops.where(bent, ops.sqrt(V.dot(e, e)) >= 1e-9 * c.length, True)
+    aref = V.vec_of(np.asarray(limb.swivel_reference, dtype=np.float64))
+    u = V.axpy(-V.dot(aref, n), n, aref)
+    un = ops.sqrt(V.dot(u, u))
+    ok = ok & (un >= 1e-9)
+    u = V.scale(u, 1.0 / ops.where(un >= 1e-9, un, 1.0))
+    return ops.atan2(V.dot(e, V.cross(n, u)), V.dot(e, u)), ok
 
 
 def reach_toward(

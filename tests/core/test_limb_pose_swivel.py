@@ -6,7 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import Limb, LimbLimits, PoseGoal, PositionGoal, pose_swivel, solve_limb
+from core import (
+    Limb,
+    LimbLimits,
+    PoseGoal,
+    PositionGoal,
+    ShapeMismatchError,
+    pose_swivel,
+    pose_swivels,
+    solve_limb,
+)
 from core.geometry.rotations import rodrigues
 
 
@@ -78,3 +87,64 @@ def test_a_stretched_limb_keeps_its_swivel_beyond_reach(
         got = pose_swivel(limb, sol.shoulder, float(sol.elbow))
         assert got is not None
         assert abs(np.angle(np.exp(1j * (got - phi)))) <= 1e-9
+
+
+# ------------------------------------------------------------------ batched: pose_swivels
+
+
+def _poses(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """n shoulder rotations and elbow angles: bent, and (every third) exactly straight,
+    exactly folded or a few nanoradians off straight."""
+    r1 = np.stack([_rotation(rng) for _ in range(n)])
+    theta = rng.uniform(-2.5, 2.5, size=n)
+    theta[::3] = rng.choice([0.0, np.pi, -np.pi, 3e-9, -3e-9], size=theta[::3].shape)
+    return r1, theta
+
+
+@pytest.mark.parametrize("elbow", [None, (-2.5, 0.0), (0.0, 2.5)])
+@pytest.mark.parametrize("offset", [0.0, 3e-9])
+def test_pose_swivels_is_pose_swivel_row_by_row(
+    elbow: tuple[float, float] | None, offset: float
+) -> None:
+    a = np.eye(4)
+    a[:3, 3] = (offset, 0.3, 0.0)
+    b = np.eye(4)
+    b[:3, 3] = (0.0, 0.28, 0.0)
+    limb = Limb(a, b, (1.0, 0.0, 0.0), limits=None if elbow is None else LimbLimits(elbow=elbow))
+    r1, theta = _poses(np.random.default_rng(7), 60)
+    got = pose_swivels(limb, r1, theta)
+    for i in range(60):
+        one = pose_swivel(limb, r1[i], float(theta[i]))
+        if one is None:
+            assert np.isnan(got[i])
+        else:
+            assert abs(np.angle(np.exp(1j * (got[i] - one)))) <= 1e-12, i
+    # a batch of one, and the rows in another order, give the same values
+    perm = np.random.default_rng(8).permutation(60)
+    np.testing.assert_allclose(pose_swivels(limb, r1[perm], theta[perm]), got[perm], atol=1e-12)
+    np.testing.assert_allclose(pose_swivels(limb, r1[:1], theta[:1]), got[:1], atol=1e-12)
+
+
+def test_pose_swivels_without_a_swivel_gives_nan() -> None:
+    """The wrist centre on the shoulder (a folded limb of equal segments) has no φ."""
+    a = np.eye(4)
+    a[:3, 3] = (0.0, 0.3, 0.0)
+    b = np.eye(4)
+    b[:3, 3] = (0.0, 0.3, 0.0)
+    limb = Limb(a, b, (1.0, 0.0, 0.0))
+    got = pose_swivels(limb, np.stack([np.eye(3)] * 2), np.array([np.pi, 1.0]))
+    assert np.isnan(got[0]) and np.isfinite(got[1])
+    assert pose_swivel(limb, np.eye(3), np.pi) is None
+
+
+@pytest.mark.parametrize(
+    ("shoulder", "elbow"),
+    [
+        (np.eye(3), np.zeros(1)),
+        (np.stack([np.eye(3)] * 2), np.zeros(3)),
+        (np.zeros((2, 3, 4)), np.zeros(2)),
+    ],
+)
+def test_pose_swivels_names_bad_shapes(shoulder: np.ndarray, elbow: np.ndarray) -> None:
+    with pytest.raises(ShapeMismatchError, match=r"\(B, 3, 3\)"):
+        pose_swivels(_limb(), shoulder, elbow)
