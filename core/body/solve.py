@@ -933,6 +933,8 @@ def _lexicographic_polish(
                 or np.all(at(cand, jacobian=False).goal_error[0, above_goals] <= settings.tolerance)
             ) and fun(cand) < fun(x):
                 x = cand
+            if np.any(at(x, jacobian=False).goal_error[0, members] > settings.tolerance):
+                break  # the levels below would take this unmet level as equalities
         out[i] = x
     return out
 
