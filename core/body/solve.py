@@ -101,9 +101,8 @@ from scipy.optimize import minimize
 from ..chain.joints import Free
 from ..chain.loop import StepState, lexicographic_less
 from ..chain.residuals import BlockKind, RowBlock
-from ..chain.settings import Method, SolveSettings, StopReason
+from ..chain.settings import SolveSettings, StopReason
 from ..chain.skeleton import goal_tuple
-from ..chain.solve import solve
 from ..chain.steps.task_priority import TaskPriorityStep, budget
 from ..errors import InvalidGoalError, InvalidInputError, ShapeMismatchError, format_value
 from ..geometry.rotations import euler_to_matrix, matrix_to_euler_families
@@ -630,7 +629,8 @@ def _solve_rows(
             res = _whole_body(
                 body, goals, plan, q[rows], swiv, pat, rows, settings, budget, placed=True
             )
-            again = ~res.level_reached[:, 0]
+            # (a conflict's rows skip it: the polish below also starts from the start)
+            again = ~res.level_reached[:, 0] & (budget == _WHOLE_BODY_ITERATIONS)
             if again.any():
                 sub = rows[again]
                 alt = _whole_body(
@@ -646,19 +646,20 @@ def _solve_rows(
             if lower.any():
                 sub_goals = [_goal_rows(g, rows[lower]) for g in goals]
                 conflict.append(rows[lower])
-                best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings)
-                # from the start (its limbs placed) and from the rest pose too (the
-                # conflict may have another basin there)
+                # from the pass's result, from the start (its limbs placed) and from the
+                # rest pose (the conflict may have another basin there): each start
+                # scouted with a short polish, the best one polished in full
                 placed = _placed_start(body, goals, plan, q_start[rows[lower]], rows[lower])
+                best = _lexicographic_polish(sk, sub_goals, res.q[lower], settings, _SCOUT)
                 for start in (placed[0], _rest_start(body, plan, q_start[rows[lower]])):
-                    alt = _lexicographic_polish(sk, sub_goals, start, settings)
+                    alt = _lexicographic_polish(sk, sub_goals, start, settings, _SCOUT)
                     better = _level_better(
                         _level_errors(sk, sub_goals, alt),
                         _level_errors(sk, sub_goals, best),
                         settings.tolerance,
                     )
                     best = np.where(better[:, None], alt, best)
-                res.q[lower] = best
+                res.q[lower] = _lexicographic_polish(sk, sub_goals, best, settings)
             q[rows] = res.q
             iterations[rows] += res.iterations
             reasons[rows] = _reasons(res.converged, StopReason.STALLED, StopReason.MAX_ITERATIONS)
@@ -879,7 +880,11 @@ def _limb_angles(
 
 
 def _lexicographic_polish(
-    sk: Any, goals: list[Goal], q: FloatArray, settings: BodySettings
+    sk: Any,
+    goals: list[Goal],
+    q: FloatArray,
+    settings: BodySettings,
+    iterations: int | None = None,
 ) -> FloatArray:
     """Rows with a level not met: each level minimised in turn (‖e_k‖², SLSQP, scipy)
     with the levels above as equality constraints and the joint limits as bounds, from
@@ -924,7 +929,7 @@ def _lexicographic_polish(
 
             with warnings.catch_warnings():  # SLSQP's own clip into the bounds
                 warnings.filterwarnings("ignore", message="Values in x were outside bounds")
-                res = _slsqp(at, fun, grad, x, bounds, above)
+                res = _slsqp(at, fun, grad, x, bounds, above, iterations or _SLSQP_ITERATIONS)
             cand = np.clip(res.x, sk.lower, sk.upper) if bounds else np.asarray(res.x)
             if above.size:
                 cand = _restore(sk, at, cand, above, above_goals, settings)
@@ -1025,8 +1030,14 @@ def _level_errors(
 #: the cost (docs/decisions.md).
 _SLSQP_ITERATIONS = 100
 
+#: SLSQP's iteration limit per level when a start is only scouted (:func:`_solve_rows`):
+#: the conflict's starts are compared after this many, and the best is polished in full.
+_SCOUT = 40
 
-def _slsqp(at: Any, fun: Any, grad: Any, x: FloatArray, bounds: Any, above: IntArray) -> Any:
+
+def _slsqp(
+    at: Any, fun: Any, grad: Any, x: FloatArray, bounds: Any, above: IntArray, iterations: int
+) -> Any:
     """SLSQP (scipy) on ``fun`` (its gradient ``grad``) from ``x`` within ``bounds``,
     with the residual rows ``above`` of the evaluation ``at`` (if any) as equality
     constraints. Values and derivatives apart: SLSQP asks for the derivatives only at
@@ -1045,7 +1056,7 @@ def _slsqp(at: Any, fun: Any, grad: Any, x: FloatArray, bounds: Any, above: IntA
         bounds=bounds,
         constraints=constraints if above.size else [],
         method="SLSQP",
-        options={"maxiter": _SLSQP_ITERATIONS, "ftol": 1e-14},
+        options={"maxiter": iterations, "ftol": 1e-14},
     )
 
 
@@ -1100,17 +1111,26 @@ def _whole_body(
             sub = qr[keep]
             _place(body, goals, an, sub, swivel[keep, k], rows[keep])
             qr[keep] = sub
-    return solve(
+    return _LoopOnly().run(
         body.skeleton,
         [_goal_rows(g, rows) for g in goals],
         qr,
-        Method.TASK_PRIORITY,
         SolveSettings(
             tolerance=_NUMERIC_LIMB_TOLERANCE * settings.tolerance,
             use_limits=settings.use_limits,
             max_iterations=max(1, round(budget * settings.max_iterations)),
         ),
     )
+
+
+class _LoopOnly(TaskPriorityStep):
+    """TASK_PRIORITY's loop without its lower-level SLSQP finish: a row the whole-body
+    pass leaves with a level unmet goes to :func:`_lexicographic_polish`, which starts
+    from the loop's result and from the start as that finish does (and from the rest
+    pose); the finish would polish the same level from the same points first."""
+
+    def finish(self, *args: Any) -> None:
+        return None
 
 
 def _place(
