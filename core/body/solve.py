@@ -939,8 +939,80 @@ def _lexicographic_polish(
             ) and fun(cand) < fun(x):
                 x = cand
             if np.any(at(x, jacobian=False).goal_error[0, members] > settings.tolerance):
-                break  # the levels below would take this unmet level as equalities
+                # the levels below would take this unmet level as equalities; only the
+                # DOFs that move no goal above them are theirs (full polish only)
+                if iterations is None:
+                    x = _free_polish(sk, at, x, row_goals, k, settings)
+                break
         out[i] = x
+    return out
+
+
+#: Gauss–Newton steps per level of :func:`_free_polish`.
+_FREE_STEPS = 10
+
+
+def _free_polish(
+    sk: Any, at: Any, x: FloatArray, goals: tuple[Goal, ...], k0: int, settings: BodySettings
+) -> FloatArray:
+    """One row's levels below level ``k0`` (left unmet at its constrained optimum), each
+    minimised in turn by Gauss–Newton steps over the DOFs that move no goal of a level
+    above it (no ancestor joint of any such goal: the neck and head beneath a conflict of
+    the hands and feet), within their limits (a DOF at a limit that the step pushes
+    outward held). Those levels above cannot change, so a strict priority holds exactly;
+    a step is taken only when it lowers the level's ‖e‖², at most :data:`_FREE_STEPS`
+    per level. (SLSQP cannot take an unmet level as an equality, and the levels below it
+    are otherwise left as the polish of the unmet level leaves them.)"""
+    prios = sorted({g.priority for g in goals})
+    blocks = at(x).blocks
+    moves = _moved_goals(sk, goals)
+    lo, hi = sk.lower, sk.upper
+    for k in range(k0 + 1, len(prios)):
+        members = [j for j, g in enumerate(goals) if g.priority == prios[k]]
+        above = [j for j, g in enumerate(goals) if g.priority < prios[k]]
+        dofs = np.flatnonzero(~moves[:, above].any(axis=1) & moves[:, members].any(axis=1))
+        ev = at(x)
+        if not dofs.size or np.all(ev.goal_error[0, members] <= settings.tolerance):
+            continue
+        rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
+        f = float(ev.e[0, rk] @ ev.e[0, rk])
+        for _ in range(_FREE_STEPS):
+            e, jac = ev.e[0, rk], ev.J[0, rk][:, dofs]
+            free = np.ones(dofs.size, dtype=bool)
+            xs = x[dofs]
+            for _ in range(2):
+                dx = np.zeros(dofs.size)
+                dx[free] = np.linalg.lstsq(jac[:, free], e, rcond=1e-10)[0]
+                if not settings.use_limits:
+                    break
+                out = ((xs + dx < lo[dofs]) & (xs <= lo[dofs])) | (
+                    (xs + dx > hi[dofs]) & (xs >= hi[dofs])
+                )
+                if not (out & free).any():
+                    break
+                free &= ~out
+            cand = x.copy()
+            cand[dofs] = np.clip(xs + dx, lo[dofs], hi[dofs]) if settings.use_limits else xs + dx
+            ev = at(cand)
+            fc = float(ev.e[0, rk] @ ev.e[0, rk])
+            if not fc < f:
+                break
+            x, f = cand, fc
+            if np.all(ev.goal_error[0, members] <= 1e-3 * settings.tolerance):
+                break
+        ev = at(x)
+    return x
+
+
+def _moved_goals(sk: Any, goals: tuple[Goal, ...]) -> NDArray[np.bool_]:
+    """(n_dofs, G) whether a DOF moves a goal: its joint is the goal's joint or one of
+    its ancestors."""
+    out = np.zeros((sk.n_dofs, len(goals)), dtype=bool)
+    for gi, goal in enumerate(goals):
+        j = sk.goal_joint(goal, gi)
+        while j >= 0:
+            out[sk.dof_slices[j], gi] = True
+            j = int(sk.parents[j])
     return out
 
 
