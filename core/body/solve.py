@@ -626,9 +626,12 @@ def _solve_rows(
             swiv = x[rows, free.size :]
             # from where the numeric level left the body, then (rows not reached) from
             # the start's body; the limbs placed as _whole_body says
-            res = _whole_body(
-                body, goals, plan, q[rows], swiv, pat, rows, settings, budget, placed=True
-            )
+            if budget == _WHOLE_BODY_ITERATIONS:
+                res = _whole_body(
+                    body, goals, plan, q[rows], swiv, pat, rows, settings, budget, placed=True
+                )
+            else:
+                res = _conflict_pass(body, goals, plan, q[rows], swiv, pat, rows, settings)
             # (a conflict's rows skip it: the polish below also starts from the start)
             again = ~res.level_reached[:, 0] & (budget == _WHOLE_BODY_ITERATIONS)
             if again.any():
@@ -1193,6 +1196,61 @@ def _whole_body(
             max_iterations=max(1, round(budget * settings.max_iterations)),
         ),
     )
+
+
+def _conflict_pass(
+    body: Body,
+    goals: tuple[Goal, ...],
+    plan: dict[str, Any],
+    q: FloatArray,
+    swivel: FloatArray,
+    bad: NDArray[np.bool_],
+    rows: IntArray,
+    settings: BodySettings,
+) -> Any:
+    """:func:`_whole_body` (budget :data:`_CONFLICT_ITERATIONS`) for the rows ``rows``
+    whose numeric level did not settle although every goaled limb has a feasible φ (a
+    conflict), from their numeric pose ``q`` (limbs placed) — except rows where that pose
+    leaves priority 0 unmet: they keep it as it is (q, 0 iterations, STALLED). Beyond
+    reach the pass did not meet priority 0 from there either (20–30 iterations, the feet
+    0.3–5 mm off) and its result was never the polish's best start; the polish, which
+    follows on every row with a level unmet, meets priority 0 from it first."""
+    sk = body.skeleton
+    level = _level_errors(sk, [_goal_rows(g, rows) for g in goals], q)
+    met = level[:, 0] <= settings.tolerance
+    out = _Pass(
+        q.copy(),
+        np.zeros(rows.size, dtype=np.int_),
+        np.ones(rows.size, dtype=bool),
+        level <= settings.tolerance,
+    )
+    if met.any():
+        res = _whole_body(
+            body,
+            goals,
+            plan,
+            q[met],
+            swivel[met],
+            bad[met],
+            rows[met],
+            settings,
+            _CONFLICT_ITERATIONS,
+            placed=True,
+        )
+        out.q[met], out.iterations[met] = res.q, res.iterations
+        out.converged[met], out.level_reached[met] = res.converged, res.level_reached
+    return out
+
+
+@dataclass
+class _Pass:
+    """What :func:`_solve_rows` reads of a whole-body pass: q, iterations, whether it
+    stopped before its iteration limit, and each level reached, per row."""
+
+    q: FloatArray
+    iterations: IntArray
+    converged: NDArray[np.bool_]
+    level_reached: NDArray[np.bool_]
 
 
 class _LoopOnly(TaskPriorityStep):
