@@ -932,8 +932,9 @@ def _lexicographic_polish(
 
             with warnings.catch_warnings():  # SLSQP's own clip into the bounds
                 warnings.filterwarnings("ignore", message="Values in x were outside bounds")
-                res = _slsqp(at, fun, grad, x, bounds, above, iterations or _SLSQP_ITERATIONS)
-            cand = np.clip(res.x, sk.lower, sk.upper) if bounds else np.asarray(res.x)
+                limit = iterations or (_SLSQP_ITERATIONS if k < len(prios) - 1 else _LOWEST)
+                res = _slsqp(at, fun, grad, x, bounds, above, limit)
+            cand = np.clip(res, sk.lower, sk.upper) if bounds else res
             if above.size:
                 cand = _restore(sk, at, cand, above, above_goals, settings)
             if (
@@ -1098,12 +1099,19 @@ def _level_errors(
     )
 
 
-#: SLSQP's iteration limit per row and level. A level SLSQP can meet converges in tens of
-#: iterations; a conflicting lowest level (a hips pin behind a hand beyond reach, under
-#: the feet's and the hand's equalities) does not converge to ``ftol`` at all: after 100
-#: iterations it stands within a few millimetres of where 500 leave it, at a fifth of
-#: the cost (docs/decisions.md).
-_SLSQP_ITERATIONS = 100
+#: SLSQP's iteration limit per row and level of the full polish, for a level with levels
+#: below it. Such a level converges to ``ftol`` in tens to a few hundred iterations (a
+#: hand beyond reach under the feet's equalities in 150–250); stopped earlier, a solve
+#: from its own answer improves it further (by 3e-6 of its error after 100–150
+#: iterations on a Mixamo rig, and that solve turned a straight leg 180° about itself).
+_SLSQP_ITERATIONS = 500
+
+#: The same for the lowest level. A conflicting lowest level (a hips pin behind a hand
+#: that reaches, under the feet's and the hand's equalities) does not converge to
+#: ``ftol`` at all: after 100 iterations it stands within a few millimetres of where 500
+#: leave it, at a fifth of the cost, and further iterations crawl along a flat valley
+#: that a solve from its own answer would crawl on (docs/decisions.md).
+_LOWEST = 100
 
 #: SLSQP's iteration limit per level when a start is only scouted (:func:`_solve_rows`):
 #: the conflict's starts are compared after this many, and the best is polished in full.
@@ -1112,11 +1120,12 @@ _SCOUT = 40
 
 def _slsqp(
     at: Any, fun: Any, grad: Any, x: FloatArray, bounds: Any, above: IntArray, iterations: int
-) -> Any:
+) -> FloatArray:
     """SLSQP (scipy) on ``fun`` (its gradient ``grad``) from ``x`` within ``bounds``,
     with the residual rows ``above`` of the evaluation ``at`` (if any) as equality
-    constraints. Values and derivatives apart: SLSQP asks for the derivatives only at
-    the points its line search accepts."""
+    constraints, at most ``iterations``; returns its last iterate. Values and
+    derivatives apart: SLSQP asks for the derivatives only at the points its line search
+    accepts."""
     constraints = [
         {
             "type": "eq",
@@ -1124,7 +1133,7 @@ def _slsqp(
             "jac": lambda v: -at(v).J[0, above],
         }
     ]
-    return minimize(
+    res = minimize(
         fun,
         x,
         jac=grad,
@@ -1133,6 +1142,8 @@ def _slsqp(
         method="SLSQP",
         options={"maxiter": iterations, "ftol": 1e-14},
     )
+    out: FloatArray = np.asarray(res.x)
+    return out
 
 
 def _first_row(goal: Goal) -> dict[str, Any]:
