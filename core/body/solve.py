@@ -42,25 +42,30 @@ Limits inside the shell. A goal inside the shell can still be out of the limb's 
 a hand orientation the wrist cannot take from that forearm); the shell cannot see that.
 After the numeric level each goaled limb's feasible swivel set is computed (closed form).
 Rows where some limb has none, or where the numeric level did not settle (a conflict it
-could not resolve), are finished by :func:`~core.chain.solve` with TASK_PRIORITY over
-every joint, starting from the numeric result with each limb placed in closed form where
-it has a feasible φ and as a *witness* where it has not (the limb solved without limits at
-the one of :data:`_SAMPLES` swivels least outside its limits, its angles clamped a little
-inside them); where that leaves priority 0 unmet, from the start pose placed likewise. A
-level still unmet there is finished by SLSQP (scipy) with the levels above as equality
+could not resolve), are finished by TASK_PRIORITY's loop over every joint (without its own
+SLSQP finish: the body's follows), starting from the numeric result with each limb placed
+in closed form where it has a feasible φ and as a *witness* where it has not (the limb
+solved without limits at the one of :data:`_SAMPLES` swivels least outside its limits,
+its angles clamped a little inside them); for rows with an infeasible limb, where that
+leaves priority 0 unmet, from the start pose placed likewise. Rows whose limbs all have a
+feasible φ (a conflict only) get a short pass, and none where the numeric result leaves
+priority 0 unmet (beyond reach the pass did not meet it from there either). A level
+still unmet then is finished by SLSQP (scipy) with the levels above as equality
 constraints and the limits as bounds (one per row: a Python loop), since the clamping
-loop of TASK_PRIORITY stops short of the bounded optimum; it starts from the whole-body
-result, from the start (its limbs placed as below) and from the rest pose at the start's
-root (the conflict's basins), a level already met is not minimised again, and a level
-above that SLSQP leaves off by more than the tolerance is restored by Gauss–Newton steps
-before its candidate is judged. Such a row keeps its start, its limbs placed as below,
+loop of TASK_PRIORITY stops short of the bounded optimum. Its starts are the pass's
+result, the start (its limbs placed as below) and the rest pose at the start's root (the
+conflict's basins); each is scouted with :data:`_SCOUT` SLSQP iterations per level and
+the best polished in full. A level already met is not minimised again; a level above
+that SLSQP leaves off by more than the tolerance is restored by Gauss–Newton steps before
+its candidate is judged; a level left unmet ends the polish (the levels below cannot take
+it as an equality): below it, each level is minimised by Gauss–Newton over the DOFs that
+move no goal above it (the neck and head under a conflict of the hands), so the levels
+above stay exactly as they are. Such a row keeps its start, its limbs placed as below,
 when the result is not lexicographically better by more than the tolerance +
 :data:`_KEEP` × the error at some level (so a solve from its own answer gives the
-answer). Rows whose limbs all have a
-feasible φ get a short whole-body pass (the finish settles their conflict). The limbs
-are then solved in closed form again, with the swivel whose elbow is nearest the
-numeric one (§3.2.2); a limb whose closed form does not reach the goal keeps its
-numeric angles (``limb_reached`` False).
+answer). The limbs are then solved in closed form again, with the swivel whose elbow is
+nearest the numeric one (§3.2.2); a limb whose closed form does not reach the goal keeps
+its numeric angles (``limb_reached`` False).
 
 Warm path. Every row is first solved *without* the rest term: the numeric level takes
 minimum-norm steps from the start's trunk (the goals' rows only, so nothing moves in
@@ -900,7 +905,11 @@ def _lexicographic_polish(
     result that still breaks a level above, or does not lower its own level's error, is
     discarded. A level met (every goal within the tolerance) is skipped: any point of its
     solution set would "lower" its error by float noise, and SLSQP's wandering there
-    would move the start of the levels below."""
+    would move the start of the levels below. A level left unmet ends the row's polish:
+    the levels below would take its residual as equalities they cannot meet (their
+    candidates were never accepted); in a full polish they are minimised by
+    :func:`_free_polish` instead. ``iterations``: SLSQP's limit per level (a scouted
+    start); default :data:`_SLSQP_ITERATIONS`, :data:`_LOWEST` for the lowest level."""
     prios = sorted({g.priority for g in goals})
     bounds = list(zip(sk.lower, sk.upper, strict=True)) if settings.use_limits else None
     out = q.copy()
@@ -1177,7 +1186,7 @@ def _whole_body(
     budget: float,
     placed: bool = False,
 ) -> Any:
-    """TASK_PRIORITY over every joint (:func:`~core.chain.solve`) for the rows ``rows``,
+    """TASK_PRIORITY's loop over every joint (:class:`_LoopOnly`) for the rows ``rows``,
     from ``q`` with each goaled limb placed at its shoulder frame there: in closed form
     (swivel ``swivel``) where it has a feasible φ, as a witness where not (``bad`` (R, A):
     per row and analytic limb), so that the start does not depend on the limbs' own
