@@ -1046,12 +1046,25 @@ def _evaluation_cache(sk: Any, goals: tuple[Goal, ...]) -> Any:
     evaluation's ``memo``; its ``frames`` are not used)."""
     last: list[Any] = [None, None]
     memo: dict[str, Any] = {}
+    # whether values are computed with the Jacobian: SLSQP asks for the derivatives at
+    # every point it accepts, and on a level whose line search takes its first step (a
+    # conflict of the hands: ~1.07 values per iteration) nearly every value point is
+    # one; a value computed with it that was not asked for turns this off again
+    eager = [False, False]  # [on, the last evaluation's J asked for]
 
     def at(x: FloatArray, jacobian: bool = True) -> Any:
         x = np.asarray(x, dtype=np.float64)
         key = x.tobytes()
-        if last[0] != key or (jacobian and last[1].J is None):
-            last[0], last[1] = key, sk.evaluate(x[None], goals, jacobian=jacobian, memo=memo)
+        if last[0] == key:
+            if not jacobian or last[1].J is not None:
+                eager[1] = eager[1] or jacobian
+                return last[1]
+            eager[0] = True  # a value point accepted: its Jacobian asked for
+        elif last[1] is not None and last[1].J is not None and not eager[1]:
+            eager[0] = False  # a value with the Jacobian nobody asked for
+        with_j = jacobian or eager[0]
+        last[0], last[1] = key, sk.evaluate(x[None], goals, jacobian=with_j, memo=memo)
+        eager[1] = jacobian
         return last[1]
 
     return at
