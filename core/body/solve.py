@@ -919,22 +919,26 @@ def _lexicographic_polish(
             for r in (_goal_rows(g, np.array([i])) for g in goals)
         )
         at = _evaluation_cache(sk, row_goals)
-        blocks = at(out[i]).blocks
         x = out[i]
         for k in range(len(prios)):
             members = [j for j, g in enumerate(row_goals) if g.priority == prios[k]]
             if np.all(at(x).goal_error[0, members] <= settings.tolerance):
                 continue
+            # SLSQP sees this level and the levels above only (the goals below cost
+            # evaluations it never reads)
+            upto = tuple(g for g in row_goals if g.priority <= prios[k])
+            at_k = at if len(upto) == len(row_goals) else _evaluation_cache(sk, upto)
+            blocks = at_k(x).blocks
             rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
             above = _rows_of(blocks, lambda p, k=k: p < prios[k])
-            above_goals = [j for j, g in enumerate(row_goals) if g.priority < prios[k]]
+            above_goals = [j for j, g in enumerate(upto) if g.priority < prios[k]]
 
-            def fun(v: FloatArray, rk: IntArray = rk, at: Any = at) -> float:
-                e = at(v, jacobian=False).e[0, rk]
+            def fun(v: FloatArray, rk: IntArray = rk, at_k: Any = at_k) -> float:
+                e = at_k(v, jacobian=False).e[0, rk]
                 return 0.5 * float(e @ e)
 
-            def grad(v: FloatArray, rk: IntArray = rk, at: Any = at) -> FloatArray:
-                ev = at(v)
+            def grad(v: FloatArray, rk: IntArray = rk, at_k: Any = at_k) -> FloatArray:
+                ev = at_k(v)
                 assert ev.J is not None
                 g: FloatArray = -ev.J[0, rk].T @ ev.e[0, rk]
                 return g
@@ -942,13 +946,15 @@ def _lexicographic_polish(
             with warnings.catch_warnings():  # SLSQP's own clip into the bounds
                 warnings.filterwarnings("ignore", message="Values in x were outside bounds")
                 limit = iterations or (_SLSQP_ITERATIONS if k < len(prios) - 1 else _LOWEST)
-                res = _slsqp(at, fun, grad, x, bounds, above, limit)
+                res = _slsqp(at_k, fun, grad, x, bounds, above, limit)
             cand = np.clip(res, sk.lower, sk.upper) if bounds else res
             if above.size:
-                cand = _restore(sk, at, cand, above, above_goals, settings)
+                cand = _restore(sk, at_k, cand, above, above_goals, settings)
             if (
                 not above.size
-                or np.all(at(cand, jacobian=False).goal_error[0, above_goals] <= settings.tolerance)
+                or np.all(
+                    at_k(cand, jacobian=False).goal_error[0, above_goals] <= settings.tolerance
+                )
             ) and fun(cand) < fun(x):
                 x = cand
             if np.any(at(x, jacobian=False).goal_error[0, members] > settings.tolerance):
