@@ -177,8 +177,12 @@ _CONFLICT_ITERATIONS = 0.3
 _NUMERIC_LIMB_TOLERANCE = 1e-3
 
 
-#: Slack (× limb length) of the shell test of :func:`_limbs`.
-_SHELL_SLACK = 1e-6
+#: Rounding slack (× limb length) of a limb's true shell (:attr:`_Analytic.reach`): a goal
+#: this far beyond it still counts as inside. A tenth of ``REACH_TOLERANCE``, so that the
+#: limb's closed form reaches every goal inside exactly (distances computed along
+#: different roads differ by ~1e-16 of the length; a straight rest-pose limb's goal sits
+#: on the boundary).
+_SHELL_SLACK = 1e-10
 
 
 #: Swivel samples of a witness search.
@@ -214,7 +218,10 @@ class _Reduced:
 @dataclass
 class _Analytic:
     """One goaled limb: its index in ``Body.limbs``, the goal's index, the limb model
-    (effector = the goal's point), the wrist held for position goals, the shell."""
+    (effector = the goal's point), the wrist held for position goals, the shell shrunk
+    by the margin (``d_min``, ``d_max``: where a goal outside the true shell is pushed)
+    and the true shell widened by :data:`_SHELL_SLACK` (``reach``: a goal inside it is
+    met as it is)."""
 
     limb: int
     goal: int
@@ -222,6 +229,7 @@ class _Analytic:
     wrist: FloatArray | None
     d_min: float
     d_max: float
+    reach: tuple[float, float]
 
     @functools.cached_property
     def free(self) -> Limb:
@@ -310,12 +318,14 @@ def _plan(
                     model.swivel_reference,
                 )
         d_min, d_max = body.shells[k] if wrist is None else shell(model, wrist)
+        slack = _SHELL_SLACK * model.length
+        reach = (d_min - slack, d_max + slack)
         margin = settings.shell_margin * model.length
         if d_max - d_min > 2.0 * margin:
             d_min, d_max = d_min + margin, d_max - margin
         else:
             d_min = d_max = 0.5 * (d_min + d_max)
-        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max))
+        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max, reach))
         limb_goal[gi] = k
     in_limb = np.zeros(sk.n_dofs, dtype=bool)
     for an in analytic:
@@ -1207,6 +1217,8 @@ def _numeric(
         sqw_k,
         d_lo,
         d_hi,
+        reach_lo,
+        reach_hi,
         band,
         lower,
         upper,
@@ -1231,6 +1243,9 @@ def _numeric(
     )
 
     hi_band, lo_band = d_hi - band, d_lo + band  # (the shell's bands where it is held)
+    # per row and goaled limb: its goal is being pushed to the shrunk shell (it left the
+    # true shell and has not reached the shrunk one yet; every evaluated point is taken)
+    pushed = np.zeros((big, na), dtype=bool)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1262,7 +1277,14 @@ def _numeric(
                 tg = shared_targets
             v = tg - s
             d = np.sqrt(np.add.reduce(v * v, axis=-1))
-            c = np.minimum(np.maximum(d, d_lo), d_hi)  # (np.clip's values)
+            # the shell's hysteresis: a goal inside the true shell is met where it is
+            # (c = d); one outside it is pushed to the shrunk shell (c its nearest point
+            # there) until it lies there within the tolerance
+            shrunk = np.minimum(np.maximum(d, d_lo), d_hi)  # (np.clip's values)
+            push = (d < reach_lo) | (d > reach_hi)
+            push |= pushed[rows] & (np.abs(d - shrunk) > settings.tolerance)
+            pushed[rows] = push
+            c = np.where(push, shrunk, d)
             near = (d > hi_band) | (d < lo_band)
             safe = np.where(d > 0.0, d, 1.0)
             u = v / safe[..., None]
@@ -1541,6 +1563,8 @@ class _Constants(NamedTuple):
     sqw: FloatArray
     d_lo: FloatArray
     d_hi: FloatArray
+    reach_lo: FloatArray
+    reach_hi: FloatArray
     band: FloatArray
     lower: FloatArray
     upper: FloatArray
@@ -1604,6 +1628,8 @@ def _numeric_constants(
     sqw_k = np.array([math.sqrt(goals[an.goal].weight) for an in analytic])
     d_lo = np.array([an.d_min for an in analytic])
     d_hi = np.array([an.d_max for an in analytic])
+    reach_lo = np.array([an.reach[0] for an in analytic])
+    reach_hi = np.array([an.reach[1] for an in analytic])
     band = _BAND * np.array([an.model.length for an in analytic])
     lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
     upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
@@ -1630,7 +1656,7 @@ def _numeric_constants(
             np.array([r.start for r in spans], dtype=np.intp),
             settings.tolerance**2 * np.array([blk.weight for blk in blocks], dtype=np.float64),
         )
-    for a in (sqw_k, d_lo, d_hi, band, lower, upper):
+    for a in (sqw_k, d_lo, d_hi, reach_lo, reach_hi, band, lower, upper):
         a.setflags(write=False)
     out = _Constants(
         aux=aux,
@@ -1643,6 +1669,8 @@ def _numeric_constants(
         sqw=sqw_k,
         d_lo=d_lo,
         d_hi=d_hi,
+        reach_lo=reach_lo,
+        reach_hi=reach_hi,
         band=band,
         lower=lower,
         upper=upper,
@@ -1671,14 +1699,15 @@ def _rows_state(state: StepState, rows: IntArray, evaluate: Any) -> StepState:
 
 
 def _in_shell(an: _Analytic, local: Local) -> NDArray[np.bool_]:
-    """(B,) the limb's local goal lies in its shell (with :data:`_SHELL_SLACK`)."""
-    slack = _SHELL_SLACK * an.model.length
+    """(B,) the limb's local goal lies in its true shell (``an.reach``, the numeric
+    level's met region of the limb's shell constraint)."""
+    lo, hi = an.reach
     if local.position.shape[0] == 1:  # one row: the same sum of squares on floats
         x, y, z = local.position[0].tolist()
         d1 = math.sqrt(x * x + y * y + z * z)
-        return np.array([an.d_min - slack <= d1 <= an.d_max + slack])
+        return np.array([lo <= d1 <= hi])
     d = np.linalg.norm(local.position, axis=-1)
-    out: NDArray[np.bool_] = (d >= an.d_min - slack) & (d <= an.d_max + slack)
+    out: NDArray[np.bool_] = (d >= lo) & (d <= hi)
     return out
 
 

@@ -1,0 +1,95 @@
+"""Full-body IK (core.body): one shell per goaled limb with a hysteresis. A goal inside the
+limb's true shell is met where it is (nothing pulls it inward by the margin); a goal
+outside it is pushed to the shell shrunk by ``BodySettings.shell_margin``. Straight legs
+(a T-pose, a standing frame) with the feet pinned and the pelvis pinned below them are
+then no conflict: the numeric level settles in the warm path, no whole-body pass."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from core import BodySettings, Goal, PoseGoal, solve_body
+from tests.core.test_body_repeat import ARM, _swivels
+from tests.fixtures.humanoid import end_goals, humanoid
+
+BODY = humanoid()
+SK = BODY.skeleton
+LEGS = [k for k, bl in enumerate(BODY.limbs) if bl.name.startswith("leg")]
+
+
+def _pinned_stance(q: np.ndarray, reach: float) -> list[Goal]:
+    """Feet at priority 0, hands at 1 (the left one's target ``reach`` arm lengths from
+    its shoulder, forward and down), the head's aim at 2, the pelvis pinned at 3 — every
+    pin where ``q`` has it."""
+    prio = {"foot_l": 0, "foot_r": 0, "hand_l": 1, "hand_r": 1, "head": 2}
+    rot, org, _, _ = SK.kinematics(q[None])
+    shoulder, hand = org[0, SK.joint_index("upperarm_l")], org[0, SK.joint_index("hand_l")]
+    u = (hand - shoulder) / np.linalg.norm(hand - shoulder) + np.array([0.3, -0.5, 0.2])
+    target = shoulder + u / np.linalg.norm(u) * reach * ARM
+    goals: list[Goal] = []
+    for g in end_goals(BODY, q):
+        g = dataclasses.replace(g, priority=prio[g.joint])
+        goals.append(dataclasses.replace(g, position=target) if g.joint == "hand_l" else g)
+    p = SK.joint_index("pelvis")
+    return [*goals, PoseGoal(org[0, p], rot[0, p], joint="pelvis", priority=3)]
+
+
+def _leg_lengths(q: np.ndarray) -> np.ndarray:
+    """Each leg's hip–ankle distance at ``q``."""
+    _, org, _, _ = SK.kinematics(q[None])
+    return np.array(
+        [np.linalg.norm(org[0, BODY.joints[k][2]] - org[0, BODY.joints[k][0]]) for k in LEGS]
+    )
+
+
+def test_straight_legs_under_a_pinned_pelvis_settle_in_the_warm_path() -> None:
+    # the rest pose: both legs exactly straight, their ankles on the true shell's boundary
+    q = np.zeros(SK.n_dofs)
+    np.testing.assert_allclose(_leg_lengths(q), [BODY.shells[k][1] for k in LEGS], rtol=1e-15)
+    pelvis = SK.dof_slices[SK.joint_index("pelvis")]
+    for reach in (0.9, 0.92, 0.94, 0.96):  # a hand dragged, each frame warm-started
+        goals = _pinned_stance(np.zeros(SK.n_dofs), reach)
+        sol = solve_body(BODY, goals, q, BodySettings(swivel=_swivels(BODY, q)))
+        # the warm path's minimum-norm steps alone (a whole-body pass or the rest-term
+        # solve would add their iterations): the pelvis pin costs nothing
+        assert sol.iterations <= 3
+        assert sol.reason.name == "REACHED"
+        assert sol.reached.all() and sol.within_limits
+        np.testing.assert_array_equal(sol.q[pelvis], q[pelvis])
+        assert sol.goal_error[-1] <= 1e-12
+        for k, bl in enumerate(BODY.limbs):
+            assert sol.limb_reached[k], bl.name
+            assert sol.goal_error[[g.joint for g in goals].index(_end(k))] <= 1e-9
+        q = sol.q
+
+
+def _end(k: int) -> str:
+    return SK.joints[BODY.joints[k][2]].name
+
+
+@pytest.mark.parametrize("drop", [0.0, 1e-5, 1e-3])
+def test_feet_beyond_straight_legs_are_pushed_to_the_shrunk_shell(drop: float) -> None:
+    # the feet pinned ``drop`` m below the straight legs, the pelvis free: on the boundary
+    # (drop 0) nothing moves; beyond it the body lowers the pelvis until each ankle lies
+    # the margin inside its shell (not just inside the true one)
+    q = np.zeros(SK.n_dofs)
+    goals = [
+        dataclasses.replace(g, position=np.asarray(g.position) - [0.0, 0.0, drop])
+        for g in end_goals(BODY, q)
+        if g.joint.startswith("foot")
+    ]
+    settings = BodySettings()
+    sol = solve_body(BODY, goals, q, settings)
+    assert sol.reached.all() and sol.within_limits and sol.reason.name == "REACHED"
+    assert sol.goal_error.max() <= 1e-9
+    assert all(sol.limb_reached[k] for k in LEGS)
+    d_max = np.array([BODY.shells[k][1] for k in LEGS])
+    if drop == 0.0:
+        assert sol.iterations == 1
+        np.testing.assert_array_equal(sol.q, q)
+        return
+    margin = np.array([settings.shell_margin * BODY.models[k].length for k in LEGS])
+    np.testing.assert_allclose(_leg_lengths(sol.q), d_max - margin, atol=settings.tolerance)
