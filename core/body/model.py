@@ -248,9 +248,11 @@ class BodySettings:
             angle; 0 = the elbow on the side it has in the limb's zero pose). Default 0.
         use_limits: default True: every joint stays within its limits (the numeric level
             clamps its unknowns; the limbs choose φ from their feasible intervals).
-        shell_margin: ≥ 0, default 1e-4: the numeric level keeps every goaled limb's
-            wrist/ankle goal at least this × the limb's length inside its reachable shell,
-            so the analytic limb meets it exactly.
+        shell_margin: ≥ 0, default 1e-4: where the numeric level has to move a goaled
+            limb's wrist/ankle goal into the limb's reachable shell, it brings it at
+            least this × the limb's length inside, so the analytic limb meets it exactly
+            away from the boundary; a goal already inside the shell (a straight standing
+            leg's ankle included) stays where it is.
         priority_damping: damping c of the strict task-priority levels (units of J),
             default 1e-2 (see :class:`~core.chain.TaskPriorityStep`).
     """

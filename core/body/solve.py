@@ -17,12 +17,21 @@ reused as it is; weights blend goals within a level):
   (:meth:`~core.chain.Skeleton.evaluate`, the columns of ``x``);
 * every goaled limb's *shell constraint*, at its goal's priority and weight: the goal's
   wrist centre (pose goals; the effector point for position goals) must lie at a
-  distance from the shoulder in ``[d_min + m, d_max − m]`` — the distances the elbow can
-  make within its limits (Eq. 5: d²(θ4) = C + 2 r cos(θ4 − δ)), ``m`` the margin
-  :attr:`BodySettings.shell_margin` × limb length. Residual: the point's distance
-  outside that interval (zero inside) — one row; in the warm path (no rest term) the
-  vector along the shoulder–target line, three rows; Jacobian from the shoulder's
-  position Jacobian;
+  distance from the shoulder in the limb's *true shell* ``[d_min, d_max]`` — the
+  distances the elbow can make within its limits (Eq. 5: d²(θ4) = C + 2 r cos(θ4 − δ)),
+  widened by :data:`_SHELL_SLACK` for rounding — with a hysteresis: a goal inside it is
+  met where it is (the limb reaches it exactly: a straight standing leg under a pinned
+  pelvis is no conflict); a goal outside it is *pushed* to the shrunk shell
+  ``[d_min + m, d_max − m]`` (``m`` the margin :attr:`BodySettings.shell_margin` × limb
+  length, which keeps a goal the body has to move off the boundary, where the limb's
+  swivel sets thin out) and counts as met only once it lies there within the tolerance,
+  after which the true shell applies again. Residual: the point's distance from that
+  target interval (zero inside) — one row; in the warm path (no rest term) the vector
+  along the shoulder–target line, three rows; Jacobian from the shoulder's position
+  Jacobian. Within :data:`_BAND` × the length of the shrunk shell's boundary, and
+  between the two shells, the distance is held (its row active at residual 0). The
+  limbs' own tests read the same true shell (a goal in it without a feasible φ goes to
+  the rescue below; one beyond it is out of reach);
 * lowest, in the null space of all of them: the rest-pose / preferred-angle term
   √w (x_rest − x), the swivels' part pulling each φ to its preferred value. It is a
   secondary objective, converged loosely: once every goal is met (rows resumed from
@@ -1246,6 +1255,8 @@ def _numeric(
     # per row and goaled limb: its goal is being pushed to the shrunk shell (it left the
     # true shell and has not reached the shrunk one yet; every evaluated point is taken)
     pushed = np.zeros((big, na), dtype=bool)
+    pushing = [False]  # (pushed.any())
+    shells = (d_lo, d_hi, reach_lo, reach_hi)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1277,14 +1288,13 @@ def _numeric(
                 tg = shared_targets
             v = tg - s
             d = np.sqrt(np.add.reduce(v * v, axis=-1))
-            # the shell's hysteresis: a goal inside the true shell is met where it is
-            # (c = d); one outside it is pushed to the shrunk shell (c its nearest point
-            # there) until it lies there within the tolerance
-            shrunk = np.minimum(np.maximum(d, d_lo), d_hi)  # (np.clip's values)
-            push = (d < reach_lo) | (d > reach_hi)
-            push |= pushed[rows] & (np.abs(d - shrunk) > settings.tolerance)
-            pushed[rows] = push
-            c = np.where(push, shrunk, d)
+            # the distance each goal is held at (c = d: met where it is) or pushed to
+            c, push = _shell_target(
+                d, pushed[rows] if pushing[0] else None, shells, settings.tolerance
+            )
+            if pushing[0] or c is not d:
+                pushed[rows] = push
+                pushing[0] = bool(pushed.any())
             near = (d > hi_band) | (d < lo_band)
             safe = np.where(d > 0.0, d, 1.0)
             u = v / safe[..., None]
@@ -1477,6 +1487,28 @@ def _numeric(
         now = obj[keep]
     reasons[act] = StopReason.MAX_ITERATIONS
     return x, iterations, reasons
+
+
+def _shell_target(
+    d: FloatArray,
+    was_pushed: NDArray[np.bool_] | None,
+    shells: tuple[FloatArray, FloatArray, FloatArray, FloatArray],
+    tolerance: float,
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """The shell's hysteresis (module docstring) for goals at distances ``d`` (B, A)
+    from their shoulders: the distance each is held at (``d`` itself where it is met)
+    and which are pushed to the shrunk shell. ``shells``: the shrunk shells' and the true
+    shells' bounds (A,) each; ``was_pushed`` (B, A): which were pushed at the previous
+    point (None: none) — those stay pushed until within ``tolerance`` of the shrunk
+    shell. Returns ``d`` itself (the same array) where no goal is pushed."""
+    lo, hi, reach_lo, reach_hi = shells
+    push = (d < reach_lo) | (d > reach_hi)
+    if was_pushed is not None:
+        push |= was_pushed & (np.abs(d - np.minimum(np.maximum(d, lo), hi)) > tolerance)
+    if not push.any():
+        return d, push
+    out: FloatArray = np.where(push, np.minimum(np.maximum(d, lo), hi), d)
+    return out, push
 
 
 def _settle_rows(

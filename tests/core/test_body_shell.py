@@ -10,8 +10,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core import BodySettings, Goal, PoseGoal, solve_body
+from core.body.solve import _shell_target
 from tests.core.test_body_repeat import ARM, _swivels
 from tests.fixtures.humanoid import end_goals, humanoid
 
@@ -81,8 +84,8 @@ def test_feet_beyond_straight_legs_are_pushed_to_the_shrunk_shell(drop: float) -
         for g in end_goals(BODY, q)
         if g.joint.startswith("foot")
     ]
-    settings = BodySettings()
-    sol = solve_body(BODY, goals, q, settings)
+    bs = BodySettings()
+    sol = solve_body(BODY, goals, q, bs)
     assert sol.reached.all() and sol.within_limits and sol.reason.name == "REACHED"
     assert sol.goal_error.max() <= 1e-9
     assert all(sol.limb_reached[k] for k in LEGS)
@@ -91,5 +94,28 @@ def test_feet_beyond_straight_legs_are_pushed_to_the_shrunk_shell(drop: float) -
         assert sol.iterations == 1
         np.testing.assert_array_equal(sol.q, q)
         return
-    margin = np.array([settings.shell_margin * BODY.models[k].length for k in LEGS])
-    np.testing.assert_allclose(_leg_lengths(sol.q), d_max - margin, atol=settings.tolerance)
+    margin = np.array([bs.shell_margin * BODY.models[k].length for k in LEGS])
+    np.testing.assert_allclose(_leg_lengths(sol.q), d_max - margin, atol=bs.tolerance)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    d=st.lists(st.floats(0.0, 2.0), min_size=4, max_size=4),
+    was=st.lists(st.booleans(), min_size=4, max_size=4),
+)
+def test_shell_target_hysteresis(d: list[float], was: list[bool]) -> None:
+    # true shell [0.5, 1.5], shrunk shell [0.6, 1.4]
+    lo, hi = np.full(4, 0.6), np.full(4, 1.4)
+    shells = (lo, hi, np.full(4, 0.5), np.full(4, 1.5))
+    dist = np.array([d])
+    c, push = _shell_target(dist, np.array([was]), shells, 1e-6)
+    inside = (dist >= 0.5) & (dist <= 1.5)
+    on_shrunk = (dist >= 0.6 - 1e-6) & (dist <= 1.4 + 1e-6)
+    # outside the true shell: pushed; inside: pushed only while it was and is not yet on
+    # the shrunk shell
+    np.testing.assert_array_equal(push, ~inside | (np.array([was]) & ~on_shrunk))
+    np.testing.assert_array_equal(c, np.where(push, np.clip(dist, lo, hi), dist))
+    c0, push0 = _shell_target(dist, None, shells, 1e-6)
+    np.testing.assert_array_equal(push0, ~inside)
+    if not push0.any():
+        assert c0 is dist
