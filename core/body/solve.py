@@ -194,6 +194,14 @@ _NUMERIC_LIMB_TOLERANCE = 1e-3
 _SHELL_SLACK = 1e-10
 
 
+#: How far (× limb length) inside its true shell a goal is brought back when a step took
+#: it out by less than the margin (the second-order drift of a goal held on the shell's
+#: boundary, e.g. a straight leg's ankle while the trunk turns): more than the Newton
+#: step's error, so one step puts it inside, and too little to move a pin above the
+#: tolerance (pushed to the shrunk shell instead, a pelvis pinned over straight legs
+#: would be pulled down by the margin).
+_DRIFT_INSET = 1e-7
+
 #: Swivel samples of a witness search.
 _SAMPLES = 24
 
@@ -1228,6 +1236,7 @@ def _numeric(
         d_hi,
         reach_lo,
         reach_hi,
+        inset,
         band,
         lower,
         upper,
@@ -1256,7 +1265,8 @@ def _numeric(
     # true shell and has not reached the shrunk one yet; every evaluated point is taken)
     pushed = np.zeros((big, na), dtype=bool)
     pushing = [False]  # (pushed.any())
-    shells = (d_lo, d_hi, reach_lo, reach_hi)
+    shells = (d_lo, d_hi, reach_lo, reach_hi, inset)
+    first = [True]  # (the solve's first evaluation)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1290,8 +1300,9 @@ def _numeric(
             d = np.sqrt(np.add.reduce(v * v, axis=-1))
             # the distance each goal is held at (c = d: met where it is) or pushed to
             c, push = _shell_target(
-                d, pushed[rows] if pushing[0] else None, shells, settings.tolerance
+                d, pushed[rows] if pushing[0] else None, shells, settings.tolerance, first[0]
             )
+            first[0] = False
             if pushing[0] or c is not d:
                 pushed[rows] = push
                 pushing[0] = bool(pushed.any())
@@ -1492,23 +1503,33 @@ def _numeric(
 def _shell_target(
     d: FloatArray,
     was_pushed: NDArray[np.bool_] | None,
-    shells: tuple[FloatArray, FloatArray, FloatArray, FloatArray],
+    shells: tuple[FloatArray, ...],
     tolerance: float,
+    first: bool = False,
 ) -> tuple[FloatArray, NDArray[np.bool_]]:
     """The shell's hysteresis (module docstring) for goals at distances ``d`` (B, A)
     from their shoulders: the distance each is held at (``d`` itself where it is met)
-    and which are pushed to the shrunk shell. ``shells``: the shrunk shells' and the true
-    shells' bounds (A,) each; ``was_pushed`` (B, A): which were pushed at the previous
-    point (None: none) — those stay pushed until within ``tolerance`` of the shrunk
-    shell. Returns ``d`` itself (the same array) where no goal is pushed."""
-    lo, hi, reach_lo, reach_hi = shells
-    push = (d < reach_lo) | (d > reach_hi)
+    and which are pushed to the shrunk shell. ``shells``: the shrunk shells' bounds, the
+    true shells' bounds and the drift inset (A,) each. A goal outside its true shell is
+    pushed at the ``first`` point of a solve, or where it lies farther out than the
+    margin; one that a step took out by less (a held goal's second-order drift) is brought
+    back :data:`_DRIFT_INSET` × the length inside the true shell, and met again once
+    inside. ``was_pushed`` (B, A): which were pushed at the previous point (None: none) —
+    those stay pushed until within ``tolerance`` of the shrunk shell. Returns ``d`` itself
+    (the same array) where every goal is met where it is."""
+    lo, hi, reach_lo, reach_hi, inset = shells
+    below, above = reach_lo - d, d - reach_hi
+    out = (below > 0.0) | (above > 0.0)
+    if was_pushed is None and not out.any():
+        return d, out
+    push = out if first else out & ((below > lo - reach_lo) | (above > reach_hi - hi))
     if was_pushed is not None:
         push |= was_pushed & (np.abs(d - np.minimum(np.maximum(d, lo), hi)) > tolerance)
-    if not push.any():
+    if not out.any() and not push.any():
         return d, push
-    out: FloatArray = np.where(push, np.minimum(np.maximum(d, lo), hi), d)
-    return out, push
+    back = np.minimum(np.maximum(d, reach_lo + inset), reach_hi - inset)
+    c: FloatArray = np.where(push, np.minimum(np.maximum(d, lo), hi), np.where(out, back, d))
+    return c, push
 
 
 def _settle_rows(
@@ -1597,6 +1618,7 @@ class _Constants(NamedTuple):
     d_hi: FloatArray
     reach_lo: FloatArray
     reach_hi: FloatArray
+    inset: FloatArray
     band: FloatArray
     lower: FloatArray
     upper: FloatArray
@@ -1662,6 +1684,7 @@ def _numeric_constants(
     d_hi = np.array([an.d_max for an in analytic])
     reach_lo = np.array([an.reach[0] for an in analytic])
     reach_hi = np.array([an.reach[1] for an in analytic])
+    inset = _DRIFT_INSET * np.array([an.model.length for an in analytic])
     band = _BAND * np.array([an.model.length for an in analytic])
     lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
     upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
@@ -1688,7 +1711,7 @@ def _numeric_constants(
             np.array([r.start for r in spans], dtype=np.intp),
             settings.tolerance**2 * np.array([blk.weight for blk in blocks], dtype=np.float64),
         )
-    for a in (sqw_k, d_lo, d_hi, reach_lo, reach_hi, band, lower, upper):
+    for a in (sqw_k, d_lo, d_hi, reach_lo, reach_hi, inset, band, lower, upper):
         a.setflags(write=False)
     out = _Constants(
         aux=aux,
@@ -1703,6 +1726,7 @@ def _numeric_constants(
         d_hi=d_hi,
         reach_lo=reach_lo,
         reach_hi=reach_hi,
+        inset=inset,
         band=band,
         lower=lower,
         upper=upper,

@@ -53,16 +53,20 @@ def test_straight_legs_under_a_pinned_pelvis_settle_in_the_warm_path() -> None:
     q = np.zeros(SK.n_dofs)
     np.testing.assert_allclose(_leg_lengths(q), [BODY.shells[k][1] for k in LEGS], rtol=1e-15)
     pelvis = SK.dof_slices[SK.joint_index("pelvis")]
-    for reach in (0.9, 0.92, 0.94, 0.96):  # a hand dragged, each frame warm-started
+    # a hand dragged, each frame warm-started; past 1.0 the arm alone is too short and
+    # the clavicle and spine lean (the legs' ankles drift out of their shells by second
+    # order: brought back just inside, not by the margin)
+    for reach in (0.9, 0.94, 0.98, 1.0, 1.015, 1.03):
         goals = _pinned_stance(np.zeros(SK.n_dofs), reach)
         sol = solve_body(BODY, goals, q, BodySettings(swivel=_swivels(BODY, q)))
         # the warm path's minimum-norm steps alone (a whole-body pass or the rest-term
         # solve would add their iterations): the pelvis pin costs nothing
-        assert sol.iterations <= 3
+        assert sol.iterations <= (1 if reach <= 1.0 else 6), reach
         assert sol.reason.name == "REACHED"
         assert sol.reached.all() and sol.within_limits
-        np.testing.assert_array_equal(sol.q[pelvis], q[pelvis])
-        assert sol.goal_error[-1] <= 1e-12
+        if reach <= 1.0:
+            np.testing.assert_array_equal(sol.q[pelvis], q[pelvis])
+        assert sol.goal_error[-1] <= (1e-12 if reach <= 1.0 else 1e-6)
         for k, bl in enumerate(BODY.limbs):
             assert sol.limb_reached[k], bl.name
             assert sol.goal_error[[g.joint for g in goals].index(_end(k))] <= 1e-9
@@ -98,24 +102,32 @@ def test_feet_beyond_straight_legs_are_pushed_to_the_shrunk_shell(drop: float) -
     np.testing.assert_allclose(_leg_lengths(sol.q), d_max - margin, atol=bs.tolerance)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     d=st.lists(st.floats(0.0, 2.0), min_size=4, max_size=4),
     was=st.lists(st.booleans(), min_size=4, max_size=4),
+    first=st.booleans(),
 )
-def test_shell_target_hysteresis(d: list[float], was: list[bool]) -> None:
-    # true shell [0.5, 1.5], shrunk shell [0.6, 1.4]
+def test_shell_target_hysteresis(d: list[float], was: list[bool], first: bool) -> None:
+    # true shell [0.5, 1.5], shrunk shell [0.6, 1.4] (margin 0.1), drift inset 0.01
     lo, hi = np.full(4, 0.6), np.full(4, 1.4)
-    shells = (lo, hi, np.full(4, 0.5), np.full(4, 1.5))
+    shells = (lo, hi, np.full(4, 0.5), np.full(4, 1.5), np.full(4, 0.01))
     dist = np.array([d])
-    c, push = _shell_target(dist, np.array([was]), shells, 1e-6)
+    before = None if first else np.array([was])
+    c, push = _shell_target(dist, before, shells, 1e-6, first)
     inside = (dist >= 0.5) & (dist <= 1.5)
+    far = (dist < 0.4) | (dist > 1.6)
     on_shrunk = (dist >= 0.6 - 1e-6) & (dist <= 1.4 + 1e-6)
-    # outside the true shell: pushed; inside: pushed only while it was and is not yet on
-    # the shrunk shell
-    np.testing.assert_array_equal(push, ~inside | (np.array([was]) & ~on_shrunk))
-    np.testing.assert_array_equal(c, np.where(push, np.clip(dist, lo, hi), dist))
-    c0, push0 = _shell_target(dist, None, shells, 1e-6)
-    np.testing.assert_array_equal(push0, ~inside)
-    if not push0.any():
-        assert c0 is dist
+    # pushed to the shrunk shell: outside the true shell at a solve's first point or
+    # beyond the margin, and (later points) while it was pushed and is not on the shrunk
+    # shell yet; a small drift out is brought back just inside the true shell; inside
+    # it, a goal not pushed is met where it is
+    want = ~inside if first else (~inside & far) | (np.array([was]) & ~on_shrunk)
+    np.testing.assert_array_equal(push, want)
+    drift = ~inside & ~push
+    np.testing.assert_array_equal(
+        c,
+        np.where(push, np.clip(dist, lo, hi), np.where(drift, np.clip(dist, 0.51, 1.49), dist)),
+    )
+    if not push.any() and not drift.any():
+        assert c is dist
