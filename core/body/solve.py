@@ -194,12 +194,12 @@ _NUMERIC_LIMB_TOLERANCE = 1e-3
 _SHELL_SLACK = 1e-10
 
 
-#: How far (× limb length) inside its true shell a goal is brought back when a step took
-#: it out by less than the margin (the second-order drift of a goal held on the shell's
-#: boundary, e.g. a straight leg's ankle while the trunk turns): more than the Newton
-#: step's error, so one step puts it inside, and too little to move a pin above the
-#: tolerance (pushed to the shrunk shell instead, a pelvis pinned over straight legs
-#: would be pulled down by the margin).
+#: How far (× limb length) inside its true shell a goal that lies outside it by less than
+#: the margin is brought (a straight limb's goal off by rounding — float32 targets — or
+#: a held goal's second-order drift, e.g. a straight leg's ankle while the spine leans):
+#: more than a Newton step's error from there, so one step puts it inside, and too little
+#: to move a pin above the tolerance (pushed to the shrunk shell instead, a pelvis
+#: pinned over straight legs would be pulled down by the margin).
 _DRIFT_INSET = 1e-7
 
 #: Swivel samples of a witness search.
@@ -1266,7 +1266,6 @@ def _numeric(
     pushed = np.zeros((big, na), dtype=bool)
     pushing = [False]  # (pushed.any())
     shells = (d_lo, d_hi, reach_lo, reach_hi, inset)
-    first = [True]  # (the solve's first evaluation)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1300,9 +1299,8 @@ def _numeric(
             d = np.sqrt(np.add.reduce(v * v, axis=-1))
             # the distance each goal is held at (c = d: met where it is) or pushed to
             c, push = _shell_target(
-                d, pushed[rows] if pushing[0] else None, shells, settings.tolerance, first[0]
+                d, pushed[rows] if pushing[0] else None, shells, settings.tolerance
             )
-            first[0] = False
             if pushing[0] or c is not d:
                 pushed[rows] = push
                 pushing[0] = bool(pushed.any())
@@ -1505,24 +1503,23 @@ def _shell_target(
     was_pushed: NDArray[np.bool_] | None,
     shells: tuple[FloatArray, ...],
     tolerance: float,
-    first: bool = False,
 ) -> tuple[FloatArray, NDArray[np.bool_]]:
     """The shell's hysteresis (module docstring) for goals at distances ``d`` (B, A)
     from their shoulders: the distance each is held at (``d`` itself where it is met)
     and which are pushed to the shrunk shell. ``shells``: the shrunk shells' bounds, the
-    true shells' bounds and the drift inset (A,) each. A goal outside its true shell is
-    pushed at the ``first`` point of a solve, or where it lies farther out than the
-    margin; one that a step took out by less (a held goal's second-order drift) is brought
-    back :data:`_DRIFT_INSET` × the length inside the true shell, and met again once
-    inside. ``was_pushed`` (B, A): which were pushed at the previous point (None: none) —
-    those stay pushed until within ``tolerance`` of the shrunk shell. Returns ``d`` itself
-    (the same array) where every goal is met where it is."""
+    true shells' bounds and the near-miss inset (A,) each. A goal farther outside its true
+    shell than the margin is pushed; one outside by less (float32 targets on a straight
+    limb, a held goal's second-order drift) is brought back :data:`_DRIFT_INSET` × the
+    length inside the true shell, and met again once inside. ``was_pushed`` (B, A): which
+    were pushed at the previous point (None: none) — those stay pushed until within
+    ``tolerance`` of the shrunk shell. Returns ``d`` itself (the same array) where every
+    goal is met where it is."""
     lo, hi, reach_lo, reach_hi, inset = shells
     below, above = reach_lo - d, d - reach_hi
     out = (below > 0.0) | (above > 0.0)
     if was_pushed is None and not out.any():
         return d, out
-    push = out if first else out & ((below > lo - reach_lo) | (above > reach_hi - hi))
+    push = (below > lo - reach_lo) | (above > reach_hi - hi)
     if was_pushed is not None:
         push |= was_pushed & (np.abs(d - np.minimum(np.maximum(d, lo), hi)) > tolerance)
     if not out.any() and not push.any():

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import BodySettings, Goal, PoseGoal, solve_body
-from core.body.solve import _shell_target
+from core.body.solve import _DRIFT_INSET, _shell_target
 from tests.core.test_body_repeat import ARM, _swivels
 from tests.fixtures.humanoid import end_goals, humanoid
 
@@ -48,8 +48,11 @@ def _leg_lengths(q: np.ndarray) -> np.ndarray:
     )
 
 
-def test_straight_legs_under_a_pinned_pelvis_settle_in_the_warm_path() -> None:
+@pytest.mark.parametrize("float32", [False, True])
+def test_straight_legs_under_a_pinned_pelvis_settle_in_the_warm_path(float32: bool) -> None:
     # the rest pose: both legs exactly straight, their ankles on the true shell's boundary
+    # (``float32``: every target rounded as Blender stores it, so the ankles' goals lie a
+    # rounding error inside or outside it)
     q = np.zeros(SK.n_dofs)
     np.testing.assert_allclose(_leg_lengths(q), [BODY.shells[k][1] for k in LEGS], rtol=1e-15)
     pelvis = SK.dof_slices[SK.joint_index("pelvis")]
@@ -58,19 +61,34 @@ def test_straight_legs_under_a_pinned_pelvis_settle_in_the_warm_path() -> None:
     # order: brought back just inside, not by the margin)
     for reach in (0.9, 0.94, 0.98, 1.0, 1.015, 1.03):
         goals = _pinned_stance(np.zeros(SK.n_dofs), reach)
+        if float32:
+            goals = [_rounded(g) for g in goals]
         sol = solve_body(BODY, goals, q, BodySettings(swivel=_swivels(BODY, q)))
         # the warm path's minimum-norm steps alone (a whole-body pass or the rest-term
         # solve would add their iterations): the pelvis pin costs nothing
-        assert sol.iterations <= (1 if reach <= 1.0 else 6), reach
+        assert sol.iterations <= (2 if reach <= 1.0 else 6), reach
         assert sol.reason.name == "REACHED"
         assert sol.reached.all() and sol.within_limits
-        if reach <= 1.0:
+        if reach <= 1.0 and not float32:
             np.testing.assert_array_equal(sol.q[pelvis], q[pelvis])
-        assert sol.goal_error[-1] <= (1e-12 if reach <= 1.0 else 1e-6)
+            assert sol.goal_error[-1] <= 1e-12
         for k, bl in enumerate(BODY.limbs):
             assert sol.limb_reached[k], bl.name
             assert sol.goal_error[[g.joint for g in goals].index(_end(k))] <= 1e-9
         q = sol.q
+
+
+def _rounded(goal: Goal) -> Goal:
+    """``goal`` with its targets rounded to float32."""
+    fields = ("position", "rotation", "target")
+    return dataclasses.replace(
+        goal,
+        **{
+            f: np.asarray(getattr(goal, f), dtype=np.float32).astype(np.float64)
+            for f in fields
+            if hasattr(goal, f)
+        },
+    )
 
 
 def _end(k: int) -> str:
@@ -78,10 +96,11 @@ def _end(k: int) -> str:
 
 
 @pytest.mark.parametrize("drop", [0.0, 1e-5, 1e-3])
-def test_feet_beyond_straight_legs_are_pushed_to_the_shrunk_shell(drop: float) -> None:
-    # the feet pinned ``drop`` m below the straight legs, the pelvis free: on the boundary
-    # (drop 0) nothing moves; beyond it the body lowers the pelvis until each ankle lies
-    # the margin inside its shell (not just inside the true one)
+def test_feet_below_straight_legs(drop: float) -> None:
+    # the feet pinned ``drop`` m below the straight legs, the pelvis free. On the
+    # boundary (drop 0) nothing moves; less than the margin beyond it (1e-5 m, 1.1e-5 of
+    # the leg) the body lowers the pelvis until each ankle lies just inside its shell;
+    # farther out, until each ankle lies the margin inside
     q = np.zeros(SK.n_dofs)
     goals = [
         dataclasses.replace(g, position=np.asarray(g.position) - [0.0, 0.0, drop])
@@ -94,40 +113,43 @@ def test_feet_beyond_straight_legs_are_pushed_to_the_shrunk_shell(drop: float) -
     assert sol.goal_error.max() <= 1e-9
     assert all(sol.limb_reached[k] for k in LEGS)
     d_max = np.array([BODY.shells[k][1] for k in LEGS])
+    length = np.array([BODY.models[k].length for k in LEGS])
     if drop == 0.0:
         assert sol.iterations == 1
         np.testing.assert_array_equal(sol.q, q)
         return
-    margin = np.array([bs.shell_margin * BODY.models[k].length for k in LEGS])
-    np.testing.assert_allclose(_leg_lengths(sol.q), d_max - margin, atol=bs.tolerance)
+    if drop > bs.shell_margin * length.min():  # pushed: met within the tolerance
+        np.testing.assert_allclose(
+            _leg_lengths(sol.q), d_max - bs.shell_margin * length, atol=bs.tolerance
+        )
+    else:  # a near miss: brought 1e-7 of the length inside by one Newton step
+        np.testing.assert_allclose(_leg_lengths(sol.q), d_max - _DRIFT_INSET * length, atol=1e-9)
 
 
 @settings(max_examples=80, deadline=None)
 @given(
     d=st.lists(st.floats(0.0, 2.0), min_size=4, max_size=4),
-    was=st.lists(st.booleans(), min_size=4, max_size=4),
-    first=st.booleans(),
+    was=st.one_of(st.none(), st.lists(st.booleans(), min_size=4, max_size=4)),
 )
-def test_shell_target_hysteresis(d: list[float], was: list[bool], first: bool) -> None:
-    # true shell [0.5, 1.5], shrunk shell [0.6, 1.4] (margin 0.1), drift inset 0.01
+def test_shell_target_hysteresis(d: list[float], was: list[bool] | None) -> None:
+    # true shell [0.5, 1.5], shrunk shell [0.6, 1.4] (margin 0.1), inset 0.01
     lo, hi = np.full(4, 0.6), np.full(4, 1.4)
     shells = (lo, hi, np.full(4, 0.5), np.full(4, 1.5), np.full(4, 0.01))
     dist = np.array([d])
-    before = None if first else np.array([was])
-    c, push = _shell_target(dist, before, shells, 1e-6, first)
+    before = None if was is None else np.array([was])
+    c, push = _shell_target(dist, before, shells, 1e-6)
     inside = (dist >= 0.5) & (dist <= 1.5)
     far = (dist < 0.4) | (dist > 1.6)
     on_shrunk = (dist >= 0.6 - 1e-6) & (dist <= 1.4 + 1e-6)
-    # pushed to the shrunk shell: outside the true shell at a solve's first point or
-    # beyond the margin, and (later points) while it was pushed and is not on the shrunk
-    # shell yet; a small drift out is brought back just inside the true shell; inside
-    # it, a goal not pushed is met where it is
-    want = ~inside if first else (~inside & far) | (np.array([was]) & ~on_shrunk)
+    # pushed to the shrunk shell: farther out than the margin, or pushed before and not
+    # on the shrunk shell yet; a goal out by less is brought just inside the true shell;
+    # inside it, a goal not pushed is met where it is
+    want = far if before is None else far | (before & ~on_shrunk)
     np.testing.assert_array_equal(push, want)
-    drift = ~inside & ~push
+    near_miss = ~inside & ~push
     np.testing.assert_array_equal(
         c,
-        np.where(push, np.clip(dist, lo, hi), np.where(drift, np.clip(dist, 0.51, 1.49), dist)),
+        np.where(push, np.clip(dist, lo, hi), np.where(near_miss, np.clip(dist, 0.51, 1.49), dist)),
     )
-    if not push.any() and not drift.any():
+    if not push.any() and not near_miss.any():
         assert c is dist
