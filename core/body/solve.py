@@ -19,19 +19,21 @@ reused as it is; weights blend goals within a level):
   wrist centre (pose goals; the effector point for position goals) must lie at a
   distance from the shoulder in the limb's *true shell* ``[d_min, d_max]`` — the
   distances the elbow can make within its limits (Eq. 5: d²(θ4) = C + 2 r cos(θ4 − δ)),
-  widened by :data:`_SHELL_SLACK` for rounding — with a hysteresis: a goal inside it is
-  met where it is (the limb reaches it exactly: a straight standing leg under a pinned
-  pelvis is no conflict); a goal outside it is *pushed* to the shrunk shell
-  ``[d_min + m, d_max − m]`` (``m`` the margin :attr:`BodySettings.shell_margin` × limb
-  length, which keeps a goal the body has to move off the boundary, where the limb's
-  swivel sets thin out) and counts as met only once it lies there within the tolerance,
-  after which the true shell applies again. Residual: the point's distance from that
-  target interval (zero inside) — one row; in the warm path (no rest term) the vector
-  along the shoulder–target line, three rows; Jacobian from the shoulder's position
-  Jacobian. Within :data:`_BAND` × the length of the shrunk shell's boundary, and
-  between the two shells, the distance is held (its row active at residual 0). The
-  limbs' own tests read the same true shell (a goal in it without a feasible φ goes to
-  the rescue below; one beyond it is out of reach);
+  widened by :data:`_SHELL_SLACK` for rounding — with a hysteresis
+  (:func:`_shell_target`): a goal inside it is met where it is (the limb reaches it
+  exactly: a straight standing leg under a pinned pelvis is no conflict); a goal outside
+  it by more than the margin ``m`` (:attr:`BodySettings.shell_margin` × limb length) is
+  *pushed* to the shrunk shell ``[d_min + m, d_max − m]`` (the margin keeps a goal the
+  body has to move off the boundary, where the limb's swivel sets thin out) and counts
+  as met only once it lies there within the tolerance, after which the true shell
+  applies again; a goal outside by less (a straight limb's float32 target, a held goal's
+  second-order drift) is brought :data:`_DRIFT_INSET` × the length inside the true
+  shell. Residual: the point's distance from that target (zero where met) — one row; in
+  the warm path (no rest term) the vector along the shoulder–target line, three rows;
+  Jacobian from the shoulder's position Jacobian. Within :data:`_BAND` × the length of
+  the shrunk shell's boundary, and between the two shells, the distance is held (its
+  row active at residual 0). The limbs' own tests read the same true shell (a goal in
+  it without a feasible φ goes to the rescue below; one beyond it is out of reach);
 * lowest, in the null space of all of them: the rest-pose / preferred-angle term
   √w (x_rest − x), the swivels' part pulling each φ to its preferred value. It is a
   secondary objective, converged loosely: once every goal is met (rows resumed from
