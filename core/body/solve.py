@@ -238,9 +238,9 @@ class _Reduced:
 class _Analytic:
     """One goaled limb: its index in ``Body.limbs``, the goal's index, the limb model
     (effector = the goal's point), the wrist held for position goals, the shell shrunk
-    by the margin (``d_min``, ``d_max``: where a goal outside the true shell is pushed)
-    and the true shell widened by :data:`_SHELL_SLACK` (``reach``: a goal inside it is
-    met as it is)."""
+    by the margin (``d_min``, ``d_max``: where a goal farther outside the true shell
+    than the margin is pushed) and the true shell widened by :data:`_SHELL_SLACK`
+    (``reach``: a goal inside it is met as it is)."""
 
     limb: int
     goal: int
@@ -1263,8 +1263,9 @@ def _numeric(
     )
 
     hi_band, lo_band = d_hi - band, d_lo + band  # (the shell's bands where it is held)
-    # per row and goaled limb: its goal is being pushed to the shrunk shell (it left the
-    # true shell and has not reached the shrunk one yet; every evaluated point is taken)
+    # per row and goaled limb: its goal is being pushed to the shrunk shell (it lay
+    # farther outside its true shell than the margin and has not reached the shrunk
+    # shell yet; every evaluated point is taken, so this follows the iterate)
     pushed = np.zeros((big, na), dtype=bool)
     pushing = [False]  # (pushed.any())
     shells = (d_lo, d_hi, reach_lo, reach_hi, inset)
