@@ -248,9 +248,12 @@ class BodySettings:
             angle; 0 = the elbow on the side it has in the limb's zero pose). Default 0.
         use_limits: default True: every joint stays within its limits (the numeric level
             clamps its unknowns; the limbs choose φ from their feasible intervals).
-        shell_margin: ≥ 0, default 1e-4: the numeric level keeps every goaled limb's
-            wrist/ankle goal at least this × the limb's length inside its reachable shell,
-            so the analytic limb meets it exactly.
+        shell_margin: ≥ 0, default 1e-4: a goaled limb's wrist/ankle goal farther than
+            this × the limb's length outside the limb's reachable shell is brought this
+            far inside it by the numeric level (the analytic limb then meets it away from
+            the fully stretched or folded boundary); a goal inside the shell (a straight
+            standing leg's ankle included) stays where it is, and one outside by less is
+            brought just inside (1e-7 × the length).
         priority_damping: damping c of the strict task-priority levels (units of J),
             default 1e-2 (see :class:`~core.chain.TaskPriorityStep`).
     """

@@ -17,12 +17,23 @@ reused as it is; weights blend goals within a level):
   (:meth:`~core.chain.Skeleton.evaluate`, the columns of ``x``);
 * every goaled limb's *shell constraint*, at its goal's priority and weight: the goal's
   wrist centre (pose goals; the effector point for position goals) must lie at a
-  distance from the shoulder in ``[d_min + m, d_max − m]`` — the distances the elbow can
-  make within its limits (Eq. 5: d²(θ4) = C + 2 r cos(θ4 − δ)), ``m`` the margin
-  :attr:`BodySettings.shell_margin` × limb length. Residual: the point's distance
-  outside that interval (zero inside) — one row; in the warm path (no rest term) the
-  vector along the shoulder–target line, three rows; Jacobian from the shoulder's
-  position Jacobian;
+  distance from the shoulder in the limb's *true shell* ``[d_min, d_max]`` — the
+  distances the elbow can make within its limits (Eq. 5: d²(θ4) = C + 2 r cos(θ4 − δ)),
+  widened by :data:`_SHELL_SLACK` for rounding — with a hysteresis
+  (:func:`_shell_target`): a goal inside it is met where it is (the limb reaches it
+  exactly: a straight standing leg under a pinned pelvis is no conflict); a goal outside
+  it by more than the margin ``m`` (:attr:`BodySettings.shell_margin` × limb length) is
+  *pushed* to the shrunk shell ``[d_min + m, d_max − m]`` (the margin keeps a goal the
+  body has to move off the boundary, where the limb's swivel sets thin out) and counts
+  as met only once it lies there within the tolerance, after which the true shell
+  applies again; a goal outside by less (a straight limb's float32 target, a held goal's
+  second-order drift) is brought :data:`_DRIFT_INSET` × the length inside the true
+  shell. Residual: the point's distance from that target (zero where met) — one row; in
+  the warm path (no rest term) the vector along the shoulder–target line, three rows;
+  Jacobian from the shoulder's position Jacobian. Within :data:`_BAND` × the length of
+  the shrunk shell's boundary, and between the two shells, the distance is held (its
+  row active at residual 0). The limbs' own tests read the same true shell (a goal in
+  it without a feasible φ goes to the rescue below; one beyond it is out of reach);
 * lowest, in the null space of all of them: the rest-pose / preferred-angle term
   √w (x_rest − x), the swivels' part pulling each φ to its preferred value. It is a
   secondary objective, converged loosely: once every goal is met (rows resumed from
@@ -181,9 +192,21 @@ _CONFLICT_ITERATIONS = 0.3
 _NUMERIC_LIMB_TOLERANCE = 1e-3
 
 
-#: Slack (× limb length) of the shell test of :func:`_limbs`.
-_SHELL_SLACK = 1e-6
+#: Rounding slack (× limb length) of a limb's true shell (:attr:`_Analytic.reach`): a goal
+#: this far beyond it still counts as inside. A tenth of ``REACH_TOLERANCE``, so that the
+#: limb's closed form reaches every goal inside exactly (distances computed along
+#: different roads differ by ~1e-16 of the length; a straight rest-pose limb's goal sits
+#: on the boundary).
+_SHELL_SLACK = 1e-10
 
+
+#: How far (× limb length) inside its true shell a goal that lies outside it by less than
+#: the margin is brought (a straight limb's goal off by rounding — float32 targets — or
+#: a held goal's second-order drift, e.g. a straight leg's ankle while the spine leans):
+#: more than a Newton step's error from there, so one step puts it inside, and too little
+#: to move a pin above the tolerance (pushed to the shrunk shell instead, a pelvis
+#: pinned over straight legs would be pulled down by the margin).
+_DRIFT_INSET = 1e-7
 
 #: Swivel samples of a witness search.
 _SAMPLES = 24
@@ -218,7 +241,10 @@ class _Reduced:
 @dataclass
 class _Analytic:
     """One goaled limb: its index in ``Body.limbs``, the goal's index, the limb model
-    (effector = the goal's point), the wrist held for position goals, the shell."""
+    (effector = the goal's point), the wrist held for position goals, the shell shrunk
+    by the margin (``d_min``, ``d_max``: where a goal farther outside the true shell
+    than the margin is pushed) and the true shell widened by :data:`_SHELL_SLACK`
+    (``reach``: a goal inside it is met as it is)."""
 
     limb: int
     goal: int
@@ -226,6 +252,7 @@ class _Analytic:
     wrist: FloatArray | None
     d_min: float
     d_max: float
+    reach: tuple[float, float]
 
     @functools.cached_property
     def free(self) -> Limb:
@@ -314,12 +341,14 @@ def _plan(
                     model.swivel_reference,
                 )
         d_min, d_max = body.shells[k] if wrist is None else shell(model, wrist)
+        slack = _SHELL_SLACK * model.length
+        reach = (d_min - slack, d_max + slack)
         margin = settings.shell_margin * model.length
         if d_max - d_min > 2.0 * margin:
             d_min, d_max = d_min + margin, d_max - margin
         else:
             d_min = d_max = 0.5 * (d_min + d_max)
-        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max))
+        analytic.append(_Analytic(k, gi, model, wrist, d_min, d_max, reach))
         limb_goal[gi] = k
     in_limb = np.zeros(sk.n_dofs, dtype=bool)
     for an in analytic:
@@ -1400,6 +1429,9 @@ def _numeric(
         sqw_k,
         d_lo,
         d_hi,
+        reach_lo,
+        reach_hi,
+        inset,
         band,
         lower,
         upper,
@@ -1424,6 +1456,12 @@ def _numeric(
     )
 
     hi_band, lo_band = d_hi - band, d_lo + band  # (the shell's bands where it is held)
+    # per row and goaled limb: its goal is being pushed to the shrunk shell (it lay
+    # farther outside its true shell than the margin and has not reached the shrunk
+    # shell yet; every evaluated point is taken, so this follows the iterate)
+    pushed = np.zeros((big, na), dtype=bool)
+    pushing = [False]  # (pushed.any())
+    shells = (d_lo, d_hi, reach_lo, reach_hi, inset)
     shared = targets and all(t.ndim == 1 for t in targets)
     shared_targets = np.stack(targets) if shared else None
 
@@ -1455,7 +1493,13 @@ def _numeric(
                 tg = shared_targets
             v = tg - s
             d = np.sqrt(np.add.reduce(v * v, axis=-1))
-            c = np.minimum(np.maximum(d, d_lo), d_hi)  # (np.clip's values)
+            # the distance each goal is held at (c = d: met where it is) or pushed to
+            c, push = _shell_target(
+                d, pushed[rows] if pushing[0] else None, shells, settings.tolerance
+            )
+            if pushing[0] or c is not d:
+                pushed[rows] = push
+                pushing[0] = bool(pushed.any())
             near = (d > hi_band) | (d < lo_band)
             safe = np.where(d > 0.0, d, 1.0)
             u = v / safe[..., None]
@@ -1650,6 +1694,37 @@ def _numeric(
     return x, iterations, reasons
 
 
+def _shell_target(
+    d: FloatArray,
+    was_pushed: NDArray[np.bool_] | None,
+    shells: tuple[FloatArray, ...],
+    tolerance: float,
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """The shell's hysteresis (module docstring) for goals at distances ``d`` (B, A)
+    from their shoulders: the distance each is held at (``d`` itself where it is met)
+    and which are pushed to the shrunk shell. ``shells``: the shrunk shells' bounds, the
+    true shells' bounds and the near-miss inset (A,) each. A goal farther outside its true
+    shell than the margin is pushed; one outside by less (float32 targets on a straight
+    limb, a held goal's second-order drift) is brought back :data:`_DRIFT_INSET` × the
+    length inside the true shell, and met again once inside. ``was_pushed`` (B, A): which
+    were pushed at the previous point (None: none) — those stay pushed until within
+    ``tolerance`` of the shrunk shell. Returns ``d`` itself (the same array) where every
+    goal is met where it is."""
+    lo, hi, reach_lo, reach_hi, inset = shells
+    below, above = reach_lo - d, d - reach_hi
+    out = (below > 0.0) | (above > 0.0)
+    if was_pushed is None and not out.any():
+        return d, out
+    push = (below > lo - reach_lo) | (above > reach_hi - hi)
+    if was_pushed is not None:
+        push |= was_pushed & (np.abs(d - np.minimum(np.maximum(d, lo), hi)) > tolerance)
+    if not out.any() and not push.any():
+        return d, push
+    back = np.minimum(np.maximum(d, reach_lo + inset), reach_hi - inset)
+    c: FloatArray = np.where(push, np.minimum(np.maximum(d, lo), hi), np.where(out, back, d))
+    return c, push
+
+
 def _settle_rows(
     act: IntArray,
     moved: FloatArray,
@@ -1734,6 +1809,9 @@ class _Constants(NamedTuple):
     sqw: FloatArray
     d_lo: FloatArray
     d_hi: FloatArray
+    reach_lo: FloatArray
+    reach_hi: FloatArray
+    inset: FloatArray
     band: FloatArray
     lower: FloatArray
     upper: FloatArray
@@ -1797,6 +1875,9 @@ def _numeric_constants(
     sqw_k = np.array([math.sqrt(goals[an.goal].weight) for an in analytic])
     d_lo = np.array([an.d_min for an in analytic])
     d_hi = np.array([an.d_max for an in analytic])
+    reach_lo = np.array([an.reach[0] for an in analytic])
+    reach_hi = np.array([an.reach[1] for an in analytic])
+    inset = _DRIFT_INSET * np.array([an.model.length for an in analytic])
     band = _BAND * np.array([an.model.length for an in analytic])
     lower = np.concatenate([sk.lower[free], np.full(na, -np.inf)])
     upper = np.concatenate([sk.upper[free], np.full(na, np.inf)])
@@ -1823,7 +1904,7 @@ def _numeric_constants(
             np.array([r.start for r in spans], dtype=np.intp),
             settings.tolerance**2 * np.array([blk.weight for blk in blocks], dtype=np.float64),
         )
-    for a in (sqw_k, d_lo, d_hi, band, lower, upper):
+    for a in (sqw_k, d_lo, d_hi, reach_lo, reach_hi, inset, band, lower, upper):
         a.setflags(write=False)
     out = _Constants(
         aux=aux,
@@ -1836,6 +1917,9 @@ def _numeric_constants(
         sqw=sqw_k,
         d_lo=d_lo,
         d_hi=d_hi,
+        reach_lo=reach_lo,
+        reach_hi=reach_hi,
+        inset=inset,
         band=band,
         lower=lower,
         upper=upper,
@@ -1864,14 +1948,15 @@ def _rows_state(state: StepState, rows: IntArray, evaluate: Any) -> StepState:
 
 
 def _in_shell(an: _Analytic, local: Local) -> NDArray[np.bool_]:
-    """(B,) the limb's local goal lies in its shell (with :data:`_SHELL_SLACK`)."""
-    slack = _SHELL_SLACK * an.model.length
+    """(B,) the limb's local goal lies in its true shell (``an.reach``, the numeric
+    level's met region of the limb's shell constraint)."""
+    lo, hi = an.reach
     if local.position.shape[0] == 1:  # one row: the same sum of squares on floats
         x, y, z = local.position[0].tolist()
         d1 = math.sqrt(x * x + y * y + z * z)
-        return np.array([an.d_min - slack <= d1 <= an.d_max + slack])
+        return np.array([lo <= d1 <= hi])
     d = np.linalg.norm(local.position, axis=-1)
-    out: NDArray[np.bool_] = (d >= an.d_min - slack) & (d <= an.d_max + slack)
+    out: NDArray[np.bool_] = (d >= lo) & (d <= hi)
     return out
 
 

@@ -64,14 +64,24 @@ def _swivels(body: Body, q: np.ndarray) -> dict[str, float]:
     return out
 
 
-def _beyond_reach(body: Body, q: np.ndarray, scale: float) -> list[Goal]:
+def _beyond_reach(
+    body: Body,
+    q: np.ndarray,
+    scale: float,
+    reach: float = 1.3,
+    aside: np.ndarray | None = None,
+) -> list[Goal]:
     """Every end pinned where ``q`` has it, the left hand's target moved out along its
-    shoulder–hand line to 1.3 arm lengths, the pelvis pinned at the lowest priority."""
+    shoulder–hand line (turned toward it + ``aside``, if given) to ``reach`` arm lengths,
+    the pelvis pinned at the lowest priority."""
     sk = body.skeleton
     prio = {"foot_l": 0, "foot_r": 0, "hand_l": 1, "hand_r": 1, "head": 2}
     rot, org, _, _ = sk.kinematics(q[None])
     shoulder, hand = org[0, sk.joint_index("upperarm_l")], org[0, sk.joint_index("hand_l")]
-    target = shoulder + (hand - shoulder) / np.linalg.norm(hand - shoulder) * 1.3 * ARM * scale
+    line = (hand - shoulder) / np.linalg.norm(hand - shoulder)
+    if aside is not None:
+        line = (line + aside) / np.linalg.norm(line + aside)
+    target = shoulder + line * reach * ARM * scale
     goals: list[Goal] = []
     for g in end_goals(body, q):
         g = dataclasses.replace(g, priority=prio[g.joint])
