@@ -112,7 +112,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize
+from scipy.optimize import least_squares, minimize
 
 from ..chain.joints import Free
 from ..chain.loop import StepState, lexicographic_less
@@ -996,58 +996,66 @@ def _lexicographic_polish(
     return out
 
 
-#: Gauss–Newton steps per level of :func:`_free_polish`.
-_FREE_STEPS = 10
+#: Evaluations per level of :func:`_free_polish`'s bounded least squares.
+_FREE_EVALUATIONS = 50
 
 
 def _free_polish(
     sk: Any, at: Any, x: FloatArray, goals: tuple[Goal, ...], k0: int, settings: BodySettings
 ) -> FloatArray:
     """One row's levels below level ``k0`` (left unmet at its constrained optimum), each
-    minimised in turn by Gauss–Newton steps over the DOFs that move no goal of a level
-    above it (no ancestor joint of any such goal: the neck and head beneath a conflict of
-    the hands and feet), within their limits (a DOF at a limit that the step pushes
-    outward held). Those levels above cannot change, so a strict priority holds exactly;
-    a step is taken only when it lowers the level's ‖e‖², at most :data:`_FREE_STEPS`
-    per level. (SLSQP cannot take an unmet level as an equality, and the levels below it
-    are otherwise left as the polish of the unmet level leaves them.)"""
+    minimised in turn over the DOFs that move no goal of a level above it (no ancestor
+    joint of any such goal: the neck and head beneath a conflict of the hands and feet),
+    within their limits: scipy's bounded least squares (``trf``, tolerances 1e-12, at most
+    :data:`_FREE_EVALUATIONS` evaluations), its result taken only when it lowers the
+    level's ‖e‖². The levels above cannot change, so a strict priority holds exactly.
+    (SLSQP cannot take an unmet level as an equality, and the levels below it are
+    otherwise left as the polish of the unmet level leaves them.)"""
     prios = sorted({g.priority for g in goals})
     blocks = at(x).blocks
     moves = _moved_goals(sk, goals)
-    lo, hi = sk.lower, sk.upper
     for k in range(k0 + 1, len(prios)):
         members = [j for j, g in enumerate(goals) if g.priority == prios[k]]
         above = [j for j, g in enumerate(goals) if g.priority < prios[k]]
         dofs = np.flatnonzero(~moves[:, above].any(axis=1) & moves[:, members].any(axis=1))
-        ev = at(x)
+        ev = at(x, jacobian=False)
         if not dofs.size or np.all(ev.goal_error[0, members] <= settings.tolerance):
             continue
         rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
         f = float(ev.e[0, rk] @ ev.e[0, rk])
-        for _ in range(_FREE_STEPS):
-            e, jac = ev.e[0, rk], ev.J[0, rk][:, dofs]
-            free = np.ones(dofs.size, dtype=bool)
-            xs = x[dofs]
-            for _ in range(2):
-                dx = np.zeros(dofs.size)
-                dx[free] = np.linalg.lstsq(jac[:, free], e, rcond=1e-10)[0]
-                if not settings.use_limits:
-                    break
-                out = ((xs + dx < lo[dofs]) & (xs <= lo[dofs])) | (
-                    (xs + dx > hi[dofs]) & (xs >= hi[dofs])
-                )
-                if not (out & free).any():
-                    break
-                free &= ~out
-            cand = x.copy()
-            cand[dofs] = np.clip(xs + dx, lo[dofs], hi[dofs]) if settings.use_limits else xs + dx
-            ev = at(cand)
-            fc = float(ev.e[0, rk] @ ev.e[0, rk])
-            if not fc < f:
-                break
-            x, f = cand, fc
-            if np.all(ev.goal_error[0, members] <= 1e-3 * settings.tolerance):
-                break
+        base = x.copy()
+
+        def point(z: FloatArray, base: FloatArray = base, dofs: IntArray = dofs) -> FloatArray:
+            out = base.copy()
+            out[dofs] = z
+            return out
+
+        def residual(z: FloatArray, rk: IntArray = rk, point: Any = point) -> FloatArray:
+            r: FloatArray = at(point(z), jacobian=False).e[0, rk]
+            return r
+
+        def jacobian(
+            z: FloatArray, rk: IntArray = rk, dofs: IntArray = dofs, point: Any = point
+        ) -> FloatArray:
+            j: FloatArray = -at(point(z)).J[0, rk][:, dofs]
+            return j
+
+        bounds = (sk.lower[dofs], sk.upper[dofs]) if settings.use_limits else (-np.inf, np.inf)
+        res = least_squares(
+            residual,
+            x[dofs],
+            jac=jacobian,
+            bounds=bounds,
+            method="trf",
+            ftol=1e-12,
+            xtol=1e-12,
+            gtol=1e-12,
+            max_nfev=_FREE_EVALUATIONS,
+        )
+        cand = point(np.clip(res.x, *bounds) if settings.use_limits else res.x)
+        e = at(cand, jacobian=False).e[0, rk]
+        if float(e @ e) < f:
+            x = cand
     return x
 
 
