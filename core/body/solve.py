@@ -1024,20 +1024,22 @@ def _free_polish(
         rk = _rows_of(blocks, lambda p, k=k: p == prios[k])
         f = float(ev.e[0, rk] @ ev.e[0, rk])
         base = x.copy()
+        # (the level's own goals only: no goal of another level reads these DOFs' change)
+        at_k = _evaluation_cache(sk, tuple(goals[j] for j in members))
 
         def point(z: FloatArray, base: FloatArray = base, dofs: IntArray = dofs) -> FloatArray:
             out = base.copy()
             out[dofs] = z
             return out
 
-        def residual(z: FloatArray, rk: IntArray = rk, point: Any = point) -> FloatArray:
-            r: FloatArray = at(point(z), jacobian=False).e[0, rk]
+        def residual(z: FloatArray, at_k: Any = at_k, point: Any = point) -> FloatArray:
+            r: FloatArray = at_k(point(z), jacobian=False).e[0]
             return r
 
         def jacobian(
-            z: FloatArray, rk: IntArray = rk, dofs: IntArray = dofs, point: Any = point
+            z: FloatArray, at_k: Any = at_k, dofs: IntArray = dofs, point: Any = point
         ) -> FloatArray:
-            j: FloatArray = -at(point(z)).J[0, rk][:, dofs]
+            j: FloatArray = -at_k(point(z)).J[0][:, dofs]
             return j
 
         bounds = (sk.lower[dofs], sk.upper[dofs]) if settings.use_limits else (-np.inf, np.inf)
