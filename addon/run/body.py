@@ -224,10 +224,10 @@ def exact_limbs(core_body: Body, sol: Any) -> set[str]:
     (``limb_reached``) and the wrist / ankle lies more than :data:`NEAR_SHELL` × the
     limb's length inside its shell. Where the body meets such a limb's pin on the
     evaluated pose, solving the limb again from its evaluated frame gives the same pose.
-    Near the ends of its reach the body holds the goal inside the shell
-    (:attr:`core.BodySettings.shell_margin`), and there a float-level change of the
-    shoulder moves a nearly straight limb's elbow visibly (its bend goes with the square
-    root of the distance): the finish solves such a limb exactly."""
+    Near the ends of its reach (a goal the body met where it is, possibly a hair inside
+    the shell: :attr:`core.BodySettings.shell_margin`'s hysteresis) a float-level change
+    of the shoulder moves a nearly straight limb's elbow visibly (its bend goes with the
+    square root of the distance): the finish solves such a limb exactly."""
     frames = core_body.skeleton.forward(sol.q)
     out: set[str] = set()
     for bl, model, (u, _, e), (lo, hi), ok in zip(
