@@ -15,7 +15,16 @@ import numpy as np
 
 from ..geometry import vec3 as V
 from ..goals import PoseGoal
-from .model import EPS_LEN, LIMIT_TOLERANCE, TINY, Limb, LimbConstants, LimbGoal, bend_direction
+from .model import (
+    BEND_NOISE,
+    EPS_LEN,
+    LIMIT_TOLERANCE,
+    TINY,
+    Limb,
+    LimbConstants,
+    LimbGoal,
+    bend_direction,
+)
 
 
 class Circle:
@@ -84,12 +93,15 @@ def solve_circle(
         theta, plus = pick_root(ops, t_plus, V.wrap(delta - beta), elbow, near)
 
     def sigma() -> Any:  # which way θ4 moves away from the straight (β = 0) or folded pose
-        s = ops.where(plus, 1.0, -1.0) * ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
+        straight = ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
+        s = ops.where(plus, 1.0, -1.0) * straight
+        # at the ends of reach (within BEND_NOISE) both roots coincide: the limb bends
+        # into its elbow limits (without limits: + from straight, − from folded)
+        end = (beta <= BEND_NOISE) | (beta >= math.pi - BEND_NOISE)
         if elbow is None:
-            return s
-        # at the ends of reach both roots coincide: the limb bends into its elbow limits
+            return ops.where(end, straight, s)
         into = ops.where(V.wrap(0.5 * (elbow[0] + elbow[1]) - theta) >= 0.0, 1.0, -1.0)
-        return ops.where((beta == 0.0) | (beta == math.pi), into, s)
+        return ops.where(end, into, s)
 
     cth = ops.cos(theta)
     sth = ops.sin(theta)

@@ -52,6 +52,14 @@ EPS_LEN = 1e-9
 #: φ measured from it turns a stretched limb about itself.
 STRAIGHT_OFFSET = 1e-4
 
+#: A straight (or folded) limb's elbow angle within this (rad) of the straight (folded)
+#: angle is *at* it for the side it bends to: the side is then the elbow limits' middle
+#: (without limits: + from straight, − from folded) in :func:`~core.limb.kernel.solve_circle`,
+#: the fast path and :func:`core.pose_swivel` alike, not the sign of the angle's float
+#: noise (a body's straight arm at θ4 = δ − 3e-12 named the other side than its re-solve
+#: at the end of reach, β = 0: the arm turned 180° about itself).
+BEND_NOISE = 1e-8
+
 TINY = 1e-300
 
 IDENTITY = np.eye(3)

@@ -30,6 +30,7 @@ from ..geometry.rotations import (
     relative_angle,
 )
 from .model import (
+    BEND_NOISE,
     EPS_LEN,
     EulerLimits,
     Limb,
@@ -120,8 +121,9 @@ def pose_swivel(limb: Limb, shoulder: ArrayLike, elbow: float) -> float | None:
     of the shoulder–wrist axis (a T-pose arm, an arm stretched toward a goal beyond
     reach), has the φ of the side its elbow leaves the axis to as θ4 moves away from the
     straight (folded) angle, as :func:`core.solve_limb` places such a limb: the side θ4
-    lies on, and at exactly the straight (folded) angle toward the middle of the elbow
-    limits (without limits: toward positive θ4 from straight, negative from folded). None
+    lies on, and at the straight (folded) angle (within ``BEND_NOISE``) toward the middle
+    of the elbow limits (without limits: toward positive θ4 from straight, negative from
+    folded). None
     only when the wrist centre sits on the shoulder or the reference is along the
     axis. Batched: :func:`pose_swivels` (the same arithmetic on arrays)."""
     r1 = V.mat_of(np.asarray(shoulder, dtype=np.float64).reshape(3, 3))
@@ -176,7 +178,8 @@ def _pose_swivel(ops: V.Ops, limb: Limb, r1: V.Mat, th: Any) -> tuple[Any, Any]:
 
     def bend_side() -> V.Vec:
         """Straight (folded): the side θ4 leaves the axis to — the side θ4 lies on;
-        exactly at the angle into the elbow limits, else + (straight) / − (folded)."""
+        at the angle (within :data:`~core.limb.model.BEND_NOISE`) into the elbow limits,
+        else + (straight) / − (folded)."""
         d = V.wrap(th - c.eq5_pose.delta)
         straight = (d > -0.5 * math.pi) & (d < 0.5 * math.pi)
         rng = limb.limits.elbow if limb.limits is not None else None
@@ -186,7 +189,8 @@ def _pose_swivel(ops: V.Ops, limb: Limb, r1: V.Mat, th: Any) -> tuple[Any, Any]:
             mid = V.wrap(0.5 * (rng[0] + rng[1]) - th)
             at_angle = ops.where(mid >= 0.0, 1.0, -1.0)
         side = ops.where(d > 0.0, 1.0, -1.0) * ops.where(straight, 1.0, -1.0)
-        sigma = ops.where((d == 0.0) | (d == -math.pi), at_angle, side)
+        at = (abs(d) <= BEND_NOISE) | (abs(d) >= math.pi - BEND_NOISE)
+        sigma = ops.where(at, at_angle, side)
         return V.mv(r1, bend_direction(ops, c, x_r, ep, rt, sigma))
 
     e = ops.lazy(bent, elbow_off_axis, bend_side)

@@ -148,3 +148,30 @@ def test_pose_swivels_without_a_swivel_gives_nan() -> None:
 def test_pose_swivels_names_bad_shapes(shoulder: np.ndarray, elbow: np.ndarray) -> None:
     with pytest.raises(ShapeMismatchError, match=r"\(B, 3, 3\)"):
         pose_swivels(_limb(), shoulder, elbow)
+
+
+@pytest.mark.parametrize("noise", [-3e-12, 4e-11, -5e-9, 5e-9])
+@pytest.mark.parametrize("elbow", [None, (-2.5, 0.0), (0.0, 2.5)])
+@pytest.mark.parametrize("seed", range(4))
+def test_float_noise_at_the_straight_angle_names_no_other_side(
+    seed: int, elbow: tuple[float, float] | None, noise: float
+) -> None:
+    """A straight limb whose elbow angle sits a few picoradians off the straight angle
+    (a body's answer) has the φ of the limb exactly at it, so solving it again toward a
+    goal beyond reach (β = 0) with that φ gives the same upper bone: before, the noise's
+    sign named the other side and the re-solve turned the limb 180° about itself."""
+    a = np.eye(4)
+    a[:3, 3] = (3e-9, 0.3, 0.0)
+    b = np.eye(4)
+    b[:3, 3] = (0.0, 0.28, 0.0)
+    limb = Limb(a, b, (1.0, 0.0, 0.0), limits=None if elbow is None else LimbLimits(elbow=elbow))
+    delta = limb.constants.eq5_pose.delta  # the straight angle
+    r1 = _rotation(np.random.default_rng(seed))
+    exact = pose_swivel(limb, r1, delta)
+    phi = pose_swivel(limb, r1, delta + noise)
+    assert exact is not None and phi is not None
+    assert abs(np.angle(np.exp(1j * (phi - exact)))) <= 1e-6
+    wrist = limb.wrist_position(r1, delta)
+    again = solve_limb(limb, PositionGoal(wrist * 1.01), swivel=phi)
+    assert not bool(again.reachable)
+    np.testing.assert_allclose(again.shoulder, r1, atol=1e-6)
