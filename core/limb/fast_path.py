@@ -22,7 +22,6 @@ from ..geometry.rotations import GIMBAL_COS, euler_spec
 from ..goals import PoseGoal, batch_size
 from .kernel import elbow_matrix_cs, pick_root
 from .model import (
-    BEND_NOISE,
     IDENTITY,
     LIMIT_TOLERANCE,
     REACH_TOLERANCE,
@@ -32,6 +31,7 @@ from .model import (
     LimbSolution,
     SwivelStrategy,
     bend_direction,
+    bend_sign,
 )
 
 _FULL_CIRCLE = ((-math.pi, math.pi),)
@@ -258,13 +258,7 @@ def _solve_rows(
         s_ = 1.0 / erad
         y0, y1, y2 = p0 * s_, p1 * s_, p2 * s_
     else:  # straight or folded: the side θ4 bends to (solve_circle's σ)
-        straight = 1.0 if beta < 0.5 * math.pi else -1.0
-        if not (beta <= BEND_NOISE or beta >= math.pi - BEND_NOISE):
-            sigma = (1.0 if plus else -1.0) * straight
-        elif elbow_lim is not None:
-            sigma = 1.0 if V.wrap(0.5 * (elbow_lim[0] + elbow_lim[1]) - theta) >= 0.0 else -1.0
-        else:
-            sigma = straight
+        sigma = bend_sign(V.ScalarOps, beta if plus else -beta, theta, elbow_lim)
         y0, y1, y2 = bend_direction(V.ScalarOps, c, (x0, x1, x2), ep, (rt0, rt1, rt2), sigma)
     s_ = -(y0 * x0 + y1 * x1 + y2 * x2)  # _reorthonormalise
     p0, p1, p2 = s_ * x0 + y0, s_ * x1 + y1, s_ * x2 + y2

@@ -8,7 +8,6 @@ The same code runs on floats (one goal) and on (N,) arrays (a batch) through
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,6 @@ import numpy as np
 from ..geometry import vec3 as V
 from ..goals import PoseGoal
 from .model import (
-    BEND_NOISE,
     EPS_LEN,
     LIMIT_TOLERANCE,
     TINY,
@@ -24,6 +22,7 @@ from .model import (
     LimbConstants,
     LimbGoal,
     bend_direction,
+    bend_sign,
 )
 
 
@@ -93,15 +92,7 @@ def solve_circle(
         theta, plus = pick_root(ops, t_plus, V.wrap(delta - beta), elbow, near)
 
     def sigma() -> Any:  # which way θ4 moves away from the straight (β = 0) or folded pose
-        straight = ops.where(beta < 0.5 * math.pi, 1.0, -1.0)
-        s = ops.where(plus, 1.0, -1.0) * straight
-        # at the ends of reach (within BEND_NOISE) both roots coincide: the limb bends
-        # into its elbow limits (without limits: + from straight, − from folded)
-        end = (beta <= BEND_NOISE) | (beta >= math.pi - BEND_NOISE)
-        if elbow is None:
-            return ops.where(end, straight, s)
-        into = ops.where(V.wrap(0.5 * (elbow[0] + elbow[1]) - theta) >= 0.0, 1.0, -1.0)
-        return ops.where(end, into, s)
+        return bend_sign(ops, ops.where(plus, beta, -beta), theta, elbow)
 
     cth = ops.cos(theta)
     sth = ops.sin(theta)

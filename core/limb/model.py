@@ -751,6 +751,25 @@ class LimbSolution:
         )
 
 
+def bend_sign(ops: V.Ops, d: Any, theta: Any, elbow: tuple[float, float] | None) -> Any:
+    """σ of :func:`bend_direction`: the way the elbow angle θ4 (``theta``) leaves the
+    straight (folded) angle δ, for θ4 at ``d`` = θ4 − δ (wrapped into [−π, π); ±β for
+    Eq. 5's two roots). The side θ4 lies on: the sign of ``d`` near the straight angle,
+    the opposite near the folded one; within :data:`BEND_NOISE` of either angle (at the
+    end of reach, where both roots coincide) into the middle of the ``elbow`` limits
+    (without limits: + from straight, − from folded). The one rule of
+    :func:`~core.limb.kernel.solve_circle`, the fast path and :func:`core.pose_swivel`:
+    where they disagreed on a straight limb, its re-solve turned it 180° about itself."""
+    ad = abs(d)
+    straight = ops.where(ad < 0.5 * math.pi, 1.0, -1.0)
+    if elbow is None:
+        at_end = straight
+    else:
+        at_end = ops.where(V.wrap(0.5 * (elbow[0] + elbow[1]) - theta) >= 0.0, 1.0, -1.0)
+    end = (ad <= BEND_NOISE) | (ad >= math.pi - BEND_NOISE)
+    return ops.where(end, at_end, ops.where(d > 0.0, 1.0, -1.0) * straight)
+
+
 def bend_direction(
     ops: V.Ops, c: LimbConstants, x_r: V.Vec, ep: Any, rt: V.Vec, sigma: Any
 ) -> V.Vec:

@@ -30,12 +30,12 @@ from ..geometry.rotations import (
     relative_angle,
 )
 from .model import (
-    BEND_NOISE,
     EPS_LEN,
     EulerLimits,
     Limb,
     LimbLimits,
     bend_direction,
+    bend_sign,
     effector_frame,
     least_violating_family,
     wrist_centre,
@@ -180,17 +180,8 @@ def _pose_swivel(ops: V.Ops, limb: Limb, r1: V.Mat, th: Any) -> tuple[Any, Any]:
         """Straight (folded): the side θ4 leaves the axis to — the side θ4 lies on;
         at the angle (within :data:`~core.limb.model.BEND_NOISE`) into the elbow limits,
         else + (straight) / − (folded)."""
-        d = V.wrap(th - c.eq5_pose.delta)
-        straight = (d > -0.5 * math.pi) & (d < 0.5 * math.pi)
         rng = limb.limits.elbow if limb.limits is not None else None
-        if rng is None:
-            at_angle = ops.where(straight, 1.0, -1.0)
-        else:
-            mid = V.wrap(0.5 * (rng[0] + rng[1]) - th)
-            at_angle = ops.where(mid >= 0.0, 1.0, -1.0)
-        side = ops.where(d > 0.0, 1.0, -1.0) * ops.where(straight, 1.0, -1.0)
-        at = (abs(d) <= BEND_NOISE) | (abs(d) >= math.pi - BEND_NOISE)
-        sigma = ops.where(at, at_angle, side)
+        sigma = bend_sign(ops, V.wrap(th - c.eq5_pose.delta), th, rng)
         return V.mv(r1, bend_direction(ops, c, x_r, ep, rt, sigma))
 
     e = ops.lazy(bent, elbow_off_axis, bend_side)
