@@ -649,10 +649,7 @@ def _solve_rows(
         # one batched pass for the rows with an infeasible limb, one for the rows with a
         # conflict only (their budgets differ); each row's limbs placed by its own pattern
         with_bad = bad[rows_any].any(axis=1)
-        for group, budget in (
-            (with_bad, _WHOLE_BODY_ITERATIONS),
-            (~with_bad, _CONFLICT_ITERATIONS),
-        ):
+        for group, infeasible in ((with_bad, True), (~with_bad, False)):
             rows = rows_any[group]
             if not rows.size:
                 continue
@@ -660,18 +657,35 @@ def _solve_rows(
             swiv = x[rows, free.size :]
             # from where the numeric level left the body, then (rows not reached) from
             # the start's body; the limbs placed as _whole_body says
-            if budget == _WHOLE_BODY_ITERATIONS:
+            if infeasible:
                 res = _whole_body(
-                    body, goals, plan, q[rows], swiv, pat, rows, settings, budget, placed=True
+                    body,
+                    goals,
+                    plan,
+                    q[rows],
+                    swiv,
+                    pat,
+                    rows,
+                    settings,
+                    _WHOLE_BODY_ITERATIONS,
+                    placed=True,
                 )
             else:
                 res = _conflict_pass(body, goals, plan, q[rows], swiv, pat, rows, settings)
             # (a conflict's rows skip it: the polish below also starts from the start)
-            again = ~res.level_reached[:, 0] & (budget == _WHOLE_BODY_ITERATIONS)
+            again = ~res.level_reached[:, 0] & infeasible
             if again.any():
                 sub = rows[again]
                 alt = _whole_body(
-                    body, goals, plan, q_start[sub], swiv[again], pat[again], sub, settings, budget
+                    body,
+                    goals,
+                    plan,
+                    q_start[sub],
+                    swiv[again],
+                    pat[again],
+                    sub,
+                    settings,
+                    _WHOLE_BODY_ITERATIONS,
                 )
                 take = np.flatnonzero(again)[
                     _level_better(alt.level_error, res.level_error[again], settings.tolerance)
@@ -1012,7 +1026,7 @@ def _free_polish(
     (SLSQP cannot take an unmet level as an equality, and the levels below it are
     otherwise left as the polish of the unmet level leaves them.)"""
     prios = sorted({g.priority for g in goals})
-    blocks = at(x).blocks
+    blocks = at(x, jacobian=False).blocks  # (the row blocks only: no Jacobian)
     moves = _moved_goals(sk, goals)
     for k in range(k0 + 1, len(prios)):
         members = [j for j, g in enumerate(goals) if g.priority == prios[k]]
